@@ -1,0 +1,57 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "fanout",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "fanoutd", targets: ["fanoutd"]),
+        .library(name: "FanoutMulticast", targets: ["FanoutMulticast"]),
+        .library(name: "FanoutProtocol", targets: ["FanoutProtocol"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0", traits: [.defaults, "YAML"]),
+    ],
+    targets: [
+        // The only C in the package: libevent's headers, nothing else.
+        .systemLibrary(
+            name: "CLibevent",
+            pkgConfig: "libevent",
+            providers: [.apt(["libevent-dev"])]
+        ),
+        // The one Swift module that imports CLibevent: loop, listener, buffered sockets, timers, signals.
+        .target(name: "FanoutEventLoop", dependencies: ["CLibevent"]),
+        // The in-process multicast-delegate core: weak, deduplicated member sets. No networking.
+        .target(name: "FanoutMulticast"),
+        // The wire protocol: line framing, command parsing, subjects, reply encoding. No I/O.
+        .target(name: "FanoutProtocol"),
+        // The daemon's engine: connections, subject index, fan-out, limits, lifecycle.
+        .target(
+            name: "FanoutServer",
+            dependencies: [
+                "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "fanoutd",
+            dependencies: [
+                "FanoutServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ]
+        ),
+        .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
+        .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol"]),
+        .testTarget(name: "FanoutServerTests", dependencies: ["FanoutServer", "FanoutProtocol"]),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["FanoutProtocol"],
+            resources: [.copy("Fixtures")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

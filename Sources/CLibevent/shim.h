@@ -1,0 +1,20 @@
+#ifndef FANOUT_CLIBEVENT_SHIM_H
+#define FANOUT_CLIBEVENT_SHIM_H
+
+// <sys/types.h> must come first: Debian's event2/event-config.h defines _GNU_SOURCE, and if glibc's
+// headers are first read after that, fd_set is declared without __fds_bits on a clean build.
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+
+#include <event2/event.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+#include <event2/util.h>
+
+#endif

@@ -1,0 +1,307 @@
+import CLibevent
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a socket stopped: what the peer or the clock did.
+public enum SocketEnd: Sendable, Equatable, CustomStringConvertible {
+    /// The peer closed its side (read returned 0).
+    case eof
+    /// A read or write failed, usually ECONNRESET or EPIPE.
+    case error(errno: Int32)
+    /// No input arrived for the read timeout.
+    case readTimeout
+    /// Output could not be written for the write timeout.
+    case writeTimeout
+
+    public var description: String {
+        switch self {
+        case .eof: "eof"
+        case .error(let errno) where errno == ECONNRESET || errno == EPIPE: "reset"
+        case .error(let errno): "error (\(SystemError(errno: errno, operation: "socket").reason))"
+        case .readTimeout: "read-timeout"
+        case .writeTimeout: "write-timeout"
+        }
+    }
+}
+
+/// What a `BufferedSocket` tells its owner. Called on the loop thread.
+public protocol BufferedSocketDelegate: AnyObject {
+    /// New input is in the socket's input buffer.
+    func socketDidRead(_ socket: BufferedSocket)
+    /// The output buffer drained to the write low-water mark (empty, unless one was set).
+    func socketDidDrain(_ socket: BufferedSocket)
+    /// The socket ended; no more callbacks follow for reading.
+    func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd)
+    /// An outgoing connection was established.
+    func socketDidConnect(_ socket: BufferedSocket)
+}
+
+extension BufferedSocketDelegate {
+    public func socketDidDrain(_ socket: BufferedSocket) {}
+    public func socketDidConnect(_ socket: BufferedSocket) {}
+}
+
+/// A non-blocking TCP socket with input and output buffers (libevent's `bufferevent`).
+///
+/// Ownership: whoever holds the socket keeps it open; dropping the last reference frees the bufferevent and
+/// closes the fd, discarding unsent output. To send a last line first, call `closeGracefully(within:)`,
+/// which hands ownership to the loop until the output drains or the deadline passes.
+public final class BufferedSocket {
+    let bev: OpaquePointer
+    unowned let loop: EventLoop
+    /// Told about reads, drains and the end. Weak: the delegate owns the socket, not the other way round.
+    public weak var delegate: BufferedSocketDelegate?
+    private var lingerTimer: LoopTimer?
+    private var peerClosed = false
+    private var halfClosed = false
+    public private(set) var isLingering = false
+
+    /// Wraps an accepted (or otherwise connected) fd, which the socket now owns.
+    public init(loop: EventLoop, fd: Int32) throws(SystemError) {
+        self.loop = loop
+        bev = try nonNull("bufferevent_socket_new") {
+            bufferevent_socket_new(loop.base, fd, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
+        }
+        installCallbacks()
+    }
+
+    /// Starts an outgoing connection; the delegate hears `socketDidConnect` or `didEnd`.
+    public init(loop: EventLoop, connectingTo address: SocketAddress) throws(SystemError) {
+        self.loop = loop
+        bev = try nonNull("bufferevent_socket_new") {
+            bufferevent_socket_new(loop.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
+        }
+        installCallbacks()
+        _ = try address.withSockaddr { (sockaddr, length) throws(SystemError) in
+            try syscall("connect to \(address)") {
+                bufferevent_socket_connect(bev, UnsafeMutablePointer(mutating: sockaddr), length)
+            }
+        }
+    }
+
+    deinit {
+        bufferevent_free(bev)
+    }
+
+    private func installCallbacks() {
+        // Unretained context: the socket's owner (or the loop, while lingering) keeps it alive, and deinit frees
+        // the bufferevent, so no callback can outlive the object.
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        bufferevent_setcb(bev, { _, context in
+            let socket = Unmanaged<BufferedSocket>.fromOpaque(context!).takeUnretainedValue()
+            // The owner may drop the socket from inside the callback; keep it alive until the call returns.
+            withExtendedLifetime(socket) { socket.handleReadable() }
+        }, { _, context in
+            let socket = Unmanaged<BufferedSocket>.fromOpaque(context!).takeUnretainedValue()
+            // The owner may drop the socket from inside the callback; keep it alive until the call returns.
+            withExtendedLifetime(socket) { socket.handleDrained() }
+        }, { _, what, context in
+            let socket = Unmanaged<BufferedSocket>.fromOpaque(context!).takeUnretainedValue()
+            // The owner may drop the socket from inside the callback; keep it alive until the call returns.
+            withExtendedLifetime(socket) { socket.handleEvent(what) }
+        }, context)
+    }
+
+    public var fd: Int32 { bufferevent_getfd(bev) }
+
+    // MARK: Reading
+
+    public func enableReading() { bufferevent_enable(bev, Int16(EV_READ)) }
+    public func disableReading() { bufferevent_disable(bev, Int16(EV_READ)) }
+
+    /// Bytes waiting in the input buffer.
+    public var inputCount: Int { evbuffer_get_length(bufferevent_get_input(bev)) }
+
+    /// Hands the unread input to `body` chunk by chunk, without copying. `body` returns how many bytes of the
+    /// chunk it consumed; consumed bytes are drained, and returning less than the whole chunk stops the walk.
+    public func readInput(_ body: (UnsafeRawBufferPointer) -> Int) {
+        let input = bufferevent_get_input(bev)
+        withUnsafeTemporaryAllocation(of: iovec.self, capacity: 16) { vectors in
+            while true {
+                let count = Int(evbuffer_peek(input, -1, nil, vectors.baseAddress, 16))
+                if count == 0 { return }
+                var consumed = 0
+                var stopped = false
+                for vector in vectors.prefix(min(count, 16)) {
+                    let chunk = UnsafeRawBufferPointer(start: vector.iov_base, count: vector.iov_len)
+                    let used = body(chunk)
+                    consumed += used
+                    if used < chunk.count { stopped = true; break }
+                }
+                evbuffer_drain(input, consumed)
+                if stopped { return }
+            }
+        }
+    }
+
+    /// Stops libevent reading from the kernel while `bytes` are unprocessed in the input buffer.
+    public func setReadHighWatermark(_ bytes: Int) {
+        bufferevent_setwatermark(bev, Int16(EV_READ), 0, bytes)
+    }
+
+    // MARK: Writing
+
+    /// Bytes queued for the peer and not yet written to the kernel.
+    public var outputCount: Int { evbuffer_get_length(bufferevent_get_output(bev)) }
+
+    /// Queues a copy of `bytes`.
+    public func write(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress else { return }
+        bufferevent_write(bev, base, bytes.count)
+    }
+
+    public func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { write($0) }
+    }
+
+    public func write(_ text: String) {
+        var text = text
+        text.withUTF8 { write(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Queues the bytes of a shared buffer without copying them: every socket given the same buffer points at
+    /// the same memory, which libevent frees when the last of them has written it.
+    public func write(sharing buffer: SharedBuffer) {
+        evbuffer_add_buffer_reference(bufferevent_get_output(bev), buffer.evbuffer)
+    }
+
+    /// Drops queued output, keeping the bytes up to and including the first newline so that a line already
+    /// partly written to the kernel is completed. Returns the number of bytes dropped.
+    @discardableResult
+    public func discardOutputAfterFirstLine() -> Int {
+        let output = bufferevent_get_output(bev)
+        let total = evbuffer_get_length(output)
+        let found = evbuffer_search_eol(output, nil, nil, EVBUFFER_EOL_LF)
+        guard found.pos >= 0 else { return 0 }
+        let keep = found.pos + 1
+        guard let kept = evbuffer_new() else { return 0 }
+        defer { evbuffer_free(kept) }
+        evbuffer_remove_buffer(output, kept, keep)
+        evbuffer_drain(output, evbuffer_get_length(output))
+        evbuffer_add_buffer(output, kept)
+        return total - keep
+    }
+
+    /// After a write, `socketDidDrain` fires once the output is at or below `bytes` (0 means empty).
+    public func setWriteLowWatermark(_ bytes: Int) {
+        bufferevent_setwatermark(bev, Int16(EV_WRITE), bytes, 0)
+    }
+
+    // MARK: Timeouts and options
+
+    /// `read`: end with `.readTimeout` when nothing arrives for that long while reading is enabled.
+    /// `write`: end with `.writeTimeout` when pending output makes no progress for that long.
+    public func setTimeouts(read: Duration?, write: Duration?) {
+        var readValue = read?.timeval ?? timeval()
+        var writeValue = write?.timeval ?? timeval()
+        withUnsafePointer(to: &readValue) { readPointer in
+            withUnsafePointer(to: &writeValue) { writePointer in
+                _ = bufferevent_set_timeouts(bev, read == nil ? nil : readPointer, write == nil ? nil : writePointer)
+            }
+        }
+    }
+
+    /// TCP keepalive: the kernel probes an idle peer after `idle` and gives up after `count` unanswered probes.
+    public func enableKeepalive(idle: Duration, interval: Duration = .seconds(10), count: Int32 = 6) {
+        setOption(SOL_SOCKET, SO_KEEPALIVE, 1)
+        setOption(Int32(IPPROTO_TCP), TCP_KEEPIDLE, Int32(max(1, idle.components.seconds)))
+        setOption(Int32(IPPROTO_TCP), TCP_KEEPINTVL, Int32(max(1, interval.components.seconds)))
+        setOption(Int32(IPPROTO_TCP), TCP_KEEPCNT, count)
+    }
+
+    /// Sends small writes at once: replies and pushes are whole lines already batched per loop iteration.
+    public func disableNagle() {
+        setOption(Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+    }
+
+    private func setOption(_ level: Int32, _ name: Int32, _ value: Int32) {
+        var value = value
+        // Best effort: a socket that is not TCP (or already dead) simply keeps the kernel's default.
+        _ = setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    // MARK: Graceful close
+
+    /// Stops delivering to the delegate, flushes queued output, half-closes, and frees the socket once the
+    /// peer closes or `deadline` passes. The loop owns the socket meanwhile; the caller may drop it.
+    public func closeGracefully(within deadline: Duration) {
+        guard !isLingering else { return }
+        isLingering = true
+        delegate = nil
+        loop.lingering[ObjectIdentifier(self)] = self
+        lingerTimer = LoopTimer(loop: loop) { [unowned self] in self.finishLingering() }
+        lingerTimer?.schedule(after: deadline)
+        bufferevent_setwatermark(bev, Int16(EV_WRITE), 0, 0)
+        setTimeouts(read: nil, write: nil)
+        // Keep reading (and discarding) so that unread input does not turn our close into a reset that
+        // destroys the last line before the peer reads it.
+        if !peerClosed { enableReading() }
+        if outputCount == 0 { halfClose() }
+    }
+
+    private func halfClose() {
+        guard !halfClosed else { return }
+        halfClosed = true
+        if peerClosed {
+            finishLingering()
+        } else {
+            shutdown(fd, Int32(SHUT_WR))
+        }
+    }
+
+    private func finishLingering() {
+        // Dropping the loop's reference frees the socket; keep it alive until this method is done with it.
+        // libevent itself defers freeing a bufferevent whose callback is running.
+        withExtendedLifetime(self) {
+            lingerTimer?.cancel()
+            let loop = self.loop
+            loop.lingering[ObjectIdentifier(self)] = nil
+            if loop.lingering.isEmpty { loop.whenLingeringDone?() }
+        }
+    }
+
+    // MARK: Callbacks
+
+    private func handleReadable() {
+        if isLingering {
+            let input = bufferevent_get_input(bev)
+            evbuffer_drain(input, evbuffer_get_length(input))
+            return
+        }
+        delegate?.socketDidRead(self)
+    }
+
+    private func handleDrained() {
+        if isLingering {
+            if outputCount == 0 { halfClose() }
+            return
+        }
+        delegate?.socketDidDrain(self)
+    }
+
+    private func handleEvent(_ what: Int16) {
+        let flags = Int32(what)
+        if flags & BEV_EVENT_CONNECTED != 0 {
+            delegate?.socketDidConnect(self)
+            return
+        }
+        let reason: SocketEnd
+        if flags & BEV_EVENT_EOF != 0 {
+            reason = .eof
+        } else if flags & BEV_EVENT_TIMEOUT != 0 {
+            reason = flags & BEV_EVENT_READING != 0 ? .readTimeout : .writeTimeout
+        } else {
+            reason = .error(errno: errno)
+        }
+        if isLingering {
+            peerClosed = true
+            // EOF while our output is still draining: keep writing until done or the deadline.
+            if reason == .eof && outputCount > 0 && !halfClosed { return }
+            finishLingering()
+            return
+        }
+        if reason == .eof { peerClosed = true }
+        delegate?.socket(self, didEnd: reason)
+    }
+}

@@ -1,0 +1,60 @@
+import CLibevent
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One libevent `event_base`: the single thread that calls `run()` owns it and every object made from it.
+///
+/// None of the loop's objects are `Sendable`: create them, use them and drop them on the loop's thread.
+public final class EventLoop {
+    let base: OpaquePointer
+    /// Sockets closing gracefully: the loop is their only owner until they drain or their deadline passes.
+    var lingering: [ObjectIdentifier: BufferedSocket] = [:]
+
+    public init() throws(SystemError) {
+        guard let config = event_config_new() else {
+            throw SystemError(errno: errno, operation: "event_config_new")
+        }
+        defer { event_config_free(config) }
+        // One thread owns the base: no libevent locking, and timeouts use the cached monotonic clock.
+        event_config_set_flag(config, Int32(EVENT_BASE_FLAG_NOLOCK.rawValue))
+        base = try nonNull("event_base_new", { event_base_new_with_config(config) })
+    }
+
+    deinit {
+        lingering.removeAll()
+        event_base_free(base)
+    }
+
+    /// The backend libevent picked (`epoll` on Linux).
+    public var backendName: String { String(cString: event_base_get_method(base)) }
+
+    /// Runs until `stop()` is called or no events remain.
+    public func run() throws(SystemError) {
+        try syscall("event_base_dispatch") { event_base_dispatch(base) }
+    }
+
+    /// Makes `run()` return after the callbacks that are running now.
+    public func stop() {
+        event_base_loopbreak(base)
+    }
+
+    /// Called when the last lingering socket has closed (shutdown waits for this).
+    public var whenLingeringDone: (() -> Void)?
+
+    /// Number of sockets still flushing their last bytes before they close.
+    public var lingeringCount: Int { lingering.count }
+
+    /// Closes every lingering socket now; used at the end of a shutdown's grace period.
+    public func dropLingeringSockets() {
+        lingering.removeAll()
+    }
+}
+
+extension Duration {
+    /// The duration as a C `timeval`, for libevent's timeout arguments.
+    var timeval: timeval {
+        let (seconds, attoseconds) = components
+        return Glibc.timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+    }
+}

@@ -1,0 +1,60 @@
+import CLibevent
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A listening TCP socket on the loop (libevent's `evconnlistener`), handing each accepted socket to a closure.
+public final class Listener {
+    private var listener: OpaquePointer?
+    private let onAccept: (Int32, SocketAddress) -> Void
+    private let onError: (SystemError) -> Void
+    /// The address actually bound: with port 0 in the request, this has the kernel's port.
+    public private(set) var address: SocketAddress
+
+    /// Binds and listens. `onAccept` receives a non-blocking fd that it now owns.
+    public init(
+        loop: EventLoop,
+        address: SocketAddress,
+        backlog: Int32 = 1024,
+        onAccept: @escaping (Int32, SocketAddress) -> Void,
+        onError: @escaping (SystemError) -> Void
+    ) throws(SystemError) {
+        self.onAccept = onAccept
+        self.onError = onError
+        self.address = address
+        var flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC
+        if address.isIPv6 { flags |= LEV_OPT_BIND_IPV6ONLY }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let made = try address.withSockaddr { (sockaddr, length) throws(SystemError) in
+            try nonNull("listen on \(address)") {
+                evconnlistener_new_bind(loop.base, { _, fd, peer, peerLength, context in
+                    // Unretained: the Listener's owner keeps it alive, and deinit frees the evconnlistener first.
+                    let listener = Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue()
+                    let peerAddress = SocketAddress(peer!, length: Int(peerLength))
+                    listener.onAccept(fd, peerAddress)
+                }, context, flags, backlog, sockaddr, length)
+            }
+        }
+        listener = made
+        evconnlistener_set_error_cb(made) { _, context in
+            let listener = Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue()
+            listener.onError(SystemError(errno: errno, operation: "accept on \(listener.address)"))
+        }
+        if let bound = SocketAddress.local(of: evconnlistener_get_fd(made)) {
+            self.address = bound
+        }
+    }
+
+    deinit {
+        if let listener { evconnlistener_free(listener) }
+    }
+
+    /// Stops accepting for a while (for example after EMFILE) without closing the socket.
+    public func pause() {
+        if let listener { evconnlistener_disable(listener) }
+    }
+
+    public func resume() {
+        if let listener { evconnlistener_enable(listener) }
+    }
+}

@@ -1,0 +1,42 @@
+import CLibevent
+
+/// A timer on an `EventLoop`, calling its closure on the loop thread. Freed (and cancelled) on deinit.
+public final class LoopTimer {
+    private var event: OpaquePointer?
+    private let action: () -> Void
+    private let repeating: Bool
+
+    /// - Parameter repeating: when true the timer fires every `interval` once scheduled.
+    public init(loop: EventLoop, repeating: Bool = false, action: @escaping () -> Void) {
+        self.action = action
+        self.repeating = repeating
+        // The context is unretained: whoever holds this timer keeps it alive, and deinit frees the event
+        // before the object goes away, so the callback never sees a dangling pointer.
+        let flags = Int16(repeating ? EV_PERSIST : 0)
+        event = event_new(loop.base, -1, flags, { _, _, context in
+            Unmanaged<LoopTimer>.fromOpaque(context!).takeUnretainedValue().action()
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit {
+        if let event { event_free(event) }
+    }
+
+    /// Arms the timer to fire after `interval` (and every `interval` after that when repeating).
+    public func schedule(after interval: Duration) {
+        guard let event else { return }
+        var tv = interval.timeval
+        event_add(event, &tv)
+    }
+
+    /// Disarms the timer; it can be scheduled again.
+    public func cancel() {
+        guard let event else { return }
+        event_del(event)
+    }
+
+    public var isScheduled: Bool {
+        guard let event else { return false }
+        return event_pending(event, Int16(EV_TIMEOUT), nil) != 0
+    }
+}

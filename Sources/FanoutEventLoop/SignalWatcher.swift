@@ -1,0 +1,36 @@
+import CLibevent
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Delivers a Unix signal to a closure on the loop thread, through libevent's self-pipe.
+public final class SignalWatcher {
+    private var event: OpaquePointer?
+    private let action: (Int32) -> Void
+
+    public init(loop: EventLoop, signal number: Int32, action: @escaping (Int32) -> Void) throws(SystemError) {
+        self.action = action
+        // Unretained context: the owner keeps the watcher alive; deinit frees the event first.
+        event = event_new(loop.base, number, Int16(EV_SIGNAL | EV_PERSIST), { signal, _, context in
+            Unmanaged<SignalWatcher>.fromOpaque(context!).takeUnretainedValue().action(signal)
+        }, Unmanaged.passUnretained(self).toOpaque())
+        guard let event else { throw SystemError(errno: errno, operation: "event_new(signal \(number))") }
+        try syscall("event_add(signal \(number))") { event_add(event, nil) }
+    }
+
+    deinit {
+        if let event { event_free(event) }
+    }
+
+    /// Ignores SIGPIPE for the process: a peer that resets must give EPIPE, not kill the daemon.
+    public static func ignoreBrokenPipe() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+}
+
+/// Signal numbers, so that code outside this module needs no C headers.
+public enum SignalNumber {
+    public static let terminate = SIGTERM
+    public static let interrupt = SIGINT
+    public static let hangup = SIGHUP
+}

@@ -1,0 +1,108 @@
+import CLibevent
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An IPv4 or IPv6 socket address, parsed from `HOST:PORT` or `[V6HOST]:PORT`.
+public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
+    /// The raw bytes of a `sockaddr_in` or `sockaddr_in6`.
+    let storage: [UInt8]
+
+    /// Parses `127.0.0.1:7411`, `[::1]:7411`, `0.0.0.0:7411` or `localhost:7411`.
+    public init(parsing text: String) throws(SystemError) {
+        guard let (host, port) = Self.split(text) else {
+            throw SystemError(errno: EINVAL, operation: "address '\(text)' is not HOST:PORT or [V6HOST]:PORT")
+        }
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE
+        var result: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, port, &hints, &result)
+        guard status == 0, let first = result else {
+            let why = String(cString: gai_strerror(status))
+            throw SystemError(errno: 0, operation: "address '\(text)': \(why.lowercased())")
+        }
+        defer { freeaddrinfo(result) }
+        storage = Array(UnsafeRawBufferPointer(start: first.pointee.ai_addr, count: Int(first.pointee.ai_addrlen)))
+    }
+
+    /// Copies a `sockaddr` handed over by the kernel (accept, getsockname).
+    init(_ address: UnsafePointer<sockaddr>, length: Int) {
+        storage = Array(UnsafeRawBufferPointer(start: address, count: length))
+    }
+
+    /// Splits `host:port` at the last colon, or `[v6]:port` at its bracket. Nil when either part is missing.
+    static func split(_ text: String) -> (host: String, port: String)? {
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            let host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":"), rest.count > 1, !host.isEmpty else { return nil }
+            return (String(host), String(rest.dropFirst()))
+        }
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        let host = text[..<colon]
+        let port = text[text.index(after: colon)...]
+        guard !host.isEmpty, !port.isEmpty, !host.contains(":") else { return nil }
+        return (String(host), String(port))
+    }
+
+    public var family: Int32 {
+        storage.withUnsafeBytes { Int32($0.load(as: sockaddr.self).sa_family) }
+    }
+
+    public var isIPv6: Bool { family == AF_INET6 }
+
+    /// The port in host byte order.
+    public var port: Int {
+        storage.withUnsafeBytes { raw in
+            if isIPv6 { return Int(UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port)) }
+            return Int(UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port))
+        }
+    }
+
+    /// The numeric host, without brackets.
+    public var host: String {
+        storage.withUnsafeBytes { raw in
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+            if isIPv6 {
+                var address = raw.load(as: sockaddr_in6.self).sin6_addr
+                inet_ntop(AF_INET6, &address, &text, socklen_t(text.count))
+            } else {
+                var address = raw.load(as: sockaddr_in.self).sin_addr
+                inet_ntop(AF_INET, &address, &text, socklen_t(text.count))
+            }
+            return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+    }
+
+    /// `127.0.0.1:7411` or `[::1]:7411`.
+    public var description: String {
+        isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, Int32) throws(SystemError) -> R) throws(SystemError) -> R {
+        let result: Result<R, SystemError> = storage.withUnsafeBytes { raw in
+            do throws(SystemError) {
+                return .success(try body(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), Int32(raw.count)))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// The local address a socket is bound to (to read back port 0).
+    static func local(of fd: Int32) -> SocketAddress? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let status = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard status == 0 else { return nil }
+        return withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: Int(length)) }
+        }
+    }
+}

@@ -1,0 +1,124 @@
+/// Turns one line (framing already done) into a `Command`, or the `ProtocolError` to answer.
+///
+/// Pure and allocation-light: `PUB`, the hot verb, is parsed without copying the subject or payload.
+public enum CommandParser {
+    static let space = UInt8(ascii: " ")
+    static let tab = UInt8(ascii: "\t")
+
+    /// Parses a line without its LF (and CR). Returns nil for an empty line, which gets no reply.
+    public static func parse(_ line: UnsafeRawBufferPointer) throws(ProtocolError) -> Command? {
+        var cursor = skipSeparators(line, from: 0)
+        guard cursor < line.count else { return nil }
+        let verbStart = cursor
+        cursor = wordEnd(line, from: cursor)
+        let verb = UnsafeRawBufferPointer(rebasing: line[verbStart..<cursor])
+
+        switch Verb(verb) {
+        case .pub:
+            return try parsePub(line, after: cursor)
+        case .sub:
+            let patterns = try words(line, after: cursor).map { word throws(ProtocolError) in try pattern(word) }
+            guard !patterns.isEmpty else { throw ProtocolError(.syntax, "SUB needs at least one subject") }
+            return .sub(patterns)
+        case .unsub:
+            return .unsub(try words(line, after: cursor).map { word throws(ProtocolError) in try pattern(word) })
+        case .ping:
+            let textStart = skipSeparators(line, from: cursor)
+            return .ping(UnsafeRawBufferPointer(rebasing: line[textStart...]))
+        case .quit:
+            try expectNoArguments(line, after: cursor, verb: "QUIT")
+            return .quit
+        case .help:
+            try expectNoArguments(line, after: cursor, verb: "HELP")
+            return .help
+        case .info:
+            try expectNoArguments(line, after: cursor, verb: "INFO")
+            return .info
+        case .clients:
+            try expectNoArguments(line, after: cursor, verb: "CLIENTS")
+            return .clients
+        case .channels:
+            let arguments = words(line, after: cursor)
+            guard arguments.count <= 1 else { throw ProtocolError(.syntax, "CHANNELS takes at most one pattern") }
+            return .channels(filter: try arguments.first.map { word throws(ProtocolError) in try pattern(word) })
+        case .auth:
+            let arguments = words(line, after: cursor)
+            guard arguments.count == 1 else { throw ProtocolError(.syntax, "AUTH takes exactly one token") }
+            return .auth(token: String(decoding: arguments[0], as: UTF8.self))
+        case nil:
+            throw ProtocolError(.unknownCommand, "'\(printable(verb, limit: 32))' (try HELP)")
+        }
+    }
+
+    /// `PUB <subject> <payload>`: the payload is every byte after the one separator after the subject.
+    private static func parsePub(_ line: UnsafeRawBufferPointer, after verbEnd: Int) throws(ProtocolError) -> Command {
+        let subjectStart = skipSeparators(line, from: verbEnd)
+        guard subjectStart < line.count else { throw ProtocolError(.syntax, "PUB needs a subject and a payload") }
+        let subjectEnd = wordEnd(line, from: subjectStart)
+        let subject = UnsafeRawBufferPointer(rebasing: line[subjectStart..<subjectEnd])
+        try Subject.validateConcrete(subject)
+        // "PUB a" with no separator at all is read as an empty payload, like "PUB a ".
+        let payloadStart = min(subjectEnd + 1, line.count)
+        return .pub(subject: subject, payload: UnsafeRawBufferPointer(rebasing: line[payloadStart...]))
+    }
+
+    private static func pattern(_ word: UnsafeRawBufferPointer) throws(ProtocolError) -> String {
+        try Subject.validatePattern(word)
+        return String(decoding: word, as: UTF8.self)
+    }
+
+    private static func expectNoArguments(_ line: UnsafeRawBufferPointer, after cursor: Int, verb: String) throws(ProtocolError) {
+        guard skipSeparators(line, from: cursor) == line.count else {
+            throw ProtocolError(.syntax, "\(verb) takes no arguments")
+        }
+    }
+
+    /// The separator-delimited words after `cursor`.
+    private static func words(_ line: UnsafeRawBufferPointer, after cursor: Int) -> [UnsafeRawBufferPointer] {
+        var result: [UnsafeRawBufferPointer] = []
+        var position = skipSeparators(line, from: cursor)
+        while position < line.count {
+            let end = wordEnd(line, from: position)
+            result.append(UnsafeRawBufferPointer(rebasing: line[position..<end]))
+            position = skipSeparators(line, from: end)
+        }
+        return result
+    }
+
+    private static func skipSeparators(_ line: UnsafeRawBufferPointer, from start: Int) -> Int {
+        var position = start
+        while position < line.count, line[position] == space || line[position] == tab { position += 1 }
+        return position
+    }
+
+    private static func wordEnd(_ line: UnsafeRawBufferPointer, from start: Int) -> Int {
+        var position = start
+        while position < line.count, line[position] != space, line[position] != tab { position += 1 }
+        return position
+    }
+}
+
+/// A verb recognised case-insensitively without building a String.
+private enum Verb {
+    case sub, unsub, pub, ping, quit, help, info, channels, clients, auth
+
+    private static let table: [(name: [UInt8], verb: Verb)] = [
+        (Array("PUB".utf8), .pub), (Array("SUB".utf8), .sub), (Array("UNSUB".utf8), .unsub),
+        (Array("PING".utf8), .ping), (Array("QUIT".utf8), .quit), (Array("HELP".utf8), .help),
+        (Array("INFO".utf8), .info), (Array("CHANNELS".utf8), .channels), (Array("CLIENTS".utf8), .clients),
+        (Array("AUTH".utf8), .auth),
+    ]
+
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        for entry in Self.table where entry.name.count == bytes.count {
+            var equal = true
+            for index in 0..<bytes.count {
+                var byte = bytes[index]
+                if byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") { byte -= 32 }
+                if byte != entry.name[index] { equal = false; break }
+            }
+            if equal { self = entry.verb; return }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,68 @@
+/// A line from the server, as a client reads it.
+public enum ServerLine: Equatable, Sendable {
+    /// `+HELLO fanout/1 <name> auth=...` with its key=value fields.
+    case hello(serverName: String, fields: [String: String])
+    /// `+<word> ...`: a success reply (`+OK ...`, `+PONG ...`); `text` is what follows the first word.
+    case success(word: String, text: String)
+    /// `-ERR <code> <text>`.
+    case failure(ProtocolError)
+    /// `MSG <subject> <seq> <payload>`.
+    case message(subject: String, seq: UInt64, payload: [UInt8])
+
+    /// Parses one line without its LF. Nil for a line that fits none of the forms.
+    public static func parse(_ line: UnsafeRawBufferPointer) -> ServerLine? {
+        guard let first = line.first else { return nil }
+        if first == UInt8(ascii: "M") {
+            return parseMessage(line)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        if first == UInt8(ascii: "+") {
+            let body = text.dropFirst()
+            let word = body.prefix { $0 != " " }
+            let rest = body.dropFirst(word.count).drop { $0 == " " }
+            if word == "HELLO" {
+                let parts = rest.split(separator: " ")
+                guard parts.count >= 2, parts[0].hasPrefix("fanout/") else { return nil }
+                var fields: [String: String] = [:]
+                for part in parts.dropFirst(2) {
+                    let pair = part.split(separator: "=", maxSplits: 1)
+                    if pair.count == 2 { fields[String(pair[0])] = String(pair[1]) }
+                }
+                return .hello(serverName: String(parts[1]), fields: fields)
+            }
+            return .success(word: String(word), text: String(rest))
+        }
+        if text.hasPrefix("-ERR ") {
+            let body = text.dropFirst(5)
+            let code = body.prefix { $0 != " " }
+            let rest = body.dropFirst(code.count).drop { $0 == " " }
+            return .failure(ProtocolError(ErrorCode(String(code)), String(rest)))
+        }
+        return nil
+    }
+
+    public static func parse(_ line: String) -> ServerLine? {
+        var line = line
+        return line.withUTF8 { parse(UnsafeRawBufferPointer($0)) }
+    }
+
+    private static func parseMessage(_ line: UnsafeRawBufferPointer) -> ServerLine? {
+        let space = UInt8(ascii: " ")
+        guard line.count > 4, line[0] == UInt8(ascii: "M"), line[1] == UInt8(ascii: "S"),
+              line[2] == UInt8(ascii: "G"), line[3] == space else { return nil }
+        guard let subjectEnd = line[4...].firstIndex(of: space) else { return nil }
+        let seqStart = subjectEnd + 1
+        let seqEnd = line[seqStart...].firstIndex(of: space) ?? line.count
+        var seq: UInt64 = 0
+        guard seqEnd > seqStart else { return nil }
+        for byte in line[seqStart..<seqEnd] {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (multiplied, overflow1) = seq.multipliedReportingOverflow(by: 10)
+            let (added, overflow2) = multiplied.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            guard !overflow1, !overflow2 else { return nil }
+            seq = added
+        }
+        let payload = seqEnd < line.count ? Array(line[(seqEnd + 1)...]) : []
+        return .message(subject: String(decoding: line[4..<subjectEnd], as: UTF8.self), seq: seq, payload: payload)
+    }
+}

@@ -1,0 +1,62 @@
+import FanoutEventLoop
+
+/// Everything the server needs to know, as plain values. Defaults are the documented ones (config/fanoutd.yaml).
+public struct ServerConfiguration: Sendable, Equatable {
+    /// Addresses to listen on, `HOST:PORT` or `[V6HOST]:PORT`.
+    public var listen: [String] = Self.defaultListen
+    /// The name in the greeting line (default: this machine's host name).
+    public var serverName: String = Self.defaultServerName
+    /// Longest accepted line in bytes (LF and a CR before it excluded).
+    public var maxLine: Int = Self.defaultMaxLine
+    /// Connections served at once; one more is answered `-ERR limit` and closed.
+    public var maxConnections: Int = Self.defaultMaxConnections
+    /// Subscriptions one connection may hold.
+    public var maxSubscriptions: Int = Self.defaultMaxSubscriptions
+    /// Unsent output above which a connection is dropped as a slow consumer.
+    public var maxPendingBytes: Int = Self.defaultMaxPendingBytes
+    /// How long pending output may go without any of it being written before the connection is dropped.
+    public var writeTimeout: Duration = Self.defaultWriteTimeout
+    /// Close a connection that sends nothing for this long; nil means never.
+    public var idleTimeout: Duration? = nil
+    /// How long shutdown (and any closing connection) may spend flushing last lines.
+    public var shutdownGrace: Duration = Self.defaultShutdownGrace
+    /// TCP keepalive idle time for accepted sockets; nil turns keepalive off.
+    public var keepalive: Duration? = Self.defaultKeepalive
+    /// How many subjects' sequence numbers are remembered; see `SequenceTable`.
+    public var maxTrackedSubjects: Int = Self.defaultMaxTrackedSubjects
+
+    public static let defaultListen = ["127.0.0.1:7411"]
+    public static let defaultServerName = RawSocket.hostName()
+    public static let defaultMaxLine = 65_536
+    public static let defaultMaxConnections = 10_000
+    public static let defaultMaxSubscriptions = 10_000
+    public static let defaultMaxPendingBytes = 8 * 1024 * 1024
+    public static let defaultWriteTimeout = Duration.seconds(30)
+    public static let defaultShutdownGrace = Duration.seconds(5)
+    public static let defaultKeepalive: Duration? = .seconds(60)
+    public static let defaultMaxTrackedSubjects = 1_000_000
+
+    public init() {}
+
+    /// Unsent output at which the server stops reading a connection's commands until it drains to half:
+    /// a client that floods commands without reading replies cannot grow its output without bound.
+    public var readPauseBytes: Int { max(4096, min(256 * 1024, maxPendingBytes / 2)) }
+
+    /// Problems that make the configuration unusable, one readable line each; empty when it is fine.
+    public func problems() -> [String] {
+        var found: [String] = []
+        if listen.isEmpty { found.append("listen: at least one address is needed") }
+        if serverName.isEmpty || serverName.utf8.contains(where: { $0 <= 0x20 || $0 > 0x7E }) {
+            found.append("server_name: must be non-empty printable ASCII without spaces")
+        }
+        if maxLine < 64 || maxLine > 64 * 1024 * 1024 { found.append("max_line: must be 64 ... 67108864") }
+        if maxConnections < 1 { found.append("max_connections: must be at least 1") }
+        if maxSubscriptions < 1 { found.append("max_subscriptions: must be at least 1") }
+        if maxPendingBytes < maxLine + 512 { found.append("max_pending_bytes: must be more than max_line + 512") }
+        if writeTimeout <= .zero { found.append("write_timeout: must be positive") }
+        if let idleTimeout, idleTimeout <= .zero { found.append("idle_timeout: must be positive, or 0 for off") }
+        if shutdownGrace < .zero { found.append("shutdown_grace: must not be negative") }
+        if maxTrackedSubjects < 1 { found.append("max_tracked_subjects: must be at least 1") }
+        return found
+    }
+}

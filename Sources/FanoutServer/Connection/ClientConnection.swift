@@ -1,0 +1,77 @@
+import FanoutEventLoop
+import FanoutProtocol
+
+/// One connected client: its socket, its line framer, and the patterns it subscribes to.
+///
+/// Ownership: the server's connection table is the only strong owner. Subject sets hold it weakly, and a
+/// publish holds it only until the end of the read callback that publishes. Dropping it from the table
+/// therefore removes it from every subscriber set, and its deinit frees its socket.
+final class ClientConnection: Subscriber, BufferedSocketDelegate {
+    let id: UInt64
+    /// `host:port` of the peer, for CLIENTS and logs.
+    let peer: String
+    let connectedAt: ContinuousClock.Instant
+    /// Nil once closed: the socket is freed, or lingering on the loop to flush a last line.
+    var socket: BufferedSocket?
+    var state = ConnectionState.open
+    var framer: LineFramer
+    /// The subscriber → patterns direction of the index.
+    var subscriptions: Set<String> = []
+    var deliveryMark: UInt64 = 0
+    /// The server outlives its connections: it drops them all before it goes. Never touched from deinit.
+    unowned let server: Server
+
+    init(id: UInt64, peer: String, socket: BufferedSocket, maxLine: Int, server: Server) {
+        self.id = id
+        self.peer = peer
+        self.socket = socket
+        self.framer = LineFramer(maxLine: maxLine)
+        self.connectedAt = .now
+        self.server = server
+    }
+
+    /// Unsent output bytes.
+    var pendingBytes: Int { socket?.outputCount ?? 0 }
+
+    func send(_ text: String) {
+        socket?.write(text)
+    }
+
+    func send(_ bytes: [UInt8]) {
+        socket?.write(bytes)
+    }
+
+    // MARK: BufferedSocketDelegate
+
+    func socketDidRead(_ socket: BufferedSocket) {
+        server.readCommands(from: self)
+    }
+
+    func socketDidDrain(_ socket: BufferedSocket) {
+        guard state.handle(.outputDrained) == .resumeReading else { return }
+        socket.setWriteLowWatermark(0)
+        socket.enableReading()
+        // Input that arrived before the pause is already buffered and will not trigger a read callback.
+        server.readCommands(from: self)
+    }
+
+    func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
+        switch reason {
+        case .eof:
+            server.disconnect(self, reason: .eof)
+        case .error:
+            server.disconnect(self, reason: .socketError(reason.description))
+        case .readTimeout:
+            server.disconnect(self, reason: .idleTimeout)
+        case .writeTimeout:
+            server.disconnect(self, reason: .slowConsumer("no output drained for write_timeout"))
+        }
+    }
+
+    /// Stops reading commands until the output drains to half of `pauseBytes`.
+    func pauseReading(pauseBytes: Int) {
+        guard state.handle(.outputFull) == .stopReading, let socket else { return }
+        socket.disableReading()
+        socket.setWriteLowWatermark(pauseBytes / 2)
+    }
+}

@@ -1,0 +1,50 @@
+/// The life of a client connection, kept as an explicit state machine so that it is testable without I/O.
+///
+/// `open` reads and executes commands. `paused` has stopped reading because its own unsent output is over
+/// the pause mark, and resumes when that output drains. `closed` is final: the connection has left the
+/// connection table and its socket is gone or lingering on its own.
+enum ConnectionState: Equatable, Sendable {
+    case open
+    case paused
+    case closed
+
+    enum Event: Equatable, Sendable {
+        /// Unsent output reached the pause mark.
+        case outputFull
+        /// Unsent output drained below the resume mark.
+        case outputDrained
+        /// The connection is being closed, for any reason.
+        case close
+    }
+
+    /// What the connection must do for a transition.
+    enum Action: Equatable, Sendable {
+        case none
+        case stopReading
+        case resumeReading
+        case tearDown
+    }
+
+    /// Applies `event` and returns the action it calls for. Events that do not apply in a state are no-ops.
+    mutating func handle(_ event: Event) -> Action {
+        switch (self, event) {
+        case (.open, .outputFull):
+            self = .paused
+            return .stopReading
+        case (.paused, .outputDrained):
+            self = .open
+            return .resumeReading
+        case (.open, .close), (.paused, .close):
+            self = .closed
+            return .tearDown
+        case (.open, .outputDrained), (.paused, .outputFull), (.closed, _):
+            return .none
+        }
+    }
+
+    /// Whether commands are executed in this state.
+    var isReading: Bool { self == .open }
+
+    /// Whether the connection still receives messages.
+    var isLive: Bool { self != .closed }
+}

@@ -1,0 +1,36 @@
+/// Consecutive publishes to one subject within one read callback, fanned out together.
+///
+/// The receivers are resolved from the weak subscriber sets once per run instead of once per message, and
+/// the run's `MSG` lines are built once into `bytes` and then queued to every receiver in one write each.
+/// A run ends at any other command or subject, so a connection's messages keep their order across subjects.
+/// `receivers` holds strong references only until the run is flushed, at the end of the callback at most.
+struct PublishRun {
+    private(set) var subject: [UInt8] = []
+    private(set) var subjectString = ""
+    var receivers: [ClientConnection] = []
+    var bytes: [UInt8] = []
+    var seq: UInt64 = 0
+    private(set) var isOpen = false
+
+    /// Bytes after which a run's lines are written out early, bounding the run's memory.
+    static let flushBytes = 64 * 1024
+
+    func isRun(of candidate: UnsafeRawBufferPointer) -> Bool {
+        guard isOpen, candidate.count == subject.count else { return false }
+        return subject.withUnsafeBytes { $0.elementsEqual(candidate) }
+    }
+
+    mutating func open(subject candidate: UnsafeRawBufferPointer, lastSeq: UInt64) {
+        subject.removeAll(keepingCapacity: true)
+        subject.append(contentsOf: candidate)
+        subjectString = String(decoding: candidate, as: UTF8.self)
+        seq = lastSeq
+        isOpen = true
+    }
+
+    mutating func close() {
+        receivers.removeAll(keepingCapacity: true)
+        bytes.removeAll(keepingCapacity: true)
+        isOpen = false
+    }
+}

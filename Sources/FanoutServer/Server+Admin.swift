@@ -1,0 +1,56 @@
+import FanoutProtocol
+
+/// The version reported by INFO and `--version`.
+public enum FanoutVersion {
+    public static let current = "0.1.0"
+}
+
+extension Server {
+    /// At most this many entries in a CHANNELS or CLIENTS line; the count before them is the total.
+    static let listingLimit = 1000
+
+    func infoFields() -> String {
+        if staleSubscriptions > 0 { sweepIndex() }
+        let uptime = (ContinuousClock.now - startedAt).components.seconds
+        let fields: [(String, String)] = [
+            ("version", FanoutVersion.current),
+            ("server_name", configuration.serverName),
+            ("uptime_s", String(uptime)),
+            ("clients", String(connections.count)),
+            ("subjects", String(index.storedPatternCount)),
+            ("subscriptions", String(subscriptionCount)),
+            ("published", String(stats.published)),
+            ("delivered", String(stats.delivered)),
+            ("slow_consumers", String(stats.slowConsumers)),
+            ("limit_refusals", String(stats.limitRefusals)),
+            ("connections_total", String(stats.accepted)),
+            ("tracked_subjects", String(sequences.count)),
+            ("max_connections", String(configuration.maxConnections)),
+            ("max_pending_bytes", String(configuration.maxPendingBytes)),
+        ]
+        return fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+    }
+
+    /// `<count> <subject>=<subscribers> ...`, sorted by subject.
+    func channelsListing(filter: String?) -> String {
+        if staleSubscriptions > 0 { sweepIndex() }
+        var entries = index.patterns
+        if let filter {
+            entries = entries.filter { Subject.matches(pattern: filter, subject: $0.pattern) }
+        }
+        entries.sort { $0.pattern < $1.pattern }
+        let listed = entries.prefix(Self.listingLimit).map { "\($0.pattern)=\($0.subscribers)" }
+        return ([String(entries.count)] + listed).joined(separator: " ")
+    }
+
+    /// `<count> id=<n>,addr=<host:port>,subs=<n>,pending=<bytes>,age_s=<n> ...`, oldest first.
+    func clientsListing() -> String {
+        let now = ContinuousClock.now
+        let listed = connections.values.sorted { $0.id < $1.id }.prefix(Self.listingLimit).map { connection in
+            let age = (now - connection.connectedAt).components.seconds
+            return "id=\(connection.id),addr=\(connection.peer),subs=\(connection.subscriptions.count)," +
+                "pending=\(connection.pendingBytes),age_s=\(age)"
+        }
+        return ([String(connections.count)] + listed).joined(separator: " ")
+    }
+}

@@ -1,0 +1,209 @@
+import FanoutEventLoop
+import FanoutProtocol
+import Logging
+
+/// The pub/sub server: one libevent loop, its listeners, the connection table and the subject index.
+///
+/// Threading: every method runs on the thread that calls `run()`; nothing here is locked or `Sendable`.
+/// Create the server on that thread too.
+public final class Server {
+    public let configuration: ServerConfiguration
+    let logger: Logger
+    let loop: EventLoop
+    let startedAt = ContinuousClock.now
+
+    private var listeners: [Listener] = []
+    /// The only strong owner of every client connection.
+    var connections: [UInt64: ClientConnection] = [:]
+    private var nextConnectionID: UInt64 = 1
+    let index = SubjectIndex<ClientConnection>()
+    var sequences: SequenceTable
+    var publishRun = PublishRun()
+    var stats = ServerStats()
+    /// Subscriptions held by live connections.
+    var subscriptionCount = 0
+    /// Subscriptions left behind (dead members, emptied sets) since the last sweep of the index.
+    var staleSubscriptions = 0
+    /// Scratch for building short replies without allocating.
+    var replyScratch: [UInt8] = []
+
+    private var signalWatchers: [SignalWatcher] = []
+    private var sweepTimer: LoopTimer?
+    private var acceptRetryTimer: LoopTimer?
+    private var graceTimer: LoopTimer?
+    private(set) var isShuttingDown = false
+
+    /// Creates the loop; nothing is bound until `start()`.
+    public init(configuration: ServerConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.loop = try EventLoop()
+        self.sequences = SequenceTable(limit: configuration.maxTrackedSubjects)
+        replyScratch.reserveCapacity(64)
+    }
+
+    /// The addresses being listened on, with the kernel's port where port 0 was asked for.
+    public var boundAddresses: [String] { listeners.map(\.address.description) }
+
+    /// Binds every listen address and installs the SIGTERM/SIGINT handlers. Throws on the first failure.
+    public func start() throws {
+        for text in configuration.listen {
+            let address = try SocketAddress(parsing: text)
+            let listener = try Listener(
+                loop: loop,
+                address: address,
+                onAccept: { [unowned self] fd, peer in self.accept(fd: fd, peer: peer) },
+                onError: { [unowned self] error in self.acceptFailed(error) }
+            )
+            listeners.append(listener)
+            logger.notice("listening on \(listener.address)")
+        }
+        for signal in [SignalNumber.terminate, SignalNumber.interrupt] {
+            signalWatchers.append(try SignalWatcher(loop: loop, signal: signal) { [unowned self] number in
+                self.signalReceived(number)
+            })
+        }
+        let sweepTimer = LoopTimer(loop: loop, repeating: true) { [unowned self] in
+            if self.staleSubscriptions > 0 { self.sweepIndex() }
+        }
+        sweepTimer.schedule(after: .seconds(10))
+        self.sweepTimer = sweepTimer
+    }
+
+    /// Serves until shutdown completes. Returns normally after a graceful stop.
+    public func run() throws {
+        logger.info("serving with \(loop.backendName), max_connections=\(configuration.maxConnections)")
+        try loop.run()
+        tearDown()
+    }
+
+    /// Stops accepting, tells every client `-ERR shutting-down`, and stops the loop once their output is
+    /// flushed or `shutdown_grace` has passed.
+    public func shutdown() {
+        guard !isShuttingDown else { return }
+        isShuttingDown = true
+        logger.notice("shutting down: \(connections.count) clients, grace \(configuration.shutdownGrace)")
+        listeners.removeAll()
+        sweepTimer = nil
+        acceptRetryTimer = nil
+        closeRun()
+        for connection in connections.values.sorted(by: { $0.id < $1.id }) {
+            disconnect(connection, reason: .shutdown)
+        }
+        loop.whenLingeringDone = { [unowned self] in self.loop.stop() }
+        let graceTimer = LoopTimer(loop: loop) { [unowned self] in
+            self.logger.warning("shutdown grace passed with \(self.loop.lingeringCount) clients unflushed")
+            self.loop.dropLingeringSockets()
+            self.loop.stop()
+        }
+        graceTimer.schedule(after: configuration.shutdownGrace)
+        self.graceTimer = graceTimer
+        if loop.lingeringCount == 0 { loop.stop() }
+    }
+
+    private func tearDown() {
+        // Free sockets before the loop they belong to.
+        closeRun()
+        connections.removeAll()
+        listeners.removeAll()
+        signalWatchers.removeAll()
+        sweepTimer = nil
+        graceTimer = nil
+        acceptRetryTimer = nil
+        loop.dropLingeringSockets()
+        logger.notice("stopped")
+    }
+
+    private func signalReceived(_ number: Int32) {
+        if isShuttingDown {
+            logger.warning("second signal \(number): stopping without waiting for the grace period")
+            loop.dropLingeringSockets()
+            loop.stop()
+            return
+        }
+        logger.notice("signal \(number) received")
+        shutdown()
+    }
+
+    // MARK: Accepting
+
+    private func accept(fd: Int32, peer: SocketAddress) {
+        guard connections.count < configuration.maxConnections else {
+            stats.limitRefusals += 1
+            logger.info("refused \(peer): limit max_connections=\(configuration.maxConnections)")
+            let error = ProtocolError(.limit, "too many connections (max_connections=\(configuration.maxConnections))")
+            RawSocket.refuse(fd, with: error.line)
+            return
+        }
+        let socket: BufferedSocket
+        do {
+            socket = try BufferedSocket(loop: loop, fd: fd)
+        } catch {
+            logger.error("cannot set up connection from \(peer): \(error)")
+            RawSocket.refuse(fd, with: "")
+            return
+        }
+        let id = nextConnectionID
+        nextConnectionID += 1
+        let connection = ClientConnection(
+            id: id, peer: peer.description, socket: socket, maxLine: configuration.maxLine, server: self
+        )
+        socket.delegate = connection
+        socket.disableNagle()
+        if let keepalive = configuration.keepalive { socket.enableKeepalive(idle: keepalive) }
+        socket.setTimeouts(read: configuration.idleTimeout, write: configuration.writeTimeout)
+        connections[id] = connection
+        stats.accepted += 1
+        socket.write(Encoder.greeting(serverName: configuration.serverName, authRequired: false))
+        socket.enableReading()
+        logger.debug("connect", metadata: ["client": "\(id)", "peer": "\(peer)"])
+    }
+
+    private func acceptFailed(_ error: SystemError) {
+        // EMFILE/ENFILE leave the connection queued, so the listener would spin: pause accepting for a moment.
+        logger.error("\(error); pausing accept for 1s")
+        listeners.forEach { $0.pause() }
+        let retry = LoopTimer(loop: loop) { [unowned self] in self.listeners.forEach { $0.resume() } }
+        retry.schedule(after: .seconds(1))
+        acceptRetryTimer = retry
+    }
+
+    // MARK: Disconnecting
+
+    /// Lets go of a connection: it leaves the table (and with that every subscriber set) at once; its socket
+    /// flushes a last line when the reason has one, then closes.
+    func disconnect(_ connection: ClientConnection, reason: DisconnectReason) {
+        guard connection.state.handle(.close) == .tearDown else { return }
+        switch reason {
+        case .slowConsumer:
+            stats.slowConsumers += 1
+            logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
+                                                 "reason": "\(reason)"])
+        case .idleTimeout, .socketError:
+            logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
+                                                 "reason": "\(reason)"])
+        case .quit, .eof, .shutdown:
+            logger.debug("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
+                                                  "reason": "\(reason)"])
+        }
+        if let socket = connection.socket {
+            if reason.flushesOutput {
+                if case .slowConsumer = reason { socket.discardOutputAfterFirstLine() }
+                if let farewell = reason.farewell { socket.write(farewell.line) }
+                socket.closeGracefully(within: configuration.shutdownGrace)
+            }
+            connection.socket = nil
+        }
+        subscriptionCount -= connection.subscriptions.count
+        staleSubscriptions += connection.subscriptions.count
+        connections[connection.id] = nil
+        // No per-subject cleanup: the weak sets no longer yield this connection. Sweeping only reclaims the
+        // dead entries' memory, amortised over enough departures to cost O(1) each.
+        if staleSubscriptions > max(4096, subscriptionCount) { sweepIndex() }
+    }
+
+    func sweepIndex() {
+        index.sweep()
+        staleSubscriptions = 0
+    }
+}

@@ -1,0 +1,13 @@
+/// Counters since start, owned by the loop thread.
+struct ServerStats {
+    /// Messages accepted by PUB.
+    var published: UInt64 = 0
+    /// Message copies queued to subscribers.
+    var delivered: UInt64 = 0
+    /// Connections dropped because they did not read their output.
+    var slowConsumers: UInt64 = 0
+    /// Connections refused or commands refused by a limit.
+    var limitRefusals: UInt64 = 0
+    /// Connections accepted.
+    var accepted: UInt64 = 0
+}

@@ -1,0 +1,92 @@
+import FanoutMulticast
+
+/// Subject → subscribers, for every pattern some connection has subscribed to.
+///
+/// Each pattern owns a `MulticastDelegate`, which holds its members weakly: a member that dies leaves every
+/// set with no call into the index. Its dead entries are skipped at once and swept out later (`sweep`),
+/// so that emptied patterns disappear from listings. The other direction, member → patterns, lives with
+/// the member (`ClientConnection.subscriptions`), which makes UNSUB and "UNSUB all" cheap.
+///
+/// Concrete patterns sit in a hash map (one lookup per publish); wildcard patterns in a token trie, so a
+/// publish never loops over all wildcard subscriptions.
+public final class SubjectIndex<Member: Subscriber> {
+    private var exact: [String: MulticastDelegate<Member>] = [:]
+    private var wildcards: [String: MulticastDelegate<Member>] = [:]
+    private let trie = WildcardTrie<Member>()
+    private var lastMark: UInt64 = 0
+
+    public init() {}
+
+    /// Adds `member` to `pattern`'s set (a no-op when it is there already).
+    public func subscribe(_ member: Member, to pattern: String) {
+        if let set = exact[pattern] ?? wildcards[pattern] {
+            set.add(member)
+            return
+        }
+        let set = MulticastDelegate<Member>()
+        set.add(member)
+        if Subject.isWildcardPattern(pattern) {
+            wildcards[pattern] = set
+            trie.insert(pattern, set: set)
+        } else {
+            exact[pattern] = set
+        }
+    }
+
+    /// Removes `member` from `pattern`'s set; returns whether it was there. Emptied sets wait for `sweep`.
+    @discardableResult
+    public func unsubscribe(_ member: Member, from pattern: String) -> Bool {
+        guard let set = exact[pattern] ?? wildcards[pattern] else { return false }
+        return set.remove(member)
+    }
+
+    /// Appends each live member subscribed to a pattern matching `subject` to `receivers`, once, however
+    /// many of its patterns match. Returns how many were appended.
+    @discardableResult
+    public func collectReceivers(of subject: String, into receivers: inout [Member]) -> Int {
+        lastMark &+= 1
+        let mark = lastMark
+        let before = receivers.count
+        func take(_ set: MulticastDelegate<Member>) {
+            set.notify { member in
+                if member.deliveryMark != mark {
+                    member.deliveryMark = mark
+                    receivers.append(member)
+                }
+            }
+        }
+        if let set = exact[subject] { take(set) }
+        if !wildcards.isEmpty { trie.forEachMatch(subject[...], take) }
+        return receivers.count - before
+    }
+
+    /// Whether anyone is subscribed to a pattern matching `subject`.
+    public func hasReceivers(for subject: String) -> Bool {
+        var scratch: [Member] = []
+        return collectReceivers(of: subject, into: &scratch) > 0
+    }
+
+    /// Drops dead members and patterns left with no live member. O(patterns + members).
+    public func sweep() {
+        exact = exact.filter { !$0.value.isEmpty }
+        let before = wildcards.count
+        wildcards = wildcards.filter { !$0.value.isEmpty }
+        if wildcards.count != before { trie.rebuild(from: wildcards) }
+    }
+
+    /// Every pattern with its live subscriber count. Call `sweep` first for an exact picture.
+    public var patterns: [(pattern: String, subscribers: Int)] {
+        (exact.map { ($0.key, $0.value.liveCount) } + wildcards.map { ($0.key, $0.value.liveCount) })
+            .filter { $0.1 > 0 }
+    }
+
+    /// Number of stored patterns, including ones emptied since the last sweep.
+    public var storedPatternCount: Int { exact.count + wildcards.count }
+}
+
+import FanoutProtocol
+
+extension Subject {
+    /// Whether a valid pattern has a `*` or `>` token.
+    static func isWildcardPattern(_ pattern: String) -> Bool { isWildcard(pattern) }
+}

@@ -1,0 +1,106 @@
+import Configuration
+import FanoutServer
+import Logging
+import SystemPackage
+
+/// Reads `ServerConfiguration` from environment variables (`FANOUTD_MAX_LINE`, ...) over an optional YAML
+/// file, over the built-in defaults. A value of the wrong type is an error, never silently the default.
+struct ConfigLoader {
+    struct Problem: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The settings, as written in the file (and, upper-cased with a `FANOUTD_` prefix, in the environment).
+    enum Key: String, CaseIterable {
+        case listen, serverName = "server_name", maxLine = "max_line", maxConnections = "max_connections"
+        case maxSubscriptions = "max_subscriptions", maxPendingBytes = "max_pending_bytes"
+        case writeTimeout = "write_timeout", idleTimeout = "idle_timeout", shutdownGrace = "shutdown_grace"
+        case keepalive, maxTrackedSubjects = "max_tracked_subjects", logLevel = "log_level"
+    }
+
+    /// The configuration and the log level it asks for.
+    struct Loaded {
+        var server: ServerConfiguration
+        var logLevel: Logger.Level
+    }
+
+    static func load(path: String?) async throws -> Loaded {
+        var providers: [any ConfigProvider] = [EnvironmentVariablesProvider().prefixKeys(with: "fanoutd")]
+        if let path {
+            do {
+                providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(path)))
+            } catch {
+                throw Problem(description: "cannot read config file \(path): \(error)")
+            }
+        }
+        return try read(ConfigReader(providers: providers))
+    }
+
+    static func read(_ config: ConfigReader) throws -> Loaded {
+        var server = ServerConfiguration()
+        let reader = TypedReader(config: config)
+        if let listen = try reader.strings(.listen) { server.listen = listen }
+        if let name = try reader.string(.serverName) { server.serverName = name }
+        if let value = try reader.int(.maxLine) { server.maxLine = value }
+        if let value = try reader.int(.maxConnections) { server.maxConnections = value }
+        if let value = try reader.int(.maxSubscriptions) { server.maxSubscriptions = value }
+        if let value = try reader.int(.maxPendingBytes) { server.maxPendingBytes = value }
+        if let value = try reader.seconds(.writeTimeout) { server.writeTimeout = value }
+        if let value = try reader.seconds(.idleTimeout) { server.idleTimeout = value == .zero ? nil : value }
+        if let value = try reader.seconds(.shutdownGrace) { server.shutdownGrace = value }
+        if let value = try reader.seconds(.keepalive) { server.keepalive = value == .zero ? nil : value }
+        if let value = try reader.int(.maxTrackedSubjects) { server.maxTrackedSubjects = value }
+        var level = Logger.Level.info
+        if let text = try reader.string(.logLevel) {
+            guard let parsed = Logger.Level(rawValue: text.lowercased()) else {
+                throw Problem(description: "log_level: '\(text)' is not one of trace, debug, info, notice, warning, error, critical")
+            }
+            level = parsed
+        }
+        return Loaded(server: server, logLevel: level)
+    }
+}
+
+/// Typed look-ups that tell "absent" (nil) from "present but wrong" (a thrown `Problem` naming the key).
+private struct TypedReader {
+    let config: ConfigReader
+
+    private func isPresent(_ key: ConfigLoader.Key) -> Bool {
+        config.string(forKey: ConfigKey(key.rawValue)) != nil
+            || config.stringArray(forKey: ConfigKey(key.rawValue)) != nil
+    }
+
+    func string(_ key: ConfigLoader.Key) throws -> String? {
+        guard isPresent(key) else { return nil }
+        guard let value = config.string(forKey: ConfigKey(key.rawValue)) else {
+            throw ConfigLoader.Problem(description: "\(key.rawValue): expected a string")
+        }
+        return value
+    }
+
+    func strings(_ key: ConfigLoader.Key) throws -> [String]? {
+        guard isPresent(key) else { return nil }
+        if let values = config.stringArray(forKey: ConfigKey(key.rawValue)) { return values }
+        if let value = config.string(forKey: ConfigKey(key.rawValue)) { return [value] }
+        throw ConfigLoader.Problem(description: "\(key.rawValue): expected a list of strings")
+    }
+
+    func int(_ key: ConfigLoader.Key) throws -> Int? {
+        guard isPresent(key) else { return nil }
+        guard let value = config.int(forKey: ConfigKey(key.rawValue)) else {
+            throw ConfigLoader.Problem(description: "\(key.rawValue): expected a whole number")
+        }
+        return value
+    }
+
+    /// Seconds as a number (fractions allowed), for durations.
+    func seconds(_ key: ConfigLoader.Key) throws -> Duration? {
+        guard isPresent(key) else { return nil }
+        let number = config.double(forKey: ConfigKey(key.rawValue))
+            ?? config.int(forKey: ConfigKey(key.rawValue)).map(Double.init)
+        guard let number, number >= 0, number.isFinite else {
+            throw ConfigLoader.Problem(description: "\(key.rawValue): expected a number of seconds (0 or more)")
+        }
+        return .milliseconds(Int64((number * 1000).rounded()))
+    }
+}
