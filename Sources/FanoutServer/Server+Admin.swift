@@ -17,6 +17,7 @@ extension Server {
             ("server_name", configuration.serverName),
             ("uptime_s", String(uptime)),
             ("clients", String(connections.count)),
+            ("connection_objects", String(census.alive)),
             ("subjects", String(index.storedPatternCount)),
             ("subscriptions", String(subscriptionCount)),
             ("published", String(stats.published)),

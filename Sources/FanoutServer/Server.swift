@@ -20,6 +20,8 @@ public final class Server {
     var sequences: SequenceTable
     var publishRun = PublishRun()
     var stats = ServerStats()
+    /// Live connection objects: equal to `connections.count` between callbacks, or something leaks.
+    let census = ObjectCensus()
     /// Subscriptions held by live connections.
     var subscriptionCount = 0
     /// Subscriptions left behind (dead members, emptied sets) since the last sweep of the index.
@@ -146,7 +148,8 @@ public final class Server {
         let id = nextConnectionID
         nextConnectionID += 1
         let connection = ClientConnection(
-            id: id, peer: peer.description, socket: socket, maxLine: configuration.maxLine, server: self
+            id: id, peer: peer.description, socket: socket, maxLine: configuration.maxLine, server: self,
+            census: census
         )
         socket.delegate = connection
         socket.disableNagle()

@@ -20,14 +20,21 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     var deliveryMark: UInt64 = 0
     /// The server outlives its connections: it drops them all before it goes. Never touched from deinit.
     unowned let server: Server
+    private let census: ObjectCensus
 
-    init(id: UInt64, peer: String, socket: BufferedSocket, maxLine: Int, server: Server) {
+    init(id: UInt64, peer: String, socket: BufferedSocket, maxLine: Int, server: Server, census: ObjectCensus) {
         self.id = id
         self.peer = peer
         self.socket = socket
         self.framer = LineFramer(maxLine: maxLine)
         self.connectedAt = .now
         self.server = server
+        self.census = census
+        census.born()
+    }
+
+    deinit {
+        census.died()
     }
 
     /// Unsent output bytes.

@@ -1,0 +1,151 @@
+import FanoutMulticast
+import Testing
+
+private final class Listener {
+    let name: String
+    var heard: [String] = []
+    init(_ name: String) { self.name = name }
+}
+
+@Suite("MulticastDelegate")
+struct MulticastDelegateTests {
+    @Test func notifiesEveryMemberOnce() {
+        let set = MulticastDelegate<Listener>()
+        let a = Listener("a"), b = Listener("b")
+        set.add(a)
+        set.add(b)
+        set.notify { $0.heard.append("hello") }
+        #expect(a.heard == ["hello"])
+        #expect(b.heard == ["hello"])
+    }
+
+    @Test func deduplicatesMembers() {
+        let set = MulticastDelegate<Listener>()
+        let a = Listener("a")
+        let first = set.add(a)
+        let second = set.add(a)
+        #expect(first == second)
+        #expect(set.liveCount == 1)
+        set.notify { $0.heard.append("x") }
+        #expect(a.heard == ["x"])
+    }
+
+    @Test func deadMembersVanishWithoutRemoval() {
+        let set = MulticastDelegate<Listener>()
+        let keeper = Listener("keeper")
+        set.add(keeper)
+        weak var weakGone: Listener?
+        do {
+            let gone = Listener("gone")
+            weakGone = gone
+            set.add(gone)
+            #expect(set.liveCount == 2)
+        }
+        #expect(weakGone == nil, "the set must not keep a member alive")
+        var notified: [String] = []
+        set.notify { notified.append($0.name) }
+        #expect(notified == ["keeper"])
+        #expect(set.liveCount == 1)
+        #expect(set.liveMembers.map(\.name) == ["keeper"])
+    }
+
+    @Test func pruneDropsDeadEntries() {
+        let set = MulticastDelegate<Listener>()
+        var members: [Listener] = (0..<10).map { Listener("\($0)") }
+        members.forEach { set.add($0) }
+        members.removeLast(4)
+        #expect(set.storedCount == 10)
+        #expect(set.prune() == 4)
+        #expect(set.storedCount == 6)
+        #expect(!set.isEmpty)
+        members.removeAll()
+        #expect(set.isEmpty)
+    }
+
+    @Test func removesByMemberAndByToken() {
+        let set = MulticastDelegate<Listener>()
+        let a = Listener("a"), b = Listener("b")
+        let tokenA = set.add(a)
+        set.add(b)
+        #expect(set.remove(tokenA))
+        #expect(!set.remove(tokenA), "a token removes once")
+        #expect(!set.contains(a))
+        #expect(set.remove(b))
+        #expect(!set.remove(b))
+        #expect(set.isEmpty)
+    }
+
+    @Test func membersMayMutateTheSetWhileBeingNotified() {
+        let set = MulticastDelegate<Listener>()
+        let a = Listener("a"), b = Listener("b"), late = Listener("late")
+        set.add(a)
+        set.add(b)
+        var calls = 0
+        set.notify { member in
+            calls += 1
+            // Remove everyone and add a newcomer mid-notification: the running notification keeps its snapshot.
+            set.remove(a)
+            set.remove(b)
+            set.add(late)
+            member.heard.append("first")
+        }
+        #expect(calls == 2)
+        #expect(a.heard == ["first"] && b.heard == ["first"])
+        #expect(late.heard.isEmpty, "a member added during a notification joins from the next one")
+        set.notify { $0.heard.append("second") }
+        #expect(late.heard == ["second"])
+        #expect(a.heard == ["first"])
+    }
+
+    @Test func aMemberDyingDuringNotificationIsSkipped() {
+        let set = MulticastDelegate<Listener>()
+        var holder: [Listener] = [Listener("a"), Listener("b")]
+        holder.forEach { set.add($0) }
+        var names: [String] = []
+        set.notify { member in
+            names.append(member.name)
+            holder.removeAll()
+        }
+        // Whichever member came first was notified; the other died before its turn and was skipped.
+        #expect(names.count == 1)
+        #expect(set.isEmpty)
+    }
+}
+
+@Suite("LockedMulticastDelegate")
+struct LockedMulticastDelegateTests {
+    final class Counter: Sendable {
+        let set: LockedMulticastDelegate<Counter>
+        init(set: LockedMulticastDelegate<Counter>) { self.set = set }
+    }
+
+    @Test func notifiesOutsideTheLock() {
+        let set = LockedMulticastDelegate<Counter>()
+        let member = Counter(set: set)
+        set.add(member)
+        var reentered = false
+        set.notify { member in
+            // Re-entering the set from a callback would deadlock if the lock were held.
+            member.set.add(Counter(set: set))
+            reentered = member.set.liveCount >= 1
+        }
+        #expect(reentered)
+    }
+
+    @Test func sharedAcrossTasks() async {
+        let set = LockedMulticastDelegate<Counter>()
+        let members = (0..<64).map { _ in Counter(set: set) }
+        await withTaskGroup(of: Void.self) { group in
+            for member in members {
+                group.addTask {
+                    set.add(member)
+                    set.notify { _ in }
+                }
+            }
+        }
+        #expect(set.liveCount == 64)
+        var seen = 0
+        set.notify { _ in seen += 1 }
+        #expect(seen == 64)
+    }
+}

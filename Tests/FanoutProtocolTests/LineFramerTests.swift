@@ -1,0 +1,108 @@
+import FanoutProtocol
+import Testing
+
+/// Feeds `input` to a framer in chunks of `chunkSize` and records what comes out.
+private func frame(_ input: [UInt8], maxLine: Int, chunkSize: Int) -> [String] {
+    var framer = LineFramer(maxLine: maxLine)
+    var out: [String] = []
+    var start = 0
+    while start < input.count {
+        let end = min(start + chunkSize, input.count)
+        let consumed = input[start..<end].withUnsafeBytes { chunk in
+            framer.feed(chunk) { event in
+                switch event {
+                case .line(let line): out.append(String(decoding: line, as: UTF8.self))
+                case .tooLong: out.append("<too-long>")
+                }
+                return true
+            }
+        }
+        #expect(consumed == end - start)
+        #expect(framer.bufferedCount <= maxLine + 1, "a partial line never grows past the cap")
+        start = end
+    }
+    return out
+}
+
+@Suite("LineFramer")
+struct LineFramerTests {
+    static let mixed = Array("SUB a.b\r\nPUB a.b hello world\n\nPING\r\n".utf8)
+
+    @Test(arguments: Array(1...40))
+    func sameLinesWhateverTheChunking(chunkSize: Int) {
+        #expect(frame(Self.mixed, maxLine: 64, chunkSize: chunkSize) == ["SUB a.b", "PUB a.b hello world", "", "PING"])
+    }
+
+    @Test(arguments: [1, 2, 3, 7, 64, 100, 1000])
+    func overlongLineIsReportedOnceAndSkipped(chunkSize: Int) {
+        let input = Array("PING a\n".utf8) + Array(repeating: UInt8(ascii: "x"), count: 300) + Array("\nPING b\n".utf8)
+        #expect(frame(input, maxLine: 100, chunkSize: chunkSize) == ["PING a", "<too-long>", "PING b"])
+    }
+
+    @Test(arguments: [1, 5, 50])
+    func lineOfExactlyMaxLineIsAccepted(chunkSize: Int) {
+        let body = String(repeating: "y", count: 20)
+        #expect(frame(Array("\(body)\n".utf8), maxLine: 20, chunkSize: chunkSize) == [body])
+        #expect(frame(Array("\(body)\r\n".utf8), maxLine: 20, chunkSize: chunkSize) == [body], "the CR is not counted")
+        #expect(frame(Array("\(body)z\n".utf8), maxLine: 20, chunkSize: chunkSize) == ["<too-long>"])
+    }
+
+    @Test func onlyOneCarriageReturnIsStripped() {
+        #expect(frame(Array("a\r\r\n".utf8), maxLine: 10, chunkSize: 100) == ["a\r"])
+        #expect(frame(Array("a\rb\n".utf8), maxLine: 10, chunkSize: 100) == ["a\rb"])
+    }
+
+    @Test func unterminatedInputStaysBuffered() {
+        var framer = LineFramer(maxLine: 10)
+        let consumed = Array("PING".utf8).withUnsafeBytes { chunk in
+            framer.feed(chunk) { _ in Issue.record("no line is complete"); return true }
+        }
+        #expect(consumed == 4)
+        #expect(framer.bufferedCount == 4)
+    }
+
+    @Test func stopsAtALineBoundaryWhenAsked() {
+        var framer = LineFramer(maxLine: 10)
+        var lines: [String] = []
+        let input = Array("one\ntwo\nthree\n".utf8)
+        let consumed = input.withUnsafeBytes { chunk in
+            framer.feed(chunk) { event in
+                if case .line(let line) = event { lines.append(String(decoding: line, as: UTF8.self)) }
+                return lines.count < 2
+            }
+        }
+        #expect(lines == ["one", "two"])
+        #expect(consumed == 8, "bytes after the stop are left for later")
+    }
+
+    @Test func randomBytesNeverBreakTheFramer() {
+        var generator = SplitMix64(seed: 42)
+        for _ in 0..<300 {
+            let length = Int(generator.next() % 600)
+            let bytes = (0..<length).map { _ -> UInt8 in
+                let roll = generator.next() % 10
+                return roll == 0 ? 0x0A : UInt8(truncatingIfNeeded: generator.next())
+            }
+            let chunk = Int(generator.next() % 50) + 1
+            let whole = frame(bytes, maxLine: 64, chunkSize: bytes.count + 1)
+            let split = frame(bytes, maxLine: 64, chunkSize: chunk)
+            #expect(whole == split)
+            // One event per LF, plus one for an unterminated tail already known to be too long.
+            let tail = bytes.count - 1 - (bytes.lastIndex(of: 0x0A) ?? -1)
+            #expect(whole.count == bytes.filter { $0 == 0x0A }.count + (tail > 64 + 1 ? 1 : 0))
+        }
+    }
+}
+
+/// A small seeded generator, so that property tests are repeatable.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

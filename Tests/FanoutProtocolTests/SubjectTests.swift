@@ -1,0 +1,93 @@
+import FanoutProtocol
+import Testing
+
+private func valid(_ text: String, pattern: Bool) -> Bool {
+    Array(text.utf8).withUnsafeBytes { raw in
+        do throws(ProtocolError) {
+            if pattern { try Subject.validatePattern(raw) } else { try Subject.validateConcrete(raw) }
+            return true
+        } catch {
+            #expect(error.code == .badSubject)
+            return false
+        }
+    }
+}
+
+@Suite("Subject")
+struct SubjectTests {
+    @Test func concreteSubjects() {
+        for good in ["a", "news.uk", "a.b.c.d", "A-Z_0.9~!", String(repeating: "x", count: 255), "a*", "b>c"] {
+            #expect(valid(good, pattern: false), "\(good)")
+        }
+        for bad in ["", "a..b", ".a", "a.", "a b", "a\tb", "é", "news.*", ">", "a.>", String(repeating: "x", count: 256)] {
+            #expect(!valid(bad, pattern: false), "\(bad)")
+        }
+    }
+
+    @Test func patterns() {
+        for good in ["news.*", "news.>", ">", "*", "*.*.x", "a.*.>"] {
+            #expect(valid(good, pattern: true), "\(good)")
+        }
+        for bad in [">.a", "a.>.b", "a..*", "*.", ""] {
+            #expect(!valid(bad, pattern: true), "\(bad)")
+        }
+    }
+
+    @Test(arguments: [
+        ("news.*", "news.uk", true),
+        ("news.*", "news", false),
+        ("news.*", "news.uk.london", false),
+        ("news.>", "news.uk", true),
+        ("news.>", "news.uk.london", true),
+        ("news.>", "news", false),
+        (">", "anything.at.all", true),
+        (">", "x", true),
+        ("*", "x", true),
+        ("*", "x.y", false),
+        ("a.*.c", "a.b.c", true),
+        ("a.*.c", "a.b.d", false),
+        ("a.b", "a.b", true),
+        ("a.b", "a.bc", false),
+        ("a*", "ab", false),
+    ])
+    func referenceMatcher(pattern: String, subject: String, matches: Bool) {
+        #expect(Subject.matches(pattern: pattern, subject: subject) == matches)
+    }
+}
+
+@Suite("Encoder and ServerLine")
+struct EncoderTests {
+    @Test func messageLine() {
+        var buffer: [UInt8] = []
+        let subject = Array("news.uk".utf8), payload = Array("hello world".utf8)
+        subject.withUnsafeBytes { s in
+            payload.withUnsafeBytes { p in
+                Encoder.appendMessage(subject: s, seq: 1_234_567, payload: p, to: &buffer)
+            }
+        }
+        #expect(String(decoding: buffer, as: UTF8.self) == "MSG news.uk 1234567 hello world\n")
+    }
+
+    @Test(arguments: [UInt64(0), 1, 9, 10, 99, 100, 18_446_744_073_709_551_615])
+    func decimal(value: UInt64) {
+        var buffer: [UInt8] = []
+        Encoder.appendDecimal(value, to: &buffer)
+        #expect(String(decoding: buffer, as: UTF8.self) == String(value))
+    }
+
+    @Test func parsesServerLines() {
+        #expect(ServerLine.parse("+HELLO fanout/1 host1 auth=none") == .hello(serverName: "host1", fields: ["auth": "none"]))
+        #expect(ServerLine.parse("+OK 3") == .success(word: "OK", text: "3"))
+        #expect(ServerLine.parse("+PONG") == .success(word: "PONG", text: ""))
+        #expect(ServerLine.parse("-ERR limit too many") == .failure(ProtocolError(.limit, "too many")))
+        #expect(ServerLine.parse("MSG a.b 12 x y") == .message(subject: "a.b", seq: 12, payload: Array("x y".utf8)))
+        #expect(ServerLine.parse("MSG a.b 12 ") == .message(subject: "a.b", seq: 12, payload: []))
+        #expect(ServerLine.parse("MSG a.b x y") == nil)
+        #expect(ServerLine.parse("garbage") == nil)
+    }
+
+    @Test func greeting() {
+        #expect(Encoder.greeting(serverName: "h", authRequired: false) == "+HELLO fanout/1 h auth=none\n")
+        #expect(ProtocolError(.tooLong, "x").line == "-ERR too-long x\n")
+    }
+}

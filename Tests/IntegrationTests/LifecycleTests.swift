@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+
+/// Runs the built `fanoutd` to completion with `arguments`, returning its exit status and output.
+private func runDaemon(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+    let process = Process()
+    process.executableURL = Daemon.executable
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FANOUTD_") }
+    env.merge(environment) { $1 }
+    process.environment = env
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+}
+
+private func fixture(_ name: String) throws -> String {
+    guard let url = Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures") else {
+        throw TestFailure("missing fixture \(name)")
+    }
+    return url.path
+}
+
+@Suite("Lifecycle and configuration", .timeLimit(.minutes(1)))
+struct LifecycleTests {
+    @Test func sigtermTellsClientsAndExitsZero() throws {
+        let daemon = try Daemon()
+        let client = try daemon.client()
+        #expect(try client.command("SUB a") == "+OK 1")
+        daemon.signal(SIGTERM)
+        #expect(try client.readLine().hasPrefix("-ERR shutting-down "))
+        #expect(try client.readLineOrEOF() == nil)
+        #expect(daemon.waitForExit(timeout: 15) == 0)
+        #expect(throws: (any Error).self, "no longer accepting") { try LineClient(port: daemon.port) }
+    }
+
+    @Test func sigintDuringAStalledFlushStillExitsWithinTheGracePeriod() throws {
+        let daemon = try Daemon(environment: ["FANOUTD_SHUTDOWN_GRACE": "1"])
+        let stalled = try LineClient(port: daemon.port, receiveBuffer: 4096)
+        try stalled.sendLine("SUB s")
+        let publisher = try daemon.client()
+        try eventually("subscribed") { try publisher.command("PUB s x") == "+OK 1" }
+        try publisher.send(String(repeating: "PUB s " + String(repeating: "w", count: 1000) + "\n", count: 5000))
+        for _ in 0..<5000 { _ = try publisher.readLine() }
+        let started = Date()
+        daemon.signal(SIGINT)
+        #expect(daemon.waitForExit(timeout: 15) == 0)
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
+    @Test func versionAndHelp() throws {
+        let version = try runDaemon(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3)
+        let help = try runDaemon(["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("--listen") && help.stdout.contains("--check-config"))
+    }
+
+    @Test func checkConfigShowsTheDefaults() throws {
+        let result = try runDaemon(["--check-config"])
+        #expect(result.status == 0)
+        for line in ["listen: 127.0.0.1:7411", "max_line: 65536", "max_connections: 10000",
+                     "max_subscriptions: 10000", "max_pending_bytes: 8388608", "write_timeout: 30",
+                     "idle_timeout: 0 (off)", "shutdown_grace: 5"] {
+            #expect(result.stdout.contains(line), "\(line)")
+        }
+    }
+
+    @Test func checkConfigReadsAFileAndTheEnvironmentOverridesIt() throws {
+        let path = try fixture("minimal.yaml")
+        let result = try runDaemon(["--config", path, "--check-config"], environment: ["FANOUTD_MAX_LINE": "2048"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("server_name: fixture-host"))
+        #expect(result.stdout.contains("write_timeout: 2.5"))
+        #expect(result.stdout.contains("max_line: 2048"))
+    }
+
+    @Test func theShippedConfigIsValid() throws {
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { root.deleteLastPathComponent() }
+        let result = try runDaemon(["--config", root.appendingPathComponent("config/fanoutd.yaml").path, "--check-config"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("listen: 127.0.0.1:7411"))
+    }
+
+    @Test func badConfigurationIsRefusedClearly() throws {
+        let wrongType = try runDaemon(["--config", try fixture("wrong-type.yaml"), "--check-config"])
+        #expect(wrongType.status == 78)
+        #expect(wrongType.stderr.contains("max_line"))
+        let missing = try runDaemon(["--config", "/nonexistent/fanoutd.yaml"])
+        #expect(missing.status == 78)
+        #expect(missing.stderr.contains("cannot read config file"))
+        let outOfRange = try runDaemon(["--check-config"], environment: ["FANOUTD_MAX_CONNECTIONS": "0"])
+        #expect(outOfRange.status == 78)
+        #expect(outOfRange.stderr.contains("max_connections"))
+        let badAddress = try runDaemon(["--listen", "nonsense"])
+        #expect(badAddress.status == 1)
+        #expect(badAddress.stderr.hasPrefix("fanoutd: "))
+    }
+
+    @Test func addressInUseIsAClearError() throws {
+        let daemon = try Daemon()
+        let second = try runDaemon(["--listen", "127.0.0.1:\(daemon.port)"])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("address already in use"), "\(second.stderr)")
+    }
+
+    @Test func listensOnSeveralAddressesIncludingIPv6() throws {
+        let hasIPv6 = FileManager.default.fileExists(atPath: "/proc/net/if_inet6")
+        let daemon = try Daemon(listen: hasIPv6 ? ["127.0.0.1:0", "[::1]:0"] : ["127.0.0.1:0", "127.0.0.1:0"])
+        #expect(daemon.ports.count == 2)
+        let first = try LineClient(port: daemon.ports[0])
+        let second = try LineClient(host: hasIPv6 ? "::1" : "127.0.0.1", port: daemon.ports[1])
+        _ = try first.readLine()
+        _ = try second.readLine()
+        #expect(try second.command("SUB v6") == "+OK 1")
+        #expect(try first.command("PUB v6 across") == "+OK 1")
+        #expect(try second.readLine() == "MSG v6 1 across")
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+
+/// A real `fanoutd` process on a loopback port chosen by the kernel, torn down when the value is dropped.
+final class Daemon: @unchecked Sendable {
+    let process = Process()
+    let stderr = LineCollector()
+    private let exited = DispatchSemaphore(value: 0)
+    /// The port read back from the daemon's "listening on" log line.
+    private(set) var port: Int = 0
+    private(set) var ports: [Int] = []
+    var pid: Int32 { process.processIdentifier }
+
+    /// The built executables sit next to the test bundle.
+    static var binDirectory: URL {
+        if let explicit = ProcessInfo.processInfo.environment["FANOUT_BIN_DIR"] {
+            return URL(fileURLWithPath: explicit)
+        }
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var directory = URL(fileURLWithPath: me).deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("fanoutd").path),
+              directory.path != "/" {
+            directory = directory.deletingLastPathComponent()
+        }
+        return directory
+    }
+
+    static var executable: URL { binDirectory.appendingPathComponent("fanoutd") }
+
+    /// Starts `fanoutd --listen 127.0.0.1:0 <arguments>` with `environment` added, and waits until it listens.
+    init(
+        arguments: [String] = [],
+        environment: [String: String] = [:],
+        listen: [String] = ["127.0.0.1:0"],
+        waitForListening: Bool = true,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        process.executableURL = Self.executable
+        process.arguments = listen.flatMap { ["--listen", $0] } + arguments
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FANOUTD_") }
+        env.merge(environment) { $1 }
+        process.environment = env
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        stderr.attach(pipe.fileHandleForReading)
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.signal() }
+        try process.run()
+        guard waitForListening else { return }
+        for _ in listen {
+            let line = try stderr.waitForLine(containing: "listening on ", after: ports.count, timeout: 20)
+            guard let address = line.components(separatedBy: "listening on ").last?.split(separator: " ").first,
+                  let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...])
+            else {
+                throw TestFailure("cannot read the port from: \(line)")
+            }
+            ports.append(port)
+        }
+        port = ports[0]
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            _ = exited.wait(timeout: .now() + 10)
+        }
+    }
+
+    func signal(_ number: Int32) {
+        kill(process.processIdentifier, number)
+    }
+
+    /// Waits for the process to exit; returns its status, or nil on timeout.
+    func waitForExit(timeout: TimeInterval) -> Int32? {
+        guard exited.wait(timeout: .now() + timeout) == .success else { return nil }
+        return process.terminationStatus
+    }
+
+    /// Resident set size in bytes, from /proc.
+    func residentBytes() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) else {
+            throw TestFailure("no VmRSS for \(pid)")
+        }
+        return kilobytes * 1024
+    }
+
+    /// A connected client that has already read the greeting.
+    func client(timeout: TimeInterval = 10) throws -> LineClient {
+        let client = try LineClient(port: port, timeout: timeout)
+        let greeting = try client.readLine()
+        guard greeting.hasPrefix("+HELLO fanout/1 ") else { throw TestFailure("bad greeting: \(greeting)") }
+        return client
+    }
+}
+
+/// Collects a pipe's output as lines and lets a test wait for a line to appear.
+final class LineCollector: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var lines: [String] = []
+    private var partial = Data()
+    private var closed = false
+
+    func attach(_ handle: FileHandle) {
+        handle.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self else { return }
+            self.condition.lock()
+            if data.isEmpty {
+                self.closed = true
+                handle.readabilityHandler = nil
+            } else {
+                self.partial.append(data)
+                while let newline = self.partial.firstIndex(of: 0x0A) {
+                    let line = self.partial[self.partial.startIndex..<newline]
+                    self.lines.append(String(decoding: line, as: UTF8.self))
+                    self.partial.removeSubrange(self.partial.startIndex...newline)
+                }
+            }
+            self.condition.broadcast()
+            self.condition.unlock()
+        }
+    }
+
+    var all: [String] {
+        condition.lock()
+        defer { condition.unlock() }
+        return lines
+    }
+
+    /// Waits for the first line containing `text`, skipping the first `after` such lines.
+    func waitForLine(containing text: String, after skip: Int = 0, timeout: TimeInterval) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            let matches = lines.filter { $0.contains(text) }
+            if matches.count > skip { return matches[skip] }
+            if closed { throw TestFailure("output ended without a line containing '\(text)':\n\(lines.joined(separator: "\n"))") }
+            if !condition.wait(until: deadline) {
+                throw TestFailure("no line containing '\(text)' within \(timeout)s:\n\(lines.joined(separator: "\n"))")
+            }
+        }
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Polls `condition` until it holds or `timeout` passes. For state with no event to wait on (a server-side
+/// counter), never as a stand-in for an event a test can wait for.
+func eventually(
+    timeout: TimeInterval = 10, _ what: String, _ condition: () throws -> Bool
+) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if try condition() { return }
+        usleep(20_000)
+    }
+    throw TestFailure("not true within \(timeout)s: \(what)")
+}
