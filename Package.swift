@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "fanoutd", targets: ["fanoutd"]),
+        .executable(name: "fanout", targets: ["fanout"]),
+        .library(name: "FanoutClient", targets: ["FanoutClient"]),
         .library(name: "FanoutMulticast", targets: ["FanoutMulticast"]),
         .library(name: "FanoutProtocol", targets: ["FanoutProtocol"]),
     ],
@@ -13,6 +15,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0", traits: [.defaults, "YAML"]),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
     ],
     targets: [
         // The only C in the package: libevent's headers, nothing else.
@@ -44,6 +48,23 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
+        // The client library: connect, subscribe, publish, ping, reconnect; on the same loop wrapper.
+        .target(
+            name: "FanoutClient",
+            dependencies: [
+                "FanoutEventLoop", "FanoutProtocol",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        .executableTarget(
+            name: "fanout",
+            dependencies: [
+                "FanoutClient", "FanoutEventLoop", "FanoutProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+        .testTarget(name: "FanoutClientTests", dependencies: ["FanoutClient"]),
         .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
         .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol"]),
         .testTarget(name: "FanoutServerTests", dependencies: ["FanoutServer", "FanoutProtocol"]),

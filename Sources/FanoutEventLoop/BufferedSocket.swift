@@ -49,7 +49,8 @@ extension BufferedSocketDelegate {
 /// which hands ownership to the loop until the output drains or the deadline passes.
 public final class BufferedSocket {
     let bev: OpaquePointer
-    unowned let loop: EventLoop
+    /// Strong: the event_base must outlive the bufferevent made from it, whatever order owners let go in.
+    let loop: EventLoop
     /// Told about reads, drains and the end. Weak: the delegate owns the socket, not the other way round.
     public weak var delegate: BufferedSocketDelegate?
     private var lingerTimer: LoopTimer?

@@ -6,6 +6,8 @@ import Glibc
 /// One libevent `event_base`: the single thread that calls `run()` owns it and every object made from it.
 ///
 /// None of the loop's objects are `Sendable`: create them, use them and drop them on the loop's thread.
+/// Every object made from a loop (socket, listener, timer, signal watcher) holds it strongly, so the
+/// `event_base` is freed last whatever order their owners let go in.
 public final class EventLoop {
     let base: OpaquePointer
     /// Sockets closing gracefully: the loop is their only owner until they drain or their deadline passes.
@@ -32,6 +34,12 @@ public final class EventLoop {
     /// Runs until `stop()` is called or no events remain.
     public func run() throws(SystemError) {
         try syscall("event_base_dispatch") { event_base_dispatch(base) }
+    }
+
+    /// Runs one pass of the loop: waits for at least one event when `blocking`, else only handles what is
+    /// ready now (flushing writable sockets, for example).
+    public func runOnce(blocking: Bool) {
+        event_base_loop(base, blocking ? EVLOOP_ONCE : EVLOOP_NONBLOCK)
     }
 
     /// Makes `run()` return after the callbacks that are running now.

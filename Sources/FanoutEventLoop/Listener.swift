@@ -5,6 +5,8 @@ import Glibc
 
 /// A listening TCP socket on the loop (libevent's `evconnlistener`), handing each accepted socket to a closure.
 public final class Listener {
+    /// Strong: the event_base must outlive the event made from it.
+    private let loop: EventLoop
     private var listener: OpaquePointer?
     private let onAccept: (Int32, SocketAddress) -> Void
     private let onError: (SystemError) -> Void
@@ -19,6 +21,7 @@ public final class Listener {
         onAccept: @escaping (Int32, SocketAddress) -> Void,
         onError: @escaping (SystemError) -> Void
     ) throws(SystemError) {
+        self.loop = loop
         self.onAccept = onAccept
         self.onError = onError
         self.address = address

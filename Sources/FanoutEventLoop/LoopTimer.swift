@@ -2,12 +2,15 @@ import CLibevent
 
 /// A timer on an `EventLoop`, calling its closure on the loop thread. Freed (and cancelled) on deinit.
 public final class LoopTimer {
+    /// Strong: the event_base must outlive the event made from it.
+    private let loop: EventLoop
     private var event: OpaquePointer?
     private let action: () -> Void
     private let repeating: Bool
 
     /// - Parameter repeating: when true the timer fires every `interval` once scheduled.
     public init(loop: EventLoop, repeating: Bool = false, action: @escaping () -> Void) {
+        self.loop = loop
         self.action = action
         self.repeating = repeating
         // The context is unretained: whoever holds this timer keeps it alive, and deinit frees the event

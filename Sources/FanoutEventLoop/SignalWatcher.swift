@@ -5,10 +5,13 @@ import Glibc
 
 /// Delivers a Unix signal to a closure on the loop thread, through libevent's self-pipe.
 public final class SignalWatcher {
+    /// Strong: the event_base must outlive the event made from it.
+    private let loop: EventLoop
     private var event: OpaquePointer?
     private let action: (Int32) -> Void
 
     public init(loop: EventLoop, signal number: Int32, action: @escaping (Int32) -> Void) throws(SystemError) {
+        self.loop = loop
         self.action = action
         // Unretained context: the owner keeps the watcher alive; deinit frees the event first.
         event = event_new(loop.base, number, Int16(EV_SIGNAL | EV_PERSIST), { signal, _, context in

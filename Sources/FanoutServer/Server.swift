@@ -49,6 +49,12 @@ public final class Server {
 
     /// Binds every listen address and installs the SIGTERM/SIGINT handlers. Throws on the first failure.
     public func start() throws {
+        // Every connection is a descriptor: make room for max_connections plus listeners and headroom.
+        let wanted = configuration.maxConnections + configuration.listen.count + 64
+        let openFiles = ResourceLimits.raiseOpenFiles(to: wanted)
+        if openFiles < wanted {
+            logger.warning("open-files limit is \(openFiles), below max_connections + headroom (\(wanted))")
+        }
         for text in configuration.listen {
             let address = try SocketAddress(parsing: text)
             let listener = try Listener(

@@ -1,0 +1,74 @@
+import FanoutProtocol
+
+/// Why a client operation failed. Each case maps to one exit code in the `fanout` tool.
+public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The server could not be reached, or refused us at once (`-ERR limit` at connect).
+    case cannotConnect(address: String, reason: String)
+    /// The server answered `-ERR <code> <text>`.
+    case server(ProtocolError)
+    /// No reply within the timeout.
+    case timeout(String)
+    /// The connection was lost before the reply came.
+    case disconnected(String)
+    /// The client was closed by its owner.
+    case closed
+    /// The server sent something that is not protocol version 1.
+    case protocolViolation(String)
+
+    public var description: String {
+        switch self {
+        case .cannotConnect(let address, let reason): "cannot connect to \(address): \(reason)"
+        case .server(let error): "server error: \(error.code) \(error.text)"
+        case .timeout(let what): "timed out \(what)"
+        case .disconnected(let why): "connection lost: \(why)"
+        case .closed: "client closed"
+        case .protocolViolation(let line): "unexpected line from server: \(line)"
+        }
+    }
+}
+
+/// What happens to a client's connection, for logging and progress reports.
+public enum ClientEvent: Equatable, Sendable {
+    /// Connected and greeted (again, after a reconnect).
+    case connected(serverName: String, reconnect: Bool)
+    /// The connection was lost.
+    case disconnected(reason: String)
+    /// Another attempt follows after `delay`.
+    case reconnecting(attempt: Int, delay: Duration)
+    /// After a reconnect, every subscription was restored.
+    case resubscribed(count: Int)
+    /// A subject's sequence jumped: see `SequenceTracker`.
+    case gap(subject: String, expected: UInt64, received: UInt64)
+    /// The server is closing the connection and said why (`slow-consumer`, `shutting-down`, ...).
+    case serverClosing(ProtocolError)
+}
+
+/// One message as delivered to a subscriber.
+public struct Message: Equatable, Sendable {
+    public let subject: String
+    public let seq: UInt64
+    public let payload: [UInt8]
+
+    public init(subject: String, seq: UInt64, payload: [UInt8]) {
+        self.subject = subject
+        self.seq = seq
+        self.payload = payload
+    }
+
+    /// The payload as text (invalid UTF-8 repaired).
+    public var text: String { String(decoding: payload, as: UTF8.self) }
+}
+
+/// Settings of a `FanoutClient`.
+public struct ClientOptions: Sendable {
+    /// Longest time to wait for connecting and for each reply.
+    public var timeout: Duration = .seconds(5)
+    public var reconnect: ReconnectPolicy = ReconnectPolicy()
+    /// Longest server line accepted (pushes carry payloads up to the server's own max_line).
+    public var maxLine: Int = 1 << 20
+
+    public init(timeout: Duration = .seconds(5), reconnect: ReconnectPolicy = ReconnectPolicy()) {
+        self.timeout = timeout
+        self.reconnect = reconnect
+    }
+}

@@ -1,0 +1,369 @@
+import DequeModule
+import FanoutEventLoop
+import FanoutProtocol
+
+/// A connection to `fanoutd` on an `EventLoop`: subscribe with callbacks, publish, ping, and plain commands.
+///
+/// Everything happens on the loop's thread: create the client there, call it there, and its callbacks run
+/// there. Commands may be issued right after `connect`; they are sent as soon as the socket connects.
+/// After a lost connection the client reconnects with backoff (see `ReconnectPolicy`) and restores every
+/// subscription; commands in flight when the connection was lost fail with `.disconnected`.
+public final class FanoutClient: BufferedSocketDelegate {
+    public let address: SocketAddress
+    public let options: ClientOptions
+    private let loop: EventLoop
+
+    /// Connection events: connected, lost, reconnecting, gaps in a subject's sequence.
+    public var onEvent: ((ClientEvent) -> Void)?
+    /// Every pushed message (after per-subject handlers), when set.
+    public var onMessage: ((Message) -> Void)?
+    /// A fast path for load generators: when set, messages come here as borrowed bytes and skip handlers,
+    /// `onMessage` and sequence tracking.
+    public var onRawMessage: ((_ subject: UnsafeRawBufferPointer, _ seq: UInt64, _ payload: UnsafeRawBufferPointer) -> Void)?
+    /// Receivers count of each publish sent without a completion.
+    public var onPublishAcknowledged: ((Int) -> Void)?
+    /// Called after each batch of lines read from the socket: a moment to flush output built per message.
+    public var afterReadBatch: (() -> Void)?
+
+    private enum Phase { case idle, connecting, ready, waitingToReconnect, closed }
+    private var phase = Phase.idle
+    private var socket: BufferedSocket?
+    private var framer: LineFramer
+    private var pending = Deque<PendingReply>()
+    private var connectStartedAt = ContinuousClock.now
+    private var connectCompletion: ((Result<String, ClientError>) -> Void)?
+    private var hasConnected = false
+    private var attempt = 0
+    private var watchdog: LoopTimer?
+    private var reconnectTimer: LoopTimer?
+    private var scratch: [UInt8] = []
+    private var generator = SystemRandomNumberGenerator()
+
+    /// Patterns the server confirmed, in subscription order (restored after a reconnect).
+    public private(set) var subscriptions: [String] = []
+    private var handlers: [(pattern: String, handler: (Message) -> Void)] = []
+    private var tracker = SequenceTracker()
+    /// The server's name from its greeting.
+    public private(set) var serverName: String?
+
+    public init(loop: EventLoop, address: SocketAddress, options: ClientOptions = ClientOptions()) {
+        self.loop = loop
+        self.address = address
+        self.options = options
+        self.framer = LineFramer(maxLine: options.maxLine)
+        scratch.reserveCapacity(256)
+    }
+
+    deinit {
+        socket?.delegate = nil
+    }
+
+    /// Commands sent and not yet answered.
+    public var inFlight: Int { pending.count }
+
+    /// Whether the connection is up and greeted.
+    public var isReady: Bool { phase == .ready }
+
+    /// Connects; `completion` gets the server's name once greeted, or why it could not connect.
+    /// A first connection that fails is not retried: retries are for connections that were up.
+    public func connect(completion: @escaping (Result<String, ClientError>) -> Void) {
+        connectCompletion = completion
+        startWatchdog()
+        openSocket()
+    }
+
+    /// Closes the connection for good; commands in flight fail with `.closed`.
+    public func close() {
+        phase = .closed
+        reconnectTimer = nil
+        watchdog = nil
+        socket?.delegate = nil
+        socket = nil
+        failPending(.closed)
+    }
+
+    // MARK: Commands
+
+    /// Subscribes to `patterns`; `handler`, if given, gets every message matching one of them.
+    public func subscribe(
+        _ patterns: [String], handler: ((Message) -> Void)? = nil,
+        completion: ((Result<Int, ClientError>) -> Void)? = nil
+    ) {
+        if let handler { for pattern in patterns { handlers.append((pattern, handler)) } }
+        send("SUB " + patterns.joined(separator: " "),
+             .subscription(patterns: patterns, subscribing: true, completion))
+    }
+
+    /// Unsubscribes from `patterns` (all when empty).
+    public func unsubscribe(_ patterns: [String] = [], completion: ((Result<Int, ClientError>) -> Void)? = nil) {
+        send(patterns.isEmpty ? "UNSUB" : "UNSUB " + patterns.joined(separator: " "),
+             .subscription(patterns: patterns, subscribing: false, completion))
+    }
+
+    /// Publishes `payload` to `subject`; the completion (or `onPublishAcknowledged`) gets the receivers count.
+    public func publish(
+        _ subject: String, payload: UnsafeRawBufferPointer, completion: ((Result<Int, ClientError>) -> Void)? = nil
+    ) {
+        guard checkCanSend(.publish(completion)) else { return }
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: Self.pubPrefix)
+        scratch.append(contentsOf: subject.utf8)
+        scratch.append(UInt8(ascii: " "))
+        scratch.append(contentsOf: payload)
+        scratch.append(UInt8(ascii: "\n"))
+        socket?.write(scratch)
+        pending.append(PendingReply(kind: .publish(completion), sentAt: .now))
+    }
+
+    public func publish(_ subject: String, _ payload: String, completion: ((Result<Int, ClientError>) -> Void)? = nil) {
+        var payload = payload
+        payload.withUTF8 { publish(subject, payload: UnsafeRawBufferPointer($0), completion: completion) }
+    }
+
+    /// Sends PING and reports the round-trip time.
+    public func ping(completion: @escaping (Result<Duration, ClientError>) -> Void) {
+        send("PING", .ping(completion))
+    }
+
+    /// Sends any command line and returns the text of its `+` reply after the first word
+    /// (`INFO` gives `version=... uptime_s=...`).
+    public func request(_ line: String, completion: @escaping (Result<String, ClientError>) -> Void) {
+        send(line, .text(completion))
+    }
+
+    private static let pubPrefix: [UInt8] = Array("PUB ".utf8)
+
+    private func send(_ line: String, _ kind: PendingReply.Kind) {
+        guard checkCanSend(kind) else { return }
+        socket?.write(line + "\n")
+        pending.append(PendingReply(kind: kind, sentAt: .now))
+    }
+
+    private func checkCanSend(_ kind: PendingReply.Kind) -> Bool {
+        switch phase {
+        case .connecting, .ready:
+            return true
+        case .idle:
+            PendingReply(kind: kind, sentAt: .now).fail(.disconnected("not connected"))
+        case .waitingToReconnect:
+            PendingReply(kind: kind, sentAt: .now).fail(.disconnected("reconnecting"))
+        case .closed:
+            PendingReply(kind: kind, sentAt: .now).fail(.closed)
+        }
+        return false
+    }
+
+    // MARK: Connection management
+
+    private func openSocket() {
+        phase = .connecting
+        connectStartedAt = .now
+        framer = LineFramer(maxLine: options.maxLine)
+        do {
+            let socket = try BufferedSocket(loop: loop, connectingTo: address)
+            socket.delegate = self
+            socket.enableReading()
+            self.socket = socket
+        } catch {
+            connectionLost(reason: error.reason)
+        }
+    }
+
+    public func socketDidConnect(_ socket: BufferedSocket) {
+        socket.disableNagle()
+    }
+
+    public func socketDidRead(_ socket: BufferedSocket) {
+        socket.readInput { chunk in
+            framer.feed(chunk) { event in
+                switch event {
+                case .line(let line): handleLine(line)
+                case .tooLong: connectionLost(reason: "server line longer than \(options.maxLine) bytes")
+                }
+                return self.socket === socket
+            }
+        }
+        afterReadBatch?()
+    }
+
+    public func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
+        switch reason {
+        case .eof: connectionLost(reason: "closed by server")
+        case .error(let errno):
+            let text = SystemError(errno: errno, operation: "").reason
+            connectionLost(reason: errno == 0 && phase == .connecting ? "connection refused" : text)
+        case .readTimeout, .writeTimeout: connectionLost(reason: "\(reason)")
+        }
+    }
+
+    private func connectionLost(reason: String) {
+        guard phase != .closed, phase != .waitingToReconnect else { return }
+        let wasConnecting = phase == .connecting
+        socket?.delegate = nil
+        socket = nil
+        failPending(.disconnected(reason))
+        if wasConnecting && !hasConnected {
+            phase = .closed
+            watchdog = nil
+            let completion = connectCompletion
+            connectCompletion = nil
+            completion?(.failure(.cannotConnect(address: address.description, reason: reason)))
+            return
+        }
+        onEvent?(.disconnected(reason: reason))
+        guard options.reconnect.enabled else {
+            phase = .closed
+            watchdog = nil
+            return
+        }
+        scheduleReconnect()
+    }
+
+    private func scheduleReconnect() {
+        phase = .waitingToReconnect
+        attempt += 1
+        let delay = options.reconnect.delay(forAttempt: attempt, random: Double.random(in: 0..<1, using: &generator))
+        onEvent?(.reconnecting(attempt: attempt, delay: delay))
+        let timer = LoopTimer(loop: loop) { [unowned self] in
+            self.reconnectTimer = nil
+            self.openSocket()
+        }
+        timer.schedule(after: delay)
+        reconnectTimer = timer
+    }
+
+    private func failPending(_ error: ClientError) {
+        let failed = pending
+        pending.removeAll()
+        for entry in failed { entry.fail(error) }
+    }
+
+    /// Checks connect and reply deadlines a few times per timeout period.
+    private func startWatchdog() {
+        let timer = LoopTimer(loop: loop, repeating: true) { [unowned self] in self.checkDeadlines() }
+        timer.schedule(after: min(options.timeout / 4, .milliseconds(250)))
+        watchdog = timer
+    }
+
+    private func checkDeadlines() {
+        let now = ContinuousClock.now
+        if phase == .connecting && now - connectStartedAt > options.timeout {
+            connectionLost(reason: "no greeting within \(options.timeout)")
+        } else if phase == .ready, let oldest = pending.first, now - oldest.sentAt > options.timeout {
+            let error = ClientError.timeout("waiting for a reply from \(address)")
+            failPending(error)
+            connectionLost(reason: "no reply within \(options.timeout)")
+        }
+    }
+
+    // MARK: Lines from the server
+
+    private func handleLine(_ line: UnsafeRawBufferPointer) {
+        if line.count > 4, line[0] == UInt8(ascii: "M"), line[1] == UInt8(ascii: "S"), line[2] == UInt8(ascii: "G"),
+           line[3] == UInt8(ascii: " ") {
+            handleMessage(line)
+            return
+        }
+        guard let parsed = ServerLine.parse(line) else {
+            connectionLost(reason: ClientError.protocolViolation(String(decoding: line.prefix(80), as: UTF8.self)).description)
+            return
+        }
+        switch parsed {
+        case .hello(let name, _):
+            greeted(serverName: name)
+        case .failure(let error) where phase == .connecting:
+            // Refused at accept, e.g. -ERR limit (max_connections).
+            connectionLost(reason: "\(error.code) \(error.text)")
+        case .failure(let error) where [.slowConsumer, .shuttingDown, .idleTimeout].contains(error.code):
+            onEvent?(.serverClosing(error))
+        case .failure(let error):
+            completeHead(.failure(.server(error)))
+        case .success(_, let text):
+            completeHead(.success(text))
+        case .message:
+            break
+        }
+    }
+
+    private func greeted(serverName name: String) {
+        serverName = name
+        phase = .ready
+        let reconnect = hasConnected
+        hasConnected = true
+        attempt = 0
+        onEvent?(.connected(serverName: name, reconnect: reconnect))
+        if let completion = connectCompletion {
+            connectCompletion = nil
+            completion(.success(name))
+        }
+        if reconnect && !subscriptions.isEmpty {
+            // Ahead of anything queued since: the server answers in order, so this is the head's reply.
+            socket?.write("SUB " + subscriptions.joined(separator: " ") + "\n")
+            pending.prepend(PendingReply(kind: .resubscribe(count: subscriptions.count), sentAt: .now))
+        }
+    }
+
+    private func completeHead(_ result: Result<String, ClientError>) {
+        guard let head = pending.popFirst() else {
+            connectionLost(reason: "reply with no command waiting for it")
+            return
+        }
+        switch head.kind {
+        case .publish(let completion):
+            let count = result.flatMap { text in
+                Int(text).map { .success($0) } ?? .failure(.protocolViolation("+OK \(text)"))
+            }
+            if let completion {
+                completion(count)
+            } else if case .success(let receivers) = count {
+                onPublishAcknowledged?(receivers)
+            }
+        case .subscription(let patterns, let subscribing, let completion):
+            if case .success = result { recordSubscription(patterns, subscribing: subscribing) }
+            completion?(result.flatMap { Int($0).map { .success($0) } ?? .failure(.protocolViolation("+OK \($0)")) })
+        case .ping(let completion):
+            completion(result.map { _ in ContinuousClock.now - head.sentAt })
+        case .text(let completion):
+            completion(result)
+        case .resubscribe(let count):
+            if case .success = result { onEvent?(.resubscribed(count: count)) }
+        }
+    }
+
+    private func recordSubscription(_ patterns: [String], subscribing: Bool) {
+        if subscribing {
+            for pattern in patterns where !subscriptions.contains(pattern) { subscriptions.append(pattern) }
+            return
+        }
+        let dropped = patterns.isEmpty ? subscriptions : patterns
+        subscriptions.removeAll { dropped.contains($0) }
+        handlers.removeAll { dropped.contains($0.pattern) }
+        tracker.forget { subject in dropped.contains { Subject.matches(pattern: $0, subject: subject) } }
+    }
+
+    private func handleMessage(_ line: UnsafeRawBufferPointer) {
+        // MSG <subject> <seq> <payload>
+        let space = UInt8(ascii: " ")
+        guard let subjectEnd = line[4...].firstIndex(of: space) else { return }
+        var seq: UInt64 = 0
+        var position = subjectEnd + 1
+        while position < line.count, line[position] != space {
+            seq = seq &* 10 &+ UInt64(line[position] &- UInt8(ascii: "0"))
+            position += 1
+        }
+        let subject = UnsafeRawBufferPointer(rebasing: line[4..<subjectEnd])
+        let payload = UnsafeRawBufferPointer(rebasing: line[min(position + 1, line.count)...])
+        if let onRawMessage {
+            onRawMessage(subject, seq, payload)
+            return
+        }
+        let message = Message(subject: String(decoding: subject, as: UTF8.self), seq: seq, payload: Array(payload))
+        if case .gap(let expected, let received) = tracker.observe(subject: message.subject, seq: seq) {
+            onEvent?(.gap(subject: message.subject, expected: expected, received: received))
+        }
+        for entry in handlers where Subject.matches(pattern: entry.pattern, subject: message.subject) {
+            entry.handler(message)
+        }
+        onMessage?(message)
+    }
+}

@@ -1,0 +1,29 @@
+/// A command sent and waiting for its reply line. Replies come in command order, so these form a queue.
+struct PendingReply {
+    enum Kind {
+        /// PUB: the receivers count, to the completion or, when none was given, to `onPublishAcknowledged`.
+        case publish(((Result<Int, ClientError>) -> Void)?)
+        /// SUB/UNSUB: the subscription count; `patterns` are recorded on success.
+        case subscription(patterns: [String], subscribing: Bool, ((Result<Int, ClientError>) -> Void)?)
+        /// PING: the round-trip time.
+        case ping(((Result<Duration, ClientError>) -> Void))
+        /// Any other command: the text after the reply's first word.
+        case text(((Result<String, ClientError>) -> Void))
+        /// The SUB that restores subscriptions after a reconnect.
+        case resubscribe(count: Int)
+    }
+
+    let kind: Kind
+    let sentAt: ContinuousClock.Instant
+
+    /// Completes with a failure, whatever the kind.
+    func fail(_ error: ClientError) {
+        switch kind {
+        case .publish(let completion): completion?(.failure(error))
+        case .subscription(_, _, let completion): completion?(.failure(error))
+        case .ping(let completion): completion(.failure(error))
+        case .text(let completion): completion(.failure(error))
+        case .resubscribe: break
+        }
+    }
+}

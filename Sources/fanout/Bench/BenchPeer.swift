@@ -1,0 +1,76 @@
+import FanoutClient
+import FanoutEventLoop
+
+/// One load-generator connection, whatever protocol it speaks. Runs on the benchmark's loop thread.
+protocol BenchPeer: AnyObject {
+    /// Connects; `done` gets nil when ready, or why not.
+    func connect(_ done: @escaping (String?) -> Void)
+    /// Subscribes to one subject; `done` gets nil once the server confirmed it.
+    func subscribe(_ subject: String, _ done: @escaping (String?) -> Void)
+    /// Publishes without waiting; the acknowledgement comes through `onAcknowledged`.
+    func publish(_ subject: String, payload: UnsafeRawBufferPointer)
+    /// Publishes not yet acknowledged.
+    var inFlight: Int { get }
+    var onAcknowledged: ((Int) -> Void)? { get set }
+    var onMessage: ((UnsafeRawBufferPointer) -> Void)? { get set }
+    var onFailure: ((String) -> Void)? { get set }
+    var afterReadBatch: (() -> Void)? { get set }
+    func close()
+}
+
+/// A peer speaking the Fanout protocol, through the client library's fast paths.
+final class FanoutPeer: BenchPeer {
+    private let client: FanoutClient
+
+    init(loop: EventLoop, address: SocketAddress, timeout: Duration) {
+        client = FanoutClient(loop: loop, address: address, options: ClientOptions(timeout: timeout, reconnect: .never))
+    }
+
+    var inFlight: Int { client.inFlight }
+    var onAcknowledged: ((Int) -> Void)? {
+        get { client.onPublishAcknowledged }
+        set { client.onPublishAcknowledged = newValue }
+    }
+    var onMessage: ((UnsafeRawBufferPointer) -> Void)? {
+        didSet {
+            let handler = onMessage
+            client.onRawMessage = handler.map { handler in { _, _, payload in handler(payload) } }
+        }
+    }
+    var onFailure: ((String) -> Void)?
+    var afterReadBatch: (() -> Void)? {
+        get { client.afterReadBatch }
+        set { client.afterReadBatch = newValue }
+    }
+
+    func connect(_ done: @escaping (String?) -> Void) {
+        client.onEvent = { [weak self] event in
+            switch event {
+            case .disconnected(let reason): self?.onFailure?("connection lost: \(reason)")
+            case .serverClosing(let error): self?.onFailure?("server closed the connection: \(error.code) \(error.text)")
+            default: break
+            }
+        }
+        client.connect { result in
+            switch result {
+            case .success: done(nil)
+            case .failure(let error): done(error.description)
+            }
+        }
+    }
+
+    func subscribe(_ subject: String, _ done: @escaping (String?) -> Void) {
+        client.subscribe([subject], completion: { result in
+            switch result {
+            case .success: done(nil)
+            case .failure(let error): done(error.description)
+            }
+        })
+    }
+
+    func publish(_ subject: String, payload: UnsafeRawBufferPointer) {
+        client.publish(subject, payload: payload)
+    }
+
+    func close() { client.close() }
+}

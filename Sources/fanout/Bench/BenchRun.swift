@@ -1,0 +1,206 @@
+import FanoutEventLoop
+import Foundation
+
+/// Runs one scenario against one server on a loop of its own: connects and confirms every subscriber,
+/// then publishers, publishes with a bounded window (or at a fixed rate), and waits for delivery to finish.
+final class BenchRun {
+    private let loop: EventLoop
+    private let scenario: BenchScenario
+    private let makePeer: (EventLoop) -> BenchPeer
+    private let showProgress: Bool
+    private var result: BenchResult
+
+    private var subscribers: [BenchPeer] = []
+    private var publishers: [BenchPeer] = []
+    private var quotas: [Int] = []
+    private var sentBy: [Int] = []
+    private var payload: [UInt8]
+    private var subjectNames: [String]
+    private var perSubject: [Int]
+    private var sent = 0
+    private var acknowledged = 0
+    private var startedAt: UInt64 = 0
+    private var lastDeliveryAt: UInt64 = 0
+    private var lastProgressCount = 0
+    private var lastProgressAt: UInt64 = 0
+    private var failure: String?
+    private var timers: [LoopTimer] = []
+    private var finished = false
+
+    init(scenario: BenchScenario, target: String, showProgress: Bool, makePeer: @escaping (EventLoop) -> BenchPeer) throws {
+        loop = try EventLoop()
+        self.scenario = scenario
+        self.makePeer = makePeer
+        self.showProgress = showProgress
+        result = BenchResult(target: target)
+        payload = BenchPayload.make(size: scenario.payloadSize)
+        subjectNames = (0..<scenario.subjects).map(scenario.subject)
+        perSubject = scenario.subscribersPerSubject
+    }
+
+    func run() throws -> BenchResult {
+        ResourceLimits.raiseOpenFiles(to: scenario.subscribers + scenario.publishers + 256)
+        connectSubscribers()
+        try loop.run()
+        timers.removeAll()
+        subscribers.forEach { $0.close() }
+        publishers.forEach { $0.close() }
+        if showProgress { print("\r\u{1B}[K", terminator: "") }
+        if let failure { throw BenchFailure(description: failure) }
+        return result
+    }
+
+    private func fail(_ message: String) {
+        if failure == nil { failure = message }
+        loop.stop()
+    }
+
+    /// Opens `count` peers, at most 256 connecting at once; `each` runs once a peer is connected.
+    private func connect(count: Int, each: @escaping (BenchPeer, @escaping () -> Void) -> Void, then: @escaping ([BenchPeer]) -> Void) {
+        var peers: [BenchPeer] = []
+        var started = 0
+        var done = 0
+        guard count > 0 else { then([]); return }
+        func startNext() {
+            guard started < count else { return }
+            started += 1
+            let peer = makePeer(loop)
+            peers.append(peer)
+            peer.connect { [unowned self] error in
+                if let error { return self.fail(error) }
+                each(peer) {
+                    done += 1
+                    if done == count { then(peers) } else { startNext() }
+                }
+            }
+        }
+        for _ in 0..<min(256, count) { startNext() }
+    }
+
+    private func connectSubscribers() {
+        var index = 0
+        connect(count: scenario.subscribers, each: { [unowned self] peer, done in
+            let subject = self.subjectNames[index % self.scenario.subjects]
+            index += 1
+            peer.onMessage = { [unowned self] payload in self.received(payload) }
+            peer.onFailure = { [unowned self] reason in self.fail("subscriber: \(reason)") }
+            peer.afterReadBatch = { [unowned self] in self.checkFinished() }
+            peer.subscribe(subject) { [unowned self] error in
+                if let error { return self.fail("SUB \(subject): \(error)") }
+                done()
+            }
+        }, then: { [unowned self] peers in
+            self.subscribers = peers
+            self.connectPublishers()
+        })
+    }
+
+    private func connectPublishers() {
+        let base = scenario.messages / scenario.publishers
+        quotas = (0..<scenario.publishers).map { base + ($0 < scenario.messages % scenario.publishers ? 1 : 0) }
+        sentBy = [Int](repeating: 0, count: scenario.publishers)
+        connect(count: scenario.publishers, each: { peer, done in done() }, then: { [unowned self] peers in
+            self.publishers = peers
+            for (number, peer) in peers.enumerated() {
+                peer.onAcknowledged = { [unowned self] receivers in self.acknowledged(receivers) }
+                peer.onFailure = { [unowned self] reason in self.fail("publisher: \(reason)") }
+                peer.afterReadBatch = { [unowned self] in
+                    if self.scenario.rate == nil { self.pump(number) }
+                    self.checkFinished()
+                }
+            }
+            self.begin()
+        })
+    }
+
+    private func begin() {
+        startedAt = MonotonicClock.nanoseconds()
+        lastProgressAt = startedAt
+        if let rate = scenario.rate {
+            let pacer = LoopTimer(loop: loop, repeating: true) { [unowned self] in
+                let elapsed = Double(MonotonicClock.nanoseconds() - self.startedAt) / 1e9
+                let allowed = min(self.scenario.messages, Int(elapsed * Double(rate)) + 1)
+                for number in self.publishers.indices where self.sent < allowed { self.pump(number, upTo: allowed) }
+            }
+            pacer.schedule(after: .milliseconds(1))
+            timers.append(pacer)
+        } else {
+            for number in publishers.indices { pump(number) }
+        }
+        let watchdog = LoopTimer(loop: loop, repeating: true) { [unowned self] in self.watch() }
+        watchdog.schedule(after: .milliseconds(100))
+        timers.append(watchdog)
+        if scenario.messages == 0 { loop.stop() }
+    }
+
+    /// Publishes from publisher `number` while its window has room (and, paced, while `limit` allows).
+    private func pump(_ number: Int, upTo limit: Int = .max) {
+        let peer = publishers[number]
+        while peer.inFlight < scenario.window && sentBy[number] < quotas[number] && sent < limit {
+            let subjectIndex = sent % scenario.subjects
+            BenchPayload.write(timestamp: MonotonicClock.nanoseconds(), into: &payload)
+            payload.withUnsafeBytes { peer.publish(subjectNames[subjectIndex], payload: $0) }
+            sent += 1
+            sentBy[number] += 1
+            result.expected += perSubject[subjectIndex]
+        }
+    }
+
+    private func acknowledged(_ receivers: Int) {
+        acknowledged += 1
+        result.acknowledgedReceivers += receivers
+        if acknowledged == scenario.messages {
+            result.published = acknowledged
+            result.publishSeconds = Double(MonotonicClock.nanoseconds() - startedAt) / 1e9
+        }
+    }
+
+    private func received(_ payload: UnsafeRawBufferPointer) {
+        let now = MonotonicClock.nanoseconds()
+        result.delivered += 1
+        lastDeliveryAt = now
+        if let sentAt = BenchPayload.timestamp(in: payload), now >= sentAt {
+            _ = result.latency.record(now - sentAt)
+        }
+    }
+
+    private func checkFinished() {
+        guard !finished, acknowledged == scenario.messages, result.delivered >= result.expected else { return }
+        finish()
+    }
+
+    private func finish() {
+        finished = true
+        result.published = acknowledged
+        if result.publishSeconds == 0 { result.publishSeconds = Double(MonotonicClock.nanoseconds() - startedAt) / 1e9 }
+        let end = result.delivered > 0 ? lastDeliveryAt : MonotonicClock.nanoseconds()
+        result.deliverSeconds = Double(end - startedAt) / 1e9
+        loop.stop()
+    }
+
+    /// Progress display, and the end of a run whose deliveries stopped coming.
+    private func watch() {
+        let now = MonotonicClock.nanoseconds()
+        let progressCount = result.delivered + acknowledged
+        if progressCount != lastProgressCount {
+            lastProgressCount = progressCount
+            lastProgressAt = now
+        } else if Duration.nanoseconds(Int64(now - lastProgressAt)) > scenario.drainTimeout {
+            if acknowledged < scenario.messages {
+                return fail("publishing stalled: \(acknowledged) of \(scenario.messages) acknowledged")
+            }
+            return finish()
+        }
+        if showProgress && (now - startedAt) / 1_000_000_000 != (now - startedAt - 100_000_000) / 1_000_000_000 {
+            let seconds = Double(now - startedAt) / 1e9
+            print(String(format: "\r\u{1B}[K%@: published %d/%d, delivered %d/%d (%.0f/s)", result.target,
+                         acknowledged, scenario.messages, result.delivered, result.expected,
+                         Double(result.delivered) / max(seconds, 0.001)), terminator: "")
+            fflush(nil)
+        }
+    }
+}
+
+struct BenchFailure: Error, CustomStringConvertible {
+    let description: String
+}

@@ -1,0 +1,236 @@
+import FanoutEventLoop
+
+/// A peer speaking Redis pub/sub over RESP (SUBSCRIBE, PUBLISH), so that the same scenario can be run
+/// against a redis-server.
+final class RedisPeer: BenchPeer, BufferedSocketDelegate {
+    private let loop: EventLoop
+    private let address: SocketAddress
+    private var socket: BufferedSocket?
+    private var reader = RESPReader()
+    private var connectDone: ((String?) -> Void)?
+    private var subscribeWaiters: [(String?) -> Void] = []
+    private var scratch: [UInt8] = []
+    private(set) var inFlight = 0
+    var onAcknowledged: ((Int) -> Void)?
+    var onMessage: ((UnsafeRawBufferPointer) -> Void)?
+    var onFailure: ((String) -> Void)?
+    var afterReadBatch: (() -> Void)?
+
+    init(loop: EventLoop, address: SocketAddress) {
+        self.loop = loop
+        self.address = address
+    }
+
+    func connect(_ done: @escaping (String?) -> Void) {
+        connectDone = done
+        do {
+            let socket = try BufferedSocket(loop: loop, connectingTo: address)
+            socket.delegate = self
+            socket.enableReading()
+            self.socket = socket
+        } catch {
+            done("cannot connect to \(address): \(error.reason)")
+        }
+    }
+
+    func subscribe(_ subject: String, _ done: @escaping (String?) -> Void) {
+        subscribeWaiters.append(done)
+        scratch.removeAll(keepingCapacity: true)
+        RESP.appendArrayHeader(2, to: &scratch)
+        RESP.appendBulk("SUBSCRIBE", to: &scratch)
+        RESP.appendBulk(subject, to: &scratch)
+        socket?.write(scratch)
+    }
+
+    func publish(_ subject: String, payload: UnsafeRawBufferPointer) {
+        scratch.removeAll(keepingCapacity: true)
+        RESP.appendArrayHeader(3, to: &scratch)
+        RESP.appendBulk("PUBLISH", to: &scratch)
+        RESP.appendBulk(subject, to: &scratch)
+        RESP.appendBulk(payload, to: &scratch)
+        socket?.write(scratch)
+        inFlight += 1
+    }
+
+    func close() {
+        socket?.delegate = nil
+        socket = nil
+    }
+
+    func socketDidConnect(_ socket: BufferedSocket) {
+        socket.disableNagle()
+        connectDone?(nil)
+        connectDone = nil
+    }
+
+    func socketDidRead(_ socket: BufferedSocket) {
+        socket.readInput { chunk in
+            reader.append(chunk)
+            return chunk.count
+        }
+        reader.drain { value in
+            switch value {
+            case .integer(let receivers):
+                inFlight -= 1
+                onAcknowledged?(receivers)
+            case .push(let kind, let payload):
+                if kind == .message {
+                    onMessage?(payload)
+                } else if !subscribeWaiters.isEmpty {
+                    subscribeWaiters.removeFirst()(nil)
+                }
+            case .error(let text):
+                onFailure?("redis error: \(text)")
+            case .other:
+                break
+            }
+        }
+        afterReadBatch?()
+    }
+
+    func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
+        if let connectDone {
+            self.connectDone = nil
+            connectDone("cannot connect to \(address): \(reason)")
+        } else {
+            onFailure?("redis connection lost: \(reason)")
+        }
+    }
+}
+
+/// Just enough RESP (the Redis protocol) for SUBSCRIBE and PUBLISH.
+enum RESP {
+    static func appendArrayHeader(_ count: Int, to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: "*\(count)\r\n".utf8)
+    }
+
+    static func appendBulk(_ text: String, to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: "$\(text.utf8.count)\r\n".utf8)
+        buffer.append(contentsOf: text.utf8)
+        buffer.append(contentsOf: [0x0D, 0x0A])
+    }
+
+    static func appendBulk(_ bytes: UnsafeRawBufferPointer, to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: "$\(bytes.count)\r\n".utf8)
+        buffer.append(contentsOf: bytes)
+        buffer.append(contentsOf: [0x0D, 0x0A])
+    }
+}
+
+/// An incremental reader of the RESP values a pub/sub client receives.
+struct RESPReader {
+    enum PushKind { case message, subscribe, other }
+
+    enum Value {
+        case integer(Int)
+        /// A push array; for `message`, the payload bytes, valid only during the `drain` callback.
+        case push(PushKind, UnsafeRawBufferPointer)
+        case error(String)
+        case other
+    }
+
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        if start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        } else if start > 1 << 20 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Hands every complete value to `body`, keeping an incomplete tail for the next `append`.
+    mutating func drain(_ body: (Value) -> Void) {
+        var position = start
+        buffer.withUnsafeBytes { raw in
+            while position < raw.count, let value = Self.parse(raw, &position) { body(value) }
+        }
+        start = position
+    }
+
+    /// The CRLF-ended line at `position`, advancing past it; nil when incomplete.
+    private static func line(_ raw: UnsafeRawBufferPointer, _ position: inout Int) -> Range<Int>? {
+        var index = position
+        while index + 1 < raw.count {
+            if raw[index] == 0x0D && raw[index + 1] == 0x0A {
+                defer { position = index + 2 }
+                return position..<index
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    private static func number(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int {
+        var value = 0
+        var negative = false
+        for index in range {
+            if raw[index] == UInt8(ascii: "-") { negative = true; continue }
+            value = value * 10 + Int(raw[index] &- UInt8(ascii: "0"))
+        }
+        return negative ? -value : value
+    }
+
+    private enum Element { case bytes(Range<Int>), null, incomplete }
+
+    /// One array element: a bulk string (or an integer, read as null).
+    private static func element(_ raw: UnsafeRawBufferPointer, _ position: inout Int) -> Element {
+        guard position < raw.count else { return .incomplete }
+        let type = raw[position]
+        var cursor = position + 1
+        guard let header = line(raw, &cursor) else { return .incomplete }
+        guard type == UInt8(ascii: "$") else {
+            position = cursor
+            return .null
+        }
+        let length = number(raw, header)
+        guard length >= 0 else {
+            position = cursor
+            return .null
+        }
+        guard cursor + length + 2 <= raw.count else { return .incomplete }
+        position = cursor + length + 2
+        return .bytes(cursor..<(cursor + length))
+    }
+
+    private static func parse(_ raw: UnsafeRawBufferPointer, _ position: inout Int) -> Value? {
+        let type = raw[position]
+        var cursor = position + 1
+        guard let header = line(raw, &cursor) else { return nil }
+        switch type {
+        case UInt8(ascii: ":"):
+            position = cursor
+            return .integer(number(raw, header))
+        case UInt8(ascii: "-"):
+            position = cursor
+            return .error(String(decoding: UnsafeRawBufferPointer(rebasing: raw[header]), as: UTF8.self))
+        case UInt8(ascii: "*"):
+            let count = number(raw, header)
+            var kind: Range<Int>?
+            var third: Range<Int>?
+            for index in 0..<max(count, 0) {
+                switch element(raw, &cursor) {
+                case .incomplete: return nil
+                case .null: break
+                case .bytes(let range):
+                    if index == 0 { kind = range }
+                    if index == 2 { third = range }
+                }
+            }
+            position = cursor
+            guard let kind else { return .other }
+            let word = UnsafeRawBufferPointer(rebasing: raw[kind])
+            if word.elementsEqual("message".utf8), let third {
+                return .push(.message, UnsafeRawBufferPointer(rebasing: raw[third]))
+            }
+            return .push(word.elementsEqual("subscribe".utf8) ? .subscribe : .other, UnsafeRawBufferPointer(rebasing: raw[0..<0]))
+        default:
+            position = cursor
+            return .other
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import ArgumentParser
+import FanoutEventLoop
+import Foundation
+
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Generate load and measure throughput, loss and latency.",
+        discussion: """
+            Connects the subscribers (subscriber i listens to subject bench.<i mod subjects>) and waits until
+            every subscription is confirmed, then publishes --messages messages round-robin over the subjects,
+            each publisher keeping at most --window publishes unacknowledged (or pacing to --rate). Each
+            payload carries its send time, so subscribers measure publish-to-receive latency.
+              fanout bench --subscribers 100 --messages 200000
+              fanout bench --subjects 1000 --subscribers 1000
+              fanout bench --rate 2000 --subscribers 50 --messages 20000
+              fanout bench --protocol redis --server 127.0.0.1:6379
+              fanout bench --compare-redis 127.0.0.1:6379     same scenario against both, one table
+            """
+    )
+
+    enum WireProtocol: String, ExpressibleByArgument, CaseIterable {
+        case fanout, redis
+    }
+
+    @OptionGroup var connection: ConnectionOptions
+    @Option(name: .long, help: "Publishing connections.") var publishers = 1
+    @Option(name: .long, help: "Subscribing connections.") var subscribers = 10
+    @Option(name: .long, help: "Subjects (bench.0, bench.1, ...).") var subjects = 1
+    @Option(name: .long, help: "Payload size in bytes (at least 19: the send time).") var payload = 100
+    @Option(name: .long, help: "Messages to publish in all.") var messages = 100_000
+    @Option(name: .long, help: "Publishes per second in all; 0 means as fast as the window allows.") var rate = 0
+    @Option(name: .long, help: "Unacknowledged publishes per publisher.") var window = 100
+    @Option(name: .long, help: "fanout, or redis (SUBSCRIBE/PUBLISH over RESP).") var `protocol`: WireProtocol = .fanout
+    @Option(name: .long, help: ArgumentHelp("Also run the scenario against this redis-server and compare.", valueName: "host:port"))
+    var compareRedis: String?
+    @Option(name: .long, help: "Seconds without progress after which undelivered messages count as lost.")
+    var drainTimeout: Double = 5
+    @Flag(name: .long, help: "Print one JSON object.") var json = false
+
+    func validate() throws {
+        guard publishers >= 1 else { throw ValidationError("--publishers must be at least 1") }
+        guard subscribers >= 0, subjects >= 1, messages >= 0, window >= 1, rate >= 0 else {
+            throw ValidationError("--subscribers, --messages and --rate must be 0 or more; --subjects and --window at least 1")
+        }
+        guard payload >= BenchPayload.timestampDigits else {
+            throw ValidationError("--payload must be at least \(BenchPayload.timestampDigits) bytes")
+        }
+        if let compareRedis { _ = try SocketAddress.parsing(compareRedis, option: "--compare-redis") }
+    }
+
+    func run() throws {
+        SignalWatcher.ignoreBrokenPipe()
+        let scenario = BenchScenario(
+            publishers: publishers, subscribers: subscribers, subjects: subjects, payloadSize: payload,
+            messages: messages, rate: rate > 0 ? rate : nil, window: window,
+            drainTimeout: .milliseconds(Int64(drainTimeout * 1000)),
+            timeout: .milliseconds(Int64(connection.timeout * 1000)))
+        var targets: [(WireProtocol, SocketAddress, String)] = [
+            (self.protocol, try connection.resolvedAddress(), connection.serverText),
+        ]
+        if let compareRedis { targets.append((.redis, try SocketAddress.parsing(compareRedis, option: "--compare-redis"), compareRedis)) }
+        var results: [BenchResult] = []
+        for (wire, address, text) in targets {
+            let run = try BenchRun(scenario: scenario, target: "\(wire.rawValue) \(text)",
+                                   showProgress: !json && StandardOutput.isTerminal) { loop in
+                switch wire {
+                case .fanout: FanoutPeer(loop: loop, address: address, timeout: scenario.timeout)
+                case .redis: RedisPeer(loop: loop, address: address)
+                }
+            }
+            do {
+                results.append(try run.run())
+            } catch {
+                printError("\(wire.rawValue) \(text): \(error)")
+                throw ExitCode(ExitStatus.connection)
+            }
+        }
+        print(json ? BenchReport.json(scenario, results) : BenchReport.table(scenario, results))
+    }
+}
+
+extension SocketAddress {
+    static func parsing(_ text: String, option: String) throws -> SocketAddress {
+        do {
+            return try SocketAddress(parsing: text)
+        } catch {
+            throw ValidationError("\(option): \(error.operation)")
+        }
+    }
+}

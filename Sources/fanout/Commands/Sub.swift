@@ -1,0 +1,101 @@
+import ArgumentParser
+import FanoutClient
+import FanoutEventLoop
+
+struct Sub: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Subscribe and print messages as they arrive.",
+        discussion: """
+            Prints one message per line on stdout; reconnects, gaps and errors go to stderr only.
+              fanout sub 'news.*'                       payloads, one per line
+              fanout sub 'logs.>' | grep ERROR
+              fanout sub --format json orders | jq .seq
+              fanout sub --count 1 jobs.done            wait for one message, then exit
+            After a lost connection it reconnects with backoff and resubscribes (unless --no-reconnect), and
+            reports any gap in a subject's sequence numbers.
+            """
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case payload, line, json
+    }
+
+    @OptionGroup var connection: ConnectionOptions
+
+    @Argument(help: ArgumentHelp("Subjects or patterns (* one token, > the rest).", valueName: "subject"))
+    var subjects: [String]
+
+    @Option(name: .long, help: "payload (the message bytes), line (the raw MSG line) or json (subject, seq, payload).")
+    var format: Format = .payload
+
+    @Option(name: .long, help: "Exit after this many messages.")
+    var count: Int?
+
+    @Flag(name: .long, help: "Exit when the connection is lost instead of reconnecting.")
+    var noReconnect = false
+
+    func validate() throws {
+        guard !subjects.isEmpty else { throw ValidationError("give at least one subject") }
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+    }
+
+    func run() throws {
+        let session = try Session(connection, reconnect: noReconnect ? .never : ReconnectPolicy())
+        let client = session.client
+        let output = StandardOutput()
+        var received = 0
+        let limit = count
+        let format = self.format
+        let server = connection.serverText
+        client.onEvent = { event in
+            switch event {
+            case .disconnected(let reason):
+                if self.noReconnect {
+                    output.flush()
+                    session.fail(.disconnected(reason))
+                } else {
+                    printError("connection to \(server) lost: \(reason)")
+                }
+            case .reconnecting(let attempt, let delay):
+                printError("reconnecting in \(delay.formatted(.units(allowed: [.seconds, .milliseconds]))) (attempt \(attempt))")
+            case .connected(_, let reconnect) where reconnect:
+                printError("reconnected to \(server)")
+            case .resubscribed(let count):
+                printError("resubscribed to \(count) subject\(count == 1 ? "" : "s")")
+            case .gap(let subject, let expected, let got):
+                printError("gap on \(subject): expected seq \(expected), got \(got)")
+            case .serverClosing(let error):
+                printError("server is closing the connection: \(error.code) \(error.text)")
+            case .connected:
+                break
+            }
+        }
+        client.onMessage = { message in
+            guard limit.map({ received < $0 }) ?? true else { return }
+            received += 1
+            switch format {
+            case .payload:
+                message.payload.withUnsafeBytes { output.append($0) }
+            case .line:
+                output.append("MSG \(message.subject) \(message.seq) ")
+                message.payload.withUnsafeBytes { output.append($0) }
+            case .json:
+                output.append(JSON.object([
+                    ("subject", JSON.string(message.subject)), ("seq", String(message.seq)),
+                    ("payload", JSON.string(message.text)),
+                ]))
+            }
+            output.append(UInt8(ascii: "\n"))
+        }
+        client.afterReadBatch = {
+            output.flush()
+            if let limit, received >= limit { session.finish() }
+        }
+        try session.run {
+            client.subscribe(subjects, completion: { result in
+                if case .failure(let error) = result { session.fail(error) }
+            })
+        }
+        output.flush()
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import FanoutClient
+import FanoutEventLoop
+import Foundation
+
+/// The options every subcommand shares: where the server is and how long to wait for it.
+struct ConnectionOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "Server address, HOST:PORT or [V6HOST]:PORT (default: $FANOUT_SERVER, else 127.0.0.1:7411).",
+        valueName: "host:port"))
+    var server: String?
+
+    @Option(name: .long, help: ArgumentHelp("Seconds to wait for connecting and for each reply.", valueName: "seconds"))
+    var timeout: Double = 5
+
+    func validate() throws {
+        guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
+        _ = try resolvedAddress()
+    }
+
+    var serverText: String {
+        server ?? ProcessInfo.processInfo.environment["FANOUT_SERVER"] ?? "127.0.0.1:7411"
+    }
+
+    func resolvedAddress() throws -> SocketAddress {
+        do {
+            return try SocketAddress(parsing: serverText)
+        } catch {
+            throw ValidationError("--server: \(error.operation)")
+        }
+    }
+
+    func clientOptions(reconnect: ReconnectPolicy = .never) -> ClientOptions {
+        ClientOptions(timeout: .milliseconds(Int64(timeout * 1000)), reconnect: reconnect)
+    }
+}
+
+/// Exit codes, documented in `fanout --help`.
+enum ExitStatus {
+    static let serverError: Int32 = 1
+    static let connection: Int32 = 2
+    static let timeout: Int32 = 3
+
+    static func code(for error: ClientError) -> Int32 {
+        switch error {
+        case .server: serverError
+        case .timeout: timeout
+        case .cannotConnect, .disconnected, .closed, .protocolViolation: connection
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// Buffered stdout for message streams: bytes collect here and go out in one write per read batch, so a
+/// `| grep` downstream sees each batch promptly without a system call per message.
+final class StandardOutput {
+    private var buffer: [UInt8] = []
+
+    init() { buffer.reserveCapacity(64 * 1024) }
+
+    func append(_ bytes: UnsafeRawBufferPointer) { buffer.append(contentsOf: bytes) }
+    func append(_ text: String) { buffer.append(contentsOf: text.utf8) }
+    func append(_ byte: UInt8) { buffer.append(byte) }
+
+    func flush() {
+        var offset = 0
+        while offset < buffer.count {
+            let written = buffer[offset...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                // The reader went away (| head): stop quietly, as command-line tools do.
+                Foundation.exit(0)
+            }
+            offset += written
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    static var isTerminal: Bool { isatty(1) == 1 }
+}
+
+enum JSON {
+    /// A JSON string literal for `text`, quotes included.
+    static func string(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    /// A number when `text` is an integer or a decimal, else a string.
+    static func value(_ text: String) -> String {
+        if Int(text) != nil || (Double(text) != nil && text.contains(".")) { return text }
+        return string(text)
+    }
+
+    static func object(_ pairs: [(String, String)]) -> String {
+        "{" + pairs.map { "\(string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+}
+
+/// A plain text table: a header row and aligned columns, numbers right-aligned.
+struct TextTable {
+    let headers: [String]
+    var rows: [[String]] = []
+
+    func render() -> String {
+        var widths = headers.map(\.count)
+        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                let pad = String(repeating: " ", count: widths[index] - cell.count)
+                let numeric = Double(cell) != nil
+                return index == cells.count - 1 && !numeric ? cell : (numeric ? pad + cell : cell + pad)
+            }.joined(separator: "  ")
+        }
+        return ([line(headers)] + rows.map(line)).joined(separator: "\n")
+    }
+}

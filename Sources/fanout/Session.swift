@@ -1,0 +1,61 @@
+import ArgumentParser
+import FanoutClient
+import FanoutEventLoop
+import Foundation
+
+/// One command's event loop and connected client. `run` drives the loop until `finish` or `fail`.
+final class Session {
+    let loop: EventLoop
+    let client: FanoutClient
+    private var failure: ClientError?
+
+    init(_ options: ConnectionOptions, reconnect: ReconnectPolicy = .never) throws {
+        SignalWatcher.ignoreBrokenPipe()
+        loop = try EventLoop()
+        client = FanoutClient(loop: loop, address: try options.resolvedAddress(), options: options.clientOptions(reconnect: reconnect))
+    }
+
+    /// Connects, then calls `body` once greeted; returns when `finish` is called, exiting on failure.
+    func run(_ body: @escaping () -> Void) throws {
+        client.connect { [unowned self] result in
+            switch result {
+            case .success: body()
+            case .failure(let error): self.fail(error)
+            }
+        }
+        try loop.run()
+        if let failure { throw Self.exit(failure) }
+    }
+
+    /// Connects and returns once greeted (for commands that drive the loop themselves).
+    func connectAndWait() throws {
+        var connected = false
+        client.connect { [unowned self] result in
+            switch result {
+            case .success: connected = true
+            case .failure(let error): self.failure = error
+            }
+        }
+        while !connected && failure == nil { loop.runOnce(blocking: true) }
+        if let failure { throw Self.exit(failure) }
+    }
+
+    func finish() {
+        loop.stop()
+    }
+
+    func fail(_ error: ClientError) {
+        if failure == nil { failure = error }
+        loop.stop()
+    }
+
+    /// Prints the one-line error and turns it into the matching exit code.
+    static func exit(_ error: ClientError) -> ExitCode {
+        printError(error.description)
+        return ExitCode(ExitStatus.code(for: error))
+    }
+}
+
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data("fanout: \(text)\n".utf8))
+}

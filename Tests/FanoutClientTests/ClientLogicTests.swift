@@ -1,0 +1,45 @@
+import FanoutClient
+import Testing
+
+@Suite("ReconnectPolicy")
+struct ReconnectPolicyTests {
+    @Test func growsExponentiallyUpToTheCap() {
+        let policy = ReconnectPolicy(initialDelay: .milliseconds(100), maximumDelay: .seconds(2), jitter: 0)
+        #expect(policy.delay(forAttempt: 1, random: 0.7) == .milliseconds(100))
+        #expect(policy.delay(forAttempt: 2, random: 0.7) == .milliseconds(200))
+        #expect(policy.delay(forAttempt: 4, random: 0.7) == .milliseconds(800))
+        #expect(policy.delay(forAttempt: 6, random: 0.7) == .seconds(2))
+        #expect(policy.delay(forAttempt: 500, random: 0.7) == .seconds(2), "no overflow for huge attempt counts")
+    }
+
+    @Test func jitterSpreadsDelaysAroundTheBase() {
+        let policy = ReconnectPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(10), jitter: 0.5)
+        #expect(policy.delay(forAttempt: 1, random: 0) == .milliseconds(500))
+        #expect(policy.delay(forAttempt: 1, random: 0.5) == .seconds(1))
+        #expect(policy.delay(forAttempt: 1, random: 0.999_999) < .milliseconds(1500))
+        #expect(policy.delay(forAttempt: 1, random: 0.999_999) > .milliseconds(1499))
+    }
+}
+
+@Suite("SequenceTracker")
+struct SequenceTrackerTests {
+    @Test func reportsGapsPerSubject() {
+        var tracker = SequenceTracker()
+        #expect(tracker.observe(subject: "a", seq: 41) == .first, "joining mid-stream is not a gap")
+        #expect(tracker.observe(subject: "a", seq: 42) == .inOrder)
+        #expect(tracker.observe(subject: "b", seq: 1) == .first)
+        #expect(tracker.observe(subject: "a", seq: 45) == .gap(expected: 43, received: 45))
+        #expect(tracker.observe(subject: "a", seq: 46) == .inOrder)
+        #expect(tracker.observe(subject: "a", seq: 1) == .gap(expected: 47, received: 1), "a restarted server")
+        #expect(tracker.observe(subject: "b", seq: 2) == .inOrder)
+    }
+
+    @Test func forgettingASubjectMakesTheNextNumberAFirst() {
+        var tracker = SequenceTracker()
+        _ = tracker.observe(subject: "a.x", seq: 5)
+        _ = tracker.observe(subject: "b", seq: 5)
+        tracker.forget { $0.hasPrefix("a.") }
+        #expect(tracker.trackedSubjects == 1)
+        #expect(tracker.observe(subject: "a.x", seq: 9) == .first)
+    }
+}
