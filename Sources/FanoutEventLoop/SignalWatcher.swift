@@ -19,6 +19,12 @@ public final class SignalWatcher {
         }, Unmanaged.passUnretained(self).toOpaque())
         guard let event else { throw SystemError(errno: errno, operation: "event_new(signal \(number))") }
         try syscall("event_add(signal \(number))") { event_add(event, nil) }
+        // A parent may have started us with this signal blocked (masks survive exec); a watched signal that
+        // is blocked on the loop thread could never stop the daemon.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, number)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     deinit {

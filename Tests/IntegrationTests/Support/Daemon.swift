@@ -47,6 +47,7 @@ final class Daemon: @unchecked Sendable {
         let exited = self.exited
         process.terminationHandler = { _ in exited.signal() }
         try process.run()
+        try pipe.fileHandleForWriting.close()
         guard waitForListening else { return }
         for _ in listen {
             let line = try stderr.waitForLine(containing: "listening on ", after: ports.count, timeout: 20)
@@ -100,27 +101,34 @@ final class Daemon: @unchecked Sendable {
 final class LineCollector: @unchecked Sendable {
     private let condition = NSCondition()
     private var lines: [String] = []
-    private var partial = Data()
+    private var partial: [UInt8] = []
     private var closed = false
 
+    /// Reads `handle` on a thread of its own until end of file (blocking reads make EOF certain).
     func attach(_ handle: FileHandle) {
-        handle.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self else { return }
-            self.condition.lock()
-            if data.isEmpty {
-                self.closed = true
-                handle.readabilityHandler = nil
-            } else {
-                self.partial.append(data)
-                while let newline = self.partial.firstIndex(of: 0x0A) {
-                    let line = self.partial[self.partial.startIndex..<newline]
-                    self.lines.append(String(decoding: line, as: UTF8.self))
-                    self.partial.removeSubrange(self.partial.startIndex...newline)
+        let fd = handle.fileDescriptor
+        Thread.detachNewThread { [self] in
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                condition.lock()
+                if count <= 0 {
+                    closed = true
+                } else {
+                    partial.append(contentsOf: chunk[0..<count])
+                    while let newline = partial.firstIndex(of: 0x0A) {
+                        lines.append(String(decoding: partial[partial.startIndex..<newline], as: UTF8.self))
+                        partial.removeSubrange(partial.startIndex...newline)
+                    }
+                }
+                condition.broadcast()
+                condition.unlock()
+                if count <= 0 {
+                    withExtendedLifetime(handle) {}
+                    return
                 }
             }
-            self.condition.broadcast()
-            self.condition.unlock()
         }
     }
 
@@ -138,7 +146,9 @@ final class LineCollector: @unchecked Sendable {
         while true {
             let matches = lines.filter { $0.contains(text) }
             if matches.count > skip { return matches[skip] }
-            if closed { throw TestFailure("output ended without a line containing '\(text)':\n\(lines.joined(separator: "\n"))") }
+            if closed {
+                throw TestFailure("output ended without a line containing '\(text)':\n\(lines.joined(separator: "\n"))")
+            }
             if !condition.wait(until: deadline) {
                 throw TestFailure("no line containing '\(text)' within \(timeout)s:\n\(lines.joined(separator: "\n"))")
             }

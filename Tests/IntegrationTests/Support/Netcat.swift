@@ -20,6 +20,8 @@ final class Netcat: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         output.attach(stdout.fileHandleForReading)
         try process.run()
+        try stdout.fileHandleForWriting.close()
+        try input.fileHandleForReading.close()
     }
 
     deinit {
