@@ -3,7 +3,7 @@
 
 PREFIX      ?= /usr/local
 SWIFT       ?= swift
-APT_PACKAGES = libevent-dev pkg-config netcat-openbsd redis-server
+APT_PACKAGES = libevent-dev libsystemd-dev pkg-config netcat-openbsd redis-server
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build release run test clean

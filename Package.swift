@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0", traits: [.defaults, "YAML"]),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
     ],
     targets: [
         // The only C in the package: libevent's headers, nothing else.
@@ -25,6 +27,14 @@ let package = Package(
             pkgConfig: "libevent",
             providers: [.apt(["libevent-dev"])]
         ),
+        // libsystemd's headers, for readiness, watchdog and socket activation.
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        // The one Swift module that imports CSystemd.
+        .target(name: "FanoutSystemd", dependencies: ["CSystemd"]),
         // The one Swift module that imports CLibevent: loop, listener, buffered sockets, timers, signals.
         .target(name: "FanoutEventLoop", dependencies: ["CLibevent"]),
         // The in-process multicast-delegate core: weak, deduplicated member sets. No networking.
@@ -37,12 +47,15 @@ let package = Package(
             dependencies: [
                 "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         .executableTarget(
             name: "fanoutd",
             dependencies: [
-                "FanoutServer",
+                "FanoutServer", "FanoutSystemd",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),

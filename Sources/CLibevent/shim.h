@@ -16,5 +16,6 @@
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
 #include <event2/util.h>
+#include <event2/http.h>
 
 #endif

@@ -48,6 +48,36 @@ public final class Listener {
         }
     }
 
+    /// Serves on a socket that is already bound and listening (socket activation). The fd becomes the
+    /// listener's, and is closed with it.
+    public init(
+        loop: EventLoop,
+        listeningFD fd: Int32,
+        onAccept: @escaping (Int32, SocketAddress) -> Void,
+        onError: @escaping (SystemError) -> Void
+    ) throws(SystemError) {
+        self.loop = loop
+        self.onAccept = onAccept
+        self.onError = onError
+        guard let bound = SocketAddress.local(of: fd) else {
+            throw SystemError(errno: errno, operation: "inherited fd \(fd) is not a socket")
+        }
+        self.address = bound
+        evutil_make_socket_nonblocking(fd)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let made = try nonNull("listen on inherited fd \(fd)") {
+            evconnlistener_new(loop.base, { _, fd, peer, peerLength, context in
+                let listener = Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue()
+                listener.onAccept(fd, SocketAddress(peer!, length: Int(peerLength)))
+            }, context, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd)
+        }
+        listener = made
+        evconnlistener_set_error_cb(made) { _, context in
+            let listener = Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue()
+            listener.onError(SystemError(errno: errno, operation: "accept on \(listener.address)"))
+        }
+    }
+
     deinit {
         if let listener { evconnlistener_free(listener) }
     }

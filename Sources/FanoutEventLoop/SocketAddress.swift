@@ -54,9 +54,22 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     public var isIPv6: Bool { family == AF_INET6 }
 
-    /// The port in host byte order.
-    public var port: Int {
+    public var isUnix: Bool { family == AF_UNIX }
+
+    /// The path of a unix socket address (empty for an unnamed peer).
+    public var unixPath: String {
         storage.withUnsafeBytes { raw in
+            let pathOffset = MemoryLayout<sa_family_t>.size
+            guard raw.count > pathOffset else { return "" }
+            let bytes = raw[pathOffset...].prefix { $0 != 0 }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    /// The port in host byte order (0 for unix sockets).
+    public var port: Int {
+        if isUnix { return 0 }
+        return storage.withUnsafeBytes { raw in
             if isIPv6 { return Int(UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port)) }
             return Int(UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port))
         }
@@ -77,9 +90,10 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// `127.0.0.1:7411` or `[::1]:7411`.
+    /// `127.0.0.1:7411`, `[::1]:7411` or `unix:/run/fanout/fanoutd.sock`.
     public var description: String {
-        isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)"
+        if isUnix { return "unix:\(unixPath)" }
+        return isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, Int32) throws(SystemError) -> R) throws(SystemError) -> R {

@@ -12,8 +12,8 @@ public struct LineFramer {
         case tooLong
     }
 
-    /// Longest accepted line in bytes, LF and the CR before it excluded.
-    public let maxLine: Int
+    /// Longest accepted line in bytes, LF and the CR before it excluded. May change between feeds (reload).
+    public var maxLine: Int
     private var partial: [UInt8] = []
     private var discarding = false
 

@@ -8,7 +8,8 @@ extension Server {
         guard connection.state.isReading, let socket = connection.socket else { return }
         let pauseBytes = configuration.readPauseBytes
         socket.readInput { chunk in
-            connection.framer.feed(chunk) { event in
+            stats.bytesIn += UInt64(chunk.count)
+            return connection.framer.feed(chunk) { event in
                 switch event {
                 case .line(let line):
                     execute(line, from: connection)

@@ -35,6 +35,11 @@ extension Server {
     private func flushRunBytes() {
         guard !publishRun.bytes.isEmpty else { return }
         let limit = configuration.maxPendingBytes
+        stats.bytesOut += UInt64(publishRun.bytes.count * publishRun.receivers.count)
+        if metrics != nil {
+            let now = ContinuousClock.now
+            for receiver in publishRun.receivers where receiver.pendingSince == nil { receiver.pendingSince = now }
+        }
         if publishRun.receivers.count > 1 && publishRun.bytes.count >= 4096 {
             let shared = SharedBuffer()
             publishRun.bytes.withUnsafeBytes { shared.append($0) }

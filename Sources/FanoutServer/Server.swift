@@ -7,12 +7,15 @@ import Logging
 /// Threading: every method runs on the thread that calls `run()`; nothing here is locked or `Sendable`.
 /// Create the server on that thread too.
 public final class Server {
-    public let configuration: ServerConfiguration
-    let logger: Logger
+    public internal(set) var configuration: ServerConfiguration
+    var logger: Logger
     let loop: EventLoop
     let startedAt = ContinuousClock.now
 
-    private var listeners: [Listener] = []
+    /// Listeners bound from `configuration.listen`, by the address text that asked for them.
+    var listeners: [String: Listener] = [:]
+    /// Listeners handed over by socket activation; while there are any, `listen` is not bound.
+    var inheritedListeners: [Listener] = []
     /// The only strong owner of every client connection.
     var connections: [UInt64: ClientConnection] = [:]
     private var nextConnectionID: UInt64 = 1
@@ -33,7 +36,19 @@ public final class Server {
     private var sweepTimer: LoopTimer?
     private var acceptRetryTimer: LoopTimer?
     private var graceTimer: LoopTimer?
+    private var statusTimer: LoopTimer?
+    private var watchdogTimer: LoopTimer?
+    var metricsServer: HTTPServer?
+    var metrics: ServerMetrics?
+    private var publishedAtLastStatus: UInt64 = 0
     private(set) var isShuttingDown = false
+
+    /// Told about readiness, reloads, shutdown and status (systemd's sd_notify, in the daemon).
+    public var notifier: ServiceNotifier?
+    /// Reads the configuration again, for SIGHUP; nil means SIGHUP only logs that it cannot reload.
+    public var configurationLoader: (() throws -> ServerConfiguration)?
+    /// Renders the metrics registry in Prometheus text format, for `/metrics`.
+    public var metricsExposition: (() -> [UInt8])?
 
     /// Creates the loop; nothing is bound until `start()`.
     public init(configuration: ServerConfiguration, logger: Logger) throws {
@@ -41,36 +56,44 @@ public final class Server {
         self.logger = logger
         self.loop = try EventLoop()
         self.sequences = SequenceTable(limit: configuration.maxTrackedSubjects)
+        self.logger.logLevel = configuration.logLevel
         replyScratch.reserveCapacity(64)
     }
 
     /// The addresses being listened on, with the kernel's port where port 0 was asked for.
-    public var boundAddresses: [String] { listeners.map(\.address.description) }
+    public var boundAddresses: [String] { (inheritedListeners + listeners.values).map(\.address.description) }
 
-    /// Binds every listen address and installs the SIGTERM/SIGINT handlers. Throws on the first failure.
-    public func start() throws {
+    /// Binds every listen address (or serves `inheritedFDs`, from socket activation, instead), installs
+    /// the signal handlers and timers. Throws on the first failure.
+    public func start(inheritedFDs: [Int32] = []) throws {
         // Every connection is a descriptor: make room for max_connections plus listeners and headroom.
         let wanted = configuration.maxConnections + configuration.listen.count + 64
         let openFiles = ResourceLimits.raiseOpenFiles(to: wanted)
         if openFiles < wanted {
             logger.warning("open-files limit is \(openFiles), below max_connections + headroom (\(wanted))")
         }
-        for text in configuration.listen {
-            let address = try SocketAddress(parsing: text)
+        for fd in inheritedFDs {
             let listener = try Listener(
-                loop: loop,
-                address: address,
+                loop: loop, listeningFD: fd,
                 onAccept: { [unowned self] fd, peer in self.accept(fd: fd, peer: peer) },
                 onError: { [unowned self] error in self.acceptFailed(error) }
             )
-            listeners.append(listener)
-            logger.notice("listening on \(listener.address)")
+            inheritedListeners.append(listener)
+            logger.notice("listening on \(listener.address) (socket activation)")
         }
+        if inheritedListeners.isEmpty {
+            for text in configuration.listen { listeners[text] = try bind(text) }
+        }
+        try startMetrics()
         for signal in [SignalNumber.terminate, SignalNumber.interrupt] {
             signalWatchers.append(try SignalWatcher(loop: loop, signal: signal) { [unowned self] number in
                 self.signalReceived(number)
             })
         }
+        signalWatchers.append(try SignalWatcher(loop: loop, signal: SignalNumber.hangup) { [unowned self] _ in
+            self.reload()
+        })
+        startServiceTimers()
         let sweepTimer = LoopTimer(loop: loop, repeating: true) { [unowned self] in
             if self.staleSubscriptions > 0 { self.sweepIndex() }
         }
@@ -78,11 +101,48 @@ public final class Server {
         self.sweepTimer = sweepTimer
     }
 
+    /// Binds one configured listen address.
+    func bind(_ text: String) throws -> Listener {
+        let listener = try Listener(
+            loop: loop,
+            address: try SocketAddress(parsing: text),
+            onAccept: { [unowned self] fd, peer in self.accept(fd: fd, peer: peer) },
+            onError: { [unowned self] error in self.acceptFailed(error) }
+        )
+        logger.notice("listening on \(listener.address)")
+        return listener
+    }
+
     /// Serves until shutdown completes. Returns normally after a graceful stop.
     public func run() throws {
         logger.info("serving with \(loop.backendName), max_connections=\(configuration.maxConnections)")
+        notifier?.ready(status: statusLine(rate: 0))
         try loop.run()
         tearDown()
+    }
+
+    /// Periodic STATUS= lines and watchdog keep-alives, when a service manager listens.
+    private func startServiceTimers() {
+        guard let notifier else { return }
+        let interval = Duration.seconds(2)
+        let statusTimer = LoopTimer(loop: loop, repeating: true) { [unowned self] in
+            let published = self.stats.published
+            let rate = Double(published - self.publishedAtLastStatus) / 2
+            self.publishedAtLastStatus = published
+            notifier.status(self.statusLine(rate: rate))
+        }
+        statusTimer.schedule(after: interval)
+        self.statusTimer = statusTimer
+        if let watchdogInterval = notifier.watchdogInterval {
+            let watchdogTimer = LoopTimer(loop: loop, repeating: true) { notifier.watchdog() }
+            watchdogTimer.schedule(after: watchdogInterval)
+            self.watchdogTimer = watchdogTimer
+            logger.info("watchdog keep-alive every \(watchdogInterval)")
+        }
+    }
+
+    func statusLine(rate: Double) -> String {
+        "clients=\(connections.count) subjects=\(index.storedPatternCount) msgs/s=\(Int(rate.rounded()))"
     }
 
     /// Stops accepting, tells every client `-ERR shutting-down`, and stops the loop once their output is
@@ -91,7 +151,11 @@ public final class Server {
         guard !isShuttingDown else { return }
         isShuttingDown = true
         logger.notice("shutting down: \(connections.count) clients, grace \(configuration.shutdownGrace)")
+        notifier?.stopping()
         listeners.removeAll()
+        inheritedListeners.removeAll()
+        metricsServer = nil
+        statusTimer = nil
         sweepTimer = nil
         acceptRetryTimer = nil
         closeRun()
@@ -114,7 +178,11 @@ public final class Server {
         closeRun()
         connections.removeAll()
         listeners.removeAll()
+        inheritedListeners.removeAll()
+        metricsServer = nil
         signalWatchers.removeAll()
+        statusTimer = nil
+        watchdogTimer = nil
         sweepTimer = nil
         graceTimer = nil
         acceptRetryTimer = nil
@@ -171,8 +239,10 @@ public final class Server {
     private func acceptFailed(_ error: SystemError) {
         // EMFILE/ENFILE leave the connection queued, so the listener would spin: pause accepting for a moment.
         logger.error("\(error); pausing accept for 1s")
-        listeners.forEach { $0.pause() }
-        let retry = LoopTimer(loop: loop) { [unowned self] in self.listeners.forEach { $0.resume() } }
+        (inheritedListeners + listeners.values).forEach { $0.pause() }
+        let retry = LoopTimer(loop: loop) { [unowned self] in
+            (self.inheritedListeners + self.listeners.values).forEach { $0.resume() }
+        }
         retry.schedule(after: .seconds(1))
         acceptRetryTimer = retry
     }

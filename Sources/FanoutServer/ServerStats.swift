@@ -10,4 +10,8 @@ struct ServerStats {
     var limitRefusals: UInt64 = 0
     /// Connections accepted.
     var accepted: UInt64 = 0
+    /// Bytes read from clients.
+    var bytesIn: UInt64 = 0
+    /// Bytes queued to clients (replies and messages).
+    var bytesOut: UInt64 = 0
 }

@@ -16,15 +16,10 @@ struct ConfigLoader {
         case maxSubscriptions = "max_subscriptions", maxPendingBytes = "max_pending_bytes"
         case writeTimeout = "write_timeout", idleTimeout = "idle_timeout", shutdownGrace = "shutdown_grace"
         case keepalive, maxTrackedSubjects = "max_tracked_subjects", logLevel = "log_level"
+        case metricsListen = "metrics_listen"
     }
 
-    /// The configuration and the log level it asks for.
-    struct Loaded {
-        var server: ServerConfiguration
-        var logLevel: Logger.Level
-    }
-
-    static func load(path: String?) async throws -> Loaded {
+    static func load(path: String?) async throws -> ServerConfiguration {
         var providers: [any ConfigProvider] = [EnvironmentVariablesProvider().prefixKeys(with: "fanoutd")]
         if let path {
             do {
@@ -36,7 +31,7 @@ struct ConfigLoader {
         return try read(ConfigReader(providers: providers))
     }
 
-    static func read(_ config: ConfigReader) throws -> Loaded {
+    static func read(_ config: ConfigReader) throws -> ServerConfiguration {
         var server = ServerConfiguration()
         let reader = TypedReader(config: config)
         if let listen = try reader.strings(.listen) { server.listen = listen }
@@ -50,14 +45,14 @@ struct ConfigLoader {
         if let value = try reader.seconds(.shutdownGrace) { server.shutdownGrace = value }
         if let value = try reader.seconds(.keepalive) { server.keepalive = value == .zero ? nil : value }
         if let value = try reader.int(.maxTrackedSubjects) { server.maxTrackedSubjects = value }
-        var level = Logger.Level.info
         if let text = try reader.string(.logLevel) {
             guard let parsed = Logger.Level(rawValue: text.lowercased()) else {
                 throw Problem(description: "log_level: '\(text)' is not one of trace, debug, info, notice, warning, error, critical")
             }
-            level = parsed
+            server.logLevel = parsed
         }
-        return Loaded(server: server, logLevel: level)
+        if let text = try reader.string(.metricsListen) { server.metricsListen = text.isEmpty ? nil : text }
+        return server
     }
 }
 

@@ -1,8 +1,11 @@
 import ArgumentParser
 import FanoutEventLoop
 import FanoutServer
+import FanoutSystemd
 import Foundation
 import Logging
+import Metrics
+import Prometheus
 
 @main
 struct Fanoutd: AsyncParsableCommand {
@@ -18,8 +21,14 @@ struct Fanoutd: AsyncParsableCommand {
 
             Settings come from --config (YAML), then FANOUTD_* environment variables (FANOUTD_MAX_LINE=...),
             then the options below; config/fanoutd.yaml documents every setting and its default.
-            SIGTERM or SIGINT stops the daemon gracefully: clients get -ERR shutting-down and their output is
-            flushed for up to shutdown_grace seconds.
+
+            Signals: SIGTERM or SIGINT stops gracefully (clients get -ERR shutting-down and their output is
+            flushed for up to shutdown_grace seconds; a second signal stops at once). SIGHUP re-reads the
+            configuration and applies limits, timeouts, log level and listen addresses without disconnecting
+            anyone; an invalid file is rejected and the running configuration kept.
+
+            Under systemd: Type=notify readiness, STATUS= lines, the watchdog, and socket activation
+            (LISTEN_FDS) are supported; logs carry syslog priorities when stderr is the journal.
 
             Exit codes: 0 stopped cleanly, 1 could not start (e.g. address in use), 78 bad configuration.
             """,
@@ -45,45 +54,66 @@ struct Fanoutd: AsyncParsableCommand {
         }
     }
 
+    /// Reads the file and environment, then applies the command line's overrides.
+    private func loadConfiguration() async throws -> ServerConfiguration {
+        var configuration = try await ConfigLoader.load(path: config)
+        if !listen.isEmpty { configuration.listen = listen }
+        if let logLevel { configuration.logLevel = Logger.Level(rawValue: logLevel.lowercased())! }
+        return configuration
+    }
+
     func run() async throws {
-        var loaded: ConfigLoader.Loaded
+        let configuration: ServerConfiguration
         do {
-            loaded = try await ConfigLoader.load(path: config)
+            configuration = try await loadConfiguration()
         } catch {
             Self.fail("configuration: \(error)", code: 78)
         }
-        if !listen.isEmpty { loaded.server.listen = listen }
-        if let logLevel { loaded.logLevel = Logger.Level(rawValue: logLevel.lowercased())! }
-        let problems = loaded.server.problems()
+        let problems = configuration.problems()
         if !problems.isEmpty {
             Self.fail("configuration: " + problems.joined(separator: "; "), code: 78)
         }
         if checkConfig {
-            print(Self.describe(loaded))
+            print(Self.describe(configuration))
             return
         }
 
-        let level = loaded.logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let forJournal = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
+        LoggingSystem.bootstrap { _ in DaemonLogHandler(logLevel: .trace, forJournal: forJournal) }
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets["fanout_publish_to_write_seconds"] = [
+            .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
+            .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
+        ]
+        MetricsSystem.bootstrap(factory)
         SignalWatcher.ignoreBrokenPipe()
+        let reload: @Sendable () throws -> ServerConfiguration = { [self] in try Self.blocking { try await self.loadConfiguration() } }
         do {
-            try await Self.serve(loaded.server)
+            try await Self.serve(configuration, registry: registry, reload: reload)
         } catch {
             Self.fail("\(error)", code: 1)
         }
     }
 
     /// Runs the server on a thread of its own (the loop blocks), and returns when it has stopped.
-    private static func serve(_ configuration: ServerConfiguration) async throws {
+    private static func serve(
+        _ configuration: ServerConfiguration, registry: PrometheusCollectorRegistry,
+        reload: @escaping @Sendable () throws -> ServerConfiguration
+    ) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             let thread = Thread {
                 do {
                     let server = try Server(configuration: configuration, logger: Logger(label: "fanoutd"))
-                    try server.start()
+                    server.notifier = SystemdNotifier()
+                    server.configurationLoader = reload
+                    server.metricsExposition = {
+                        var buffer: [UInt8] = []
+                        registry.emit(into: &buffer)
+                        return buffer
+                    }
+                    try server.start(inheritedFDs: ServiceManager.inheritedSockets().map(\.fd))
                     try server.run()
                     continuation.resume()
                 } catch {
@@ -95,8 +125,19 @@ struct Fanoutd: AsyncParsableCommand {
         }
     }
 
-    private static func describe(_ loaded: ConfigLoader.Loaded) -> String {
-        let server = loaded.server
+    /// Runs async work from the loop thread and waits for it (configuration reloads: rare and quick).
+    private static func blocking<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { box.result = .success(try await work()) } catch { box.result = .failure(error) }
+            done.signal()
+        }
+        done.wait()
+        return try box.result!.get()
+    }
+
+    private static func describe(_ server: ServerConfiguration) -> String {
         func seconds(_ duration: Duration?) -> String {
             guard let duration else { return "0 (off)" }
             let (whole, fraction) = duration.components
@@ -115,7 +156,8 @@ struct Fanoutd: AsyncParsableCommand {
             shutdown_grace: \(seconds(server.shutdownGrace))
             keepalive: \(seconds(server.keepalive))
             max_tracked_subjects: \(server.maxTrackedSubjects)
-            log_level: \(loaded.logLevel.rawValue)
+            log_level: \(server.logLevel.rawValue)
+            metrics_listen: \(server.metricsListen ?? "off")
             """
     }
 
@@ -123,4 +165,9 @@ struct Fanoutd: AsyncParsableCommand {
         FileHandle.standardError.write(Data("fanoutd: \(message)\n".utf8))
         Foundation.exit(code)
     }
+}
+
+/// Carries a result from a task to the thread waiting for it; the semaphore orders the accesses.
+private final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, Error>?
 }

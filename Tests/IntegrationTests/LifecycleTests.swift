@@ -9,12 +9,19 @@ private func runDaemon(_ arguments: [String], environment: [String: String] = [:
     var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FANOUTD_") }
     env.merge(environment) { $1 }
     process.environment = env
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
+    let out = try CloexecPipe(), err = try CloexecPipe()
+    process.standardOutput = out.write
+    process.standardError = err.write
     try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    try out.write.close()
+    try err.write.close()
+    let collectedOut = LineCollector(), collectedErr = LineCollector()
+    collectedOut.attach(out.read)
+    collectedErr.attach(err.read)
+    collectedOut.waitForEnd(timeout: 30)
+    collectedErr.waitForEnd(timeout: 30)
+    let stdout = Data((collectedOut.all.joined(separator: "\n") + "\n").utf8)
+    let stderr = Data(collectedErr.all.joined(separator: "\n").utf8)
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
 }
@@ -100,8 +107,8 @@ struct LifecycleTests {
         #expect(outOfRange.status == 78)
         #expect(outOfRange.stderr.contains("max_connections"))
         let badAddress = try runDaemon(["--listen", "nonsense"])
-        #expect(badAddress.status == 1)
-        #expect(badAddress.stderr.hasPrefix("fanoutd: "))
+        #expect(badAddress.status == 78)
+        #expect(badAddress.stderr.hasPrefix("fanoutd: configuration: address 'nonsense'"))
     }
 
     @Test func addressInUseIsAClearError() throws {

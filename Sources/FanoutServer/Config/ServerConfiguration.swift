@@ -1,4 +1,5 @@
 import FanoutEventLoop
+import Logging
 
 /// Everything the server needs to know, as plain values. Defaults are the documented ones (config/fanoutd.yaml).
 public struct ServerConfiguration: Sendable, Equatable {
@@ -24,6 +25,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var keepalive: Duration? = Self.defaultKeepalive
     /// How many subjects' sequence numbers are remembered; see `SequenceTable`.
     public var maxTrackedSubjects: Int = Self.defaultMaxTrackedSubjects
+    /// The lowest level logged.
+    public var logLevel: Logger.Level = .info
+    /// Where to serve `/metrics` and `/healthz` over HTTP (`HOST:PORT`); nil turns it off.
+    public var metricsListen: String? = nil
 
     public static let defaultListen = ["127.0.0.1:7411"]
     public static let defaultServerName = RawSocket.hostName()
@@ -57,6 +62,13 @@ public struct ServerConfiguration: Sendable, Equatable {
         if let idleTimeout, idleTimeout <= .zero { found.append("idle_timeout: must be positive, or 0 for off") }
         if shutdownGrace < .zero { found.append("shutdown_grace: must not be negative") }
         if maxTrackedSubjects < 1 { found.append("max_tracked_subjects: must be at least 1") }
+        for address in listen + (metricsListen.map { [$0] } ?? []) {
+            do {
+                _ = try SocketAddress(parsing: address)
+            } catch {
+                found.append(error.operation)
+            }
+        }
         return found
     }
 }

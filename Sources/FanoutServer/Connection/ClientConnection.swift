@@ -40,11 +40,16 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// Unsent output bytes.
     var pendingBytes: Int { socket?.outputCount ?? 0 }
 
+    /// When this connection's output last went from empty to pending, while metrics are on.
+    var pendingSince: ContinuousClock.Instant?
+
     func send(_ text: String) {
+        server.stats.bytesOut += UInt64(text.utf8.count)
         socket?.write(text)
     }
 
     func send(_ bytes: [UInt8]) {
+        server.stats.bytesOut += UInt64(bytes.count)
         socket?.write(bytes)
     }
 
@@ -55,6 +60,10 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     }
 
     func socketDidDrain(_ socket: BufferedSocket) {
+        if let since = pendingSince, socket.outputCount == 0 {
+            pendingSince = nil
+            server.metrics?.publishToWrite.record(duration: ContinuousClock.now - since)
+        }
         guard state.handle(.outputDrained) == .resumeReading else { return }
         socket.setWriteLowWatermark(0)
         socket.enableReading()

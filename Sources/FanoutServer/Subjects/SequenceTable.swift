@@ -5,7 +5,8 @@
 /// can notice as a regression, because none was listening). If that is not enough, the table is halved.
 struct SequenceTable {
     private var last: [String: UInt64] = [:]
-    let limit: Int
+    /// May shrink or grow on reload; the table adapts at its next insertion.
+    var limit: Int
 
     init(limit: Int) {
         self.limit = limit

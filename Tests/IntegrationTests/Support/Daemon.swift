@@ -40,14 +40,14 @@ final class Daemon: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FANOUTD_") }
         env.merge(environment) { $1 }
         process.environment = env
-        let pipe = Pipe()
-        process.standardError = pipe
+        let pipe = try CloexecPipe()
+        process.standardError = pipe.write
         process.standardOutput = FileHandle.nullDevice
-        stderr.attach(pipe.fileHandleForReading)
+        stderr.attach(pipe.read)
         let exited = self.exited
         process.terminationHandler = { _ in exited.signal() }
         try process.run()
-        try pipe.fileHandleForWriting.close()
+        try pipe.write.close()
         guard waitForListening else { return }
         for _ in listen {
             let line = try stderr.waitForLine(containing: "listening on ", after: ports.count, timeout: 20)

@@ -5,7 +5,7 @@ final class FanoutTool: @unchecked Sendable {
     let process = Process()
     let stdout = LineCollector()
     let stderr = LineCollector()
-    private let input = Pipe()
+    private let input: CloexecPipe
     private let exited = DispatchSemaphore(value: 0)
 
     static var executable: URL { Daemon.binDirectory.appendingPathComponent("fanout") }
@@ -18,21 +18,22 @@ final class FanoutTool: @unchecked Sendable {
         env["FANOUT_SERVER"] = nil
         env.merge(environment) { $1 }
         process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardInput = input
-        process.standardOutput = out
-        process.standardError = err
-        stdout.attach(out.fileHandleForReading)
-        stderr.attach(err.fileHandleForReading)
+        let out = try CloexecPipe(), err = try CloexecPipe()
+        input = try CloexecPipe()
+        process.standardInput = input.read
+        process.standardOutput = out.write
+        process.standardError = err.write
+        stdout.attach(out.read)
+        stderr.attach(err.read)
         let exited = self.exited
         process.terminationHandler = { _ in exited.signal() }
         try process.run()
         // The child has its own copies: close ours, or the pipes never reach end of file.
-        try out.fileHandleForWriting.close()
-        try err.fileHandleForWriting.close()
-        try input.fileHandleForReading.close()
+        try out.write.close()
+        try err.write.close()
+        try input.read.close()
         if let stdinData {
-            let writer = input.fileHandleForWriting
+            let writer = input.write
             // Write from another thread: a large input would otherwise block on the pipe before we read output.
             Thread.detachNewThread {
                 try? writer.write(contentsOf: stdinData)
@@ -48,7 +49,7 @@ final class FanoutTool: @unchecked Sendable {
         }
     }
 
-    func closeInput() { try? input.fileHandleForWriting.close() }
+    func closeInput() { try? input.write.close() }
 
     /// Waits for exit and for the output pipes to drain; nil status on timeout.
     func finish(timeout: TimeInterval = 30) -> (status: Int32?, stdout: [String], stderr: [String]) {

@@ -4,7 +4,7 @@ import Foundation
 final class Netcat: @unchecked Sendable {
     let process = Process()
     let output = LineCollector()
-    private let input = Pipe()
+    private let input: CloexecPipe
 
     static var path: String? {
         ["/usr/bin/nc", "/bin/nc", "/usr/local/bin/nc"].first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -14,14 +14,15 @@ final class Netcat: @unchecked Sendable {
         guard let path = Self.path else { throw TestFailure("nc is not installed (apt-get install netcat-openbsd)") }
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = extraArguments + [host, String(port)]
-        let stdout = Pipe()
-        process.standardInput = input
-        process.standardOutput = stdout
+        let stdout = try CloexecPipe()
+        input = try CloexecPipe()
+        process.standardInput = input.read
+        process.standardOutput = stdout.write
         process.standardError = FileHandle.nullDevice
-        output.attach(stdout.fileHandleForReading)
+        output.attach(stdout.read)
         try process.run()
-        try stdout.fileHandleForWriting.close()
-        try input.fileHandleForReading.close()
+        try stdout.write.close()
+        try input.read.close()
     }
 
     deinit {
@@ -29,7 +30,7 @@ final class Netcat: @unchecked Sendable {
     }
 
     func send(_ text: String) throws {
-        try input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
+        try input.write.write(contentsOf: Data(text.utf8))
     }
 
     /// SIGKILL, as if the subscriber crashed: the kernel closes its socket.

@@ -1,0 +1,70 @@
+import FanoutEventLoop
+import Metrics
+
+/// The server's metrics, published through swift-metrics (the daemon bootstraps a Prometheus backend).
+///
+/// The hot path only bumps plain counters in `ServerStats`; `sync` moves the differences into the metrics
+/// system when `/metrics` is read, so no publish pays for an atomic or a lock.
+final class ServerMetrics {
+    private let connections = Gauge(label: "fanout_connections")
+    private let subscriptions = Gauge(label: "fanout_subscriptions")
+    private let subjects = Gauge(label: "fanout_subjects")
+    private let pendingOutput = Gauge(label: "fanout_pending_output_bytes")
+    private let published = Counter(label: "fanout_published_total")
+    private let delivered = Counter(label: "fanout_delivered_total")
+    private let bytesIn = Counter(label: "fanout_bytes_in_total")
+    private let bytesOut = Counter(label: "fanout_bytes_out_total")
+    private let slowConsumers = Counter(label: "fanout_slow_consumer_disconnects_total")
+    private let limitRefusals = Counter(label: "fanout_limit_refusals_total")
+    /// From a message being queued to a connection until that connection's output has been written out.
+    let publishToWrite = Metrics.Timer(label: "fanout_publish_to_write_seconds")
+    private var reported = ServerStats()
+
+    func sync(_ stats: ServerStats, clients: Int, subscriptionCount: Int, subjectCount: Int, pendingBytes: Int) {
+        connections.record(clients)
+        subscriptions.record(subscriptionCount)
+        subjects.record(subjectCount)
+        pendingOutput.record(pendingBytes)
+        published.increment(by: Int64(stats.published - reported.published))
+        delivered.increment(by: Int64(stats.delivered - reported.delivered))
+        bytesIn.increment(by: Int64(stats.bytesIn - reported.bytesIn))
+        bytesOut.increment(by: Int64(stats.bytesOut - reported.bytesOut))
+        slowConsumers.increment(by: Int64(stats.slowConsumers - reported.slowConsumers))
+        limitRefusals.increment(by: Int64(stats.limitRefusals - reported.limitRefusals))
+        reported = stats
+    }
+}
+
+extension Server {
+    /// Serves `/metrics` and `/healthz` on `metrics_listen`, when set.
+    func startMetrics() throws {
+        guard let text = configuration.metricsListen else {
+            metrics = nil
+            return
+        }
+        if metrics == nil { metrics = ServerMetrics() }
+        let server = try HTTPServer(loop: loop, address: try SocketAddress(parsing: text)) { [unowned self] path in
+            self.answerHTTP(path)
+        }
+        metricsServer = server
+        logger.notice("serving metrics on http://\(server.address)/metrics")
+    }
+
+    private func answerHTTP(_ path: String) -> HTTPServer.Response {
+        switch path {
+        case "/metrics":
+            if staleSubscriptions > 0 { sweepIndex() }
+            metrics?.sync(stats, clients: connections.count, subscriptionCount: subscriptionCount,
+                          subjectCount: index.storedPatternCount,
+                          pendingBytes: connections.values.reduce(0) { $0 + $1.pendingBytes })
+            return HTTPServer.Response(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
+                                       body: metricsExposition?() ?? [])
+        case "/healthz":
+            return isShuttingDown
+                ? HTTPServer.Response(status: 503, body: Array("shutting down\n".utf8))
+                : HTTPServer.Response(status: 200, body: Array("ok\n".utf8))
+        default:
+            return HTTPServer.Response(status: 404, body: Array("not found: try /metrics or /healthz\n".utf8))
+        }
+    }
+}
