@@ -2,11 +2,16 @@
 # Both install the Debian packages they need first (with sudo when not root).
 
 PREFIX      ?= /usr/local
+SYSCONFDIR  ?= /etc
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+MANDIR      ?= $(PREFIX)/share/man
+BIN_DIR     ?= .build/release
+DESTDIR     ?=
 SWIFT       ?= swift
-APT_PACKAGES = libevent-dev libsystemd-dev pkg-config netcat-openbsd redis-server
+APT_PACKAGES = libevent-dev libsystemd-dev pkg-config netcat-openbsd redis-server systemd
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release run test clean
+.PHONY: deps build release run test install clean
 
 deps:
 	@missing=""; \
@@ -30,6 +35,23 @@ run: release
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+
+# Installs the binaries, the units (ExecStart pointing at $(PREFIX)/bin), the man page and, unless one is
+# there already, the configuration. BIN_DIR names prebuilt binaries; without them, builds release first.
+install:
+	@test -x $(BIN_DIR)/fanoutd -a -x $(BIN_DIR)/fanout || $(MAKE) release
+	install -D -m 0755 $(BIN_DIR)/fanoutd $(DESTDIR)$(PREFIX)/bin/fanoutd
+	install -D -m 0755 $(BIN_DIR)/fanout $(DESTDIR)$(PREFIX)/bin/fanout
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|/usr/local/bin/fanoutd|$(PREFIX)/bin/fanoutd|; s|/etc/fanout/|$(SYSCONFDIR)/fanout/|' \
+		systemd/fanoutd.service > $(DESTDIR)$(UNITDIR)/fanoutd.service
+	install -m 0644 systemd/fanoutd.socket $(DESTDIR)$(UNITDIR)/fanoutd.socket
+	install -D -m 0644 man/fanoutd.8 $(DESTDIR)$(MANDIR)/man8/fanoutd.8
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/fanout/fanoutd.yaml ]; then \
+		echo "keeping existing $(DESTDIR)$(SYSCONFDIR)/fanout/fanoutd.yaml"; \
+	else \
+		install -D -m 0644 config/fanoutd.yaml $(DESTDIR)$(SYSCONFDIR)/fanout/fanoutd.yaml; \
+	fi
 
 clean:
 	rm -rf .build

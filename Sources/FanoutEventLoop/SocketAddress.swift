@@ -48,8 +48,11 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         return (String(host), String(port))
     }
 
+    /// The address family, read from the first two bytes only: a unix peer's address may be no longer.
     public var family: Int32 {
-        storage.withUnsafeBytes { Int32($0.load(as: sockaddr.self).sa_family) }
+        storage.withUnsafeBytes { raw in
+            raw.count >= MemoryLayout<sa_family_t>.size ? Int32(raw.loadUnaligned(as: sa_family_t.self)) : AF_UNSPEC
+        }
     }
 
     public var isIPv6: Bool { family == AF_INET6 }

@@ -24,3 +24,18 @@ struct ConnectionStateTests {
         }
     }
 }
+
+import FanoutEventLoop
+
+@Suite("SocketAddress")
+struct SocketAddressTests {
+    @Test(arguments: [("127.0.0.1:7411", "127.0.0.1:7411"), ("[::1]:80", "[::1]:80"), ("0.0.0.0:0", "0.0.0.0:0")])
+    func parsesAndPrints(text: String, expected: String) throws {
+        #expect(try SocketAddress(parsing: text).description == expected)
+    }
+
+    @Test(arguments: ["nonsense", "1.2.3.4", ":80", "[::1]", "[::1]80", "::1:80"])
+    func rejectsMalformedAddresses(text: String) {
+        #expect(throws: SystemError.self) { try SocketAddress(parsing: text) }
+    }
+}

@@ -37,6 +37,7 @@ final class Daemon: @unchecked Sendable {
     ) throws {
         process.executableURL = Self.executable
         process.arguments = listen.flatMap { ["--listen", $0] } + arguments
+        let expectedListeners = max(listen.count, 1)
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FANOUTD_") }
         env.merge(environment) { $1 }
         process.environment = env
@@ -49,7 +50,7 @@ final class Daemon: @unchecked Sendable {
         try process.run()
         try pipe.write.close()
         guard waitForListening else { return }
-        for _ in listen {
+        for _ in 0..<expectedListeners {
             let line = try stderr.waitForLine(containing: "listening on ", after: ports.count, timeout: 20)
             guard let address = line.components(separatedBy: "listening on ").last?.split(separator: " ").first,
                   let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...])

@@ -45,6 +45,28 @@ final class LineClient: @unchecked Sendable {
         }
     }
 
+    /// Connects to a unix stream socket.
+    init(unixPath: String, timeout: TimeInterval = 10) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var tv = timeval(tv_sec: Int(timeout), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in unixPath.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard status == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw TestFailure("connect to \(unixPath): errno \(code)")
+        }
+    }
+
     deinit { if !isClosed { Glibc.close(fd) } }
 
     func setOption(_ level: Int32, _ name: Int32, _ value: Int32) {
