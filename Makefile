@@ -1,5 +1,5 @@
 # Fanout: `make run` builds and starts fanoutd on 127.0.0.1:7411; `make test` runs every test.
-# Both install the Debian packages they need first (with sudo when not root).
+# Both install the Debian packages they need first, through ./dev (with sudo when not root).
 
 PREFIX      ?= /usr/local
 SYSCONFDIR  ?= /etc
@@ -8,20 +8,12 @@ MANDIR      ?= $(PREFIX)/share/man
 BIN_DIR     ?= .build/release
 DESTDIR     ?=
 SWIFT       ?= swift
-APT_PACKAGES = libevent-dev libsystemd-dev pkg-config netcat-openbsd redis-server systemd
-SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# The Debian packages are listed once, in ./dev.
 
 .PHONY: deps build release run test install clean
 
 deps:
-	@missing=""; \
-	for package in $(APT_PACKAGES); do \
-		dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-		echo "installing:$$missing"; \
-		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	fi
+	./dev deps
 
 build: deps
 	$(SWIFT) build
