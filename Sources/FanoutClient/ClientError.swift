@@ -41,6 +41,8 @@ public enum ClientEvent: Equatable, Sendable {
     case gap(subject: String, expected: UInt64, received: UInt64)
     /// The server is closing the connection and said why (`slow-consumer`, `shutting-down`, ...).
     case serverClosing(ProtocolError)
+    /// The server withdrew subscriptions this connection may no longer hold (`-ERR denied revoked: ...`).
+    case revoked(ProtocolError)
 }
 
 /// One message as delivered to a subscriber.
@@ -64,11 +66,14 @@ public struct ClientOptions: Sendable {
     /// Longest time to wait for connecting and for each reply.
     public var timeout: Duration = .seconds(5)
     public var reconnect: ReconnectPolicy = ReconnectPolicy()
+    /// Sent with AUTH right after each greeting, before anything else.
+    public var token: String?
     /// Longest server line accepted (pushes carry payloads up to the server's own max_line).
     public var maxLine: Int = 1 << 20
 
-    public init(timeout: Duration = .seconds(5), reconnect: ReconnectPolicy = ReconnectPolicy()) {
+    public init(timeout: Duration = .seconds(5), reconnect: ReconnectPolicy = ReconnectPolicy(), token: String? = nil) {
         self.timeout = timeout
         self.reconnect = reconnect
+        self.token = token
     }
 }

@@ -157,6 +157,7 @@ public final class FanoutClient: BufferedSocketDelegate {
 
     private func openSocket() {
         phase = .connecting
+        serverName = nil
         connectStartedAt = .now
         framer = LineFramer(maxLine: options.maxLine)
         do {
@@ -271,11 +272,17 @@ public final class FanoutClient: BufferedSocketDelegate {
         switch parsed {
         case .hello(let name, _):
             greeted(serverName: name)
+        case .failure(let error) where phase == .connecting && serverName != nil:
+            completeHead(.failure(.server(error)))
         case .failure(let error) where phase == .connecting:
             // Refused at accept, e.g. -ERR limit (max_connections).
             connectionLost(reason: "\(error.code) \(error.text)")
         case .failure(let error) where [.slowConsumer, .shuttingDown, .idleTimeout].contains(error.code):
             onEvent?(.serverClosing(error))
+        case .failure(let error) where error.code == .denied && error.text.hasPrefix("revoked:"):
+            let revoked = error.text.split(separator: " ").dropFirst(6).map(String.init)
+            recordSubscription(revoked, subscribing: false)
+            onEvent?(.revoked(error))
         case .failure(let error):
             completeHead(.failure(.server(error)))
         case .success(_, let text):
@@ -287,6 +294,17 @@ public final class FanoutClient: BufferedSocketDelegate {
 
     private func greeted(serverName name: String) {
         serverName = name
+        if let token = options.token {
+            // AUTH goes ahead of anything queued since the connect; the connection is ready once it succeeds.
+            socket?.write("AUTH \(token)\n")
+            pending.prepend(PendingReply(kind: .authenticate, sentAt: .now))
+            return
+        }
+        becomeReady()
+    }
+
+    private func becomeReady() {
+        guard let name = serverName else { return }
         phase = .ready
         let reconnect = hasConnected
         hasConnected = true
@@ -327,6 +345,18 @@ public final class FanoutClient: BufferedSocketDelegate {
             completion(result)
         case .resubscribe(let count):
             if case .success = result { onEvent?(.resubscribed(count: count)) }
+        case .authenticate:
+            switch result {
+            case .success:
+                becomeReady()
+            case .failure(let error):
+                failPending(error)
+                let completion = connectCompletion
+                connectCompletion = nil
+                close()
+                completion?(.failure(error))
+                onEvent?(.disconnected(reason: "\(error)"))
+            }
         }
     }
 

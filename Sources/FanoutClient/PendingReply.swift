@@ -11,6 +11,8 @@ struct PendingReply {
         case text(((Result<String, ClientError>) -> Void))
         /// The SUB that restores subscriptions after a reconnect.
         case resubscribe(count: Int)
+        /// The AUTH sent after a greeting.
+        case authenticate
     }
 
     let kind: Kind
@@ -23,7 +25,7 @@ struct PendingReply {
         case .subscription(_, _, let completion): completion?(.failure(error))
         case .ping(let completion): completion(.failure(error))
         case .text(let completion): completion(.failure(error))
-        case .resubscribe: break
+        case .resubscribe, .authenticate: break
         }
     }
 }

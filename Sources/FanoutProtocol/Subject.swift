@@ -94,3 +94,18 @@ func printable(_ bytes: UnsafeRawBufferPointer, limit: Int) -> String {
     }
     return String(scalars) + (bytes.count > limit ? "..." : "")
 }
+
+extension Subject {
+    /// Whether `pattern` is a valid SUB/UNSUB pattern.
+    public static func isValidPattern(_ pattern: String) -> Bool {
+        var pattern = pattern
+        return pattern.withUTF8 { bytes in
+            do {
+                try validatePattern(UnsafeRawBufferPointer(bytes))
+                return true
+            } catch {
+                return false
+            }
+        }
+    }
+}

@@ -38,6 +38,11 @@ extension Server {
             connection.send(error.line)
             return
         }
+        if let refusal = refusal(of: command, by: connection) {
+            closeRun()
+            connection.send(refusal.line)
+            return
+        }
         if case .pub(let subject, let payload) = command {
             let receivers = publish(subject: subject, payload: payload)
             replyOK(count: receivers, to: connection)
@@ -63,9 +68,8 @@ extension Server {
             connection.send(Encoder.ok(channelsListing(filter: filter)))
         case .clients:
             connection.send(Encoder.ok(clientsListing()))
-        case .auth:
-            // No users are configured, so every connection is already allowed everything.
-            connection.send(Encoder.ok("auth not required"))
+        case .auth(let token):
+            authenticate(connection, token: token)
         case .pub:
             break
         }

@@ -10,6 +10,10 @@ extension Server {
             publishRun.open(subject: subject, lastSeq: 0)
             publishRun.seq = sequences.current(publishRun.subjectString)
             index.collectReceivers(of: publishRun.subjectString, into: &publishRun.receivers)
+            if anyUserWithholds {
+                let subject = publishRun.subjectString
+                publishRun.receivers.removeAll { $0.permissions?.withholds(subject) == true }
+            }
         }
         publishRun.seq += 1
         stats.published += 1

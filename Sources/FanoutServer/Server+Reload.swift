@@ -51,6 +51,7 @@ extension Server {
                 }
             }
         }
+        if fresh.users != old.users { reapplyPermissions() }
         if fresh.metricsListen != old.metricsListen {
             metricsServer = nil
             do {

@@ -27,6 +27,8 @@ public final class Server {
     let census = ObjectCensus()
     /// Subscriptions held by live connections.
     var subscriptionCount = 0
+    /// Live connections per peer host, for max_connections_per_ip.
+    var connectionsPerHost: [String: Int] = [:]
     /// Subscriptions left behind (dead members, emptied sets) since the last sweep of the index.
     var staleSubscriptions = 0
     /// Scratch for building short replies without allocating.
@@ -205,11 +207,11 @@ public final class Server {
 
     private func accept(fd: Int32, peer: SocketAddress) {
         guard connections.count < configuration.maxConnections else {
-            stats.limitRefusals += 1
-            logger.info("refused \(peer): limit max_connections=\(configuration.maxConnections)")
-            let error = ProtocolError(.limit, "too many connections (max_connections=\(configuration.maxConnections))")
-            RawSocket.refuse(fd, with: error.line)
-            return
+            return refuse(fd, peer: peer, "too many connections (max_connections=\(configuration.maxConnections))")
+        }
+        let host = peer.isUnix ? "unix" : peer.host
+        if let perHost = configuration.maxConnectionsPerIP, !peer.isUnix, connectionsPerHost[host, default: 0] >= perHost {
+            return refuse(fd, peer: peer, "too many connections from \(host) (max_connections_per_ip=\(perHost))")
         }
         let socket: BufferedSocket
         do {
@@ -222,18 +224,32 @@ public final class Server {
         let id = nextConnectionID
         nextConnectionID += 1
         let connection = ClientConnection(
-            id: id, peer: peer.description, socket: socket, maxLine: configuration.maxLine, server: self,
+            id: id, peer: peer, socket: socket, maxLine: configuration.maxLine, server: self,
             census: census
         )
         socket.delegate = connection
-        socket.disableNagle()
-        if let keepalive = configuration.keepalive { socket.enableKeepalive(idle: keepalive) }
+        if !peer.isUnix {
+            socket.disableNagle()
+            if let keepalive = configuration.keepalive { socket.enableKeepalive(idle: keepalive) }
+        }
         socket.setTimeouts(read: configuration.idleTimeout, write: configuration.writeTimeout)
         connections[id] = connection
+        connectionsPerHost[host, default: 0] += 1
         stats.accepted += 1
-        socket.write(Encoder.greeting(serverName: configuration.serverName, authRequired: false))
+        if configuration.requiresAuth {
+            startAuthDeadline(for: connection)
+        } else {
+            connection.permissions = .unrestricted
+        }
+        socket.write(Encoder.greeting(serverName: configuration.serverName, authRequired: configuration.requiresAuth))
         socket.enableReading()
         logger.debug("connect", metadata: ["client": "\(id)", "peer": "\(peer)"])
+    }
+
+    private func refuse(_ fd: Int32, peer: SocketAddress, _ text: String) {
+        stats.limitRefusals += 1
+        logger.info("refused \(peer): limit \(text)")
+        RawSocket.refuse(fd, with: ProtocolError(.limit, text).line)
     }
 
     private func acceptFailed(_ error: SystemError) {
@@ -258,7 +274,7 @@ public final class Server {
             stats.slowConsumers += 1
             logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                                  "reason": "\(reason)"])
-        case .idleTimeout, .socketError:
+        case .idleTimeout, .socketError, .authTimeout, .authFailures:
             logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                                  "reason": "\(reason)"])
         case .quit, .eof, .shutdown:
@@ -275,7 +291,11 @@ public final class Server {
         }
         subscriptionCount -= connection.subscriptions.count
         staleSubscriptions += connection.subscriptions.count
+        connection.authTimer = nil
         connections[connection.id] = nil
+        if let count = connectionsPerHost[connection.peerHost] {
+            connectionsPerHost[connection.peerHost] = count > 1 ? count - 1 : nil
+        }
         // No per-subject cleanup: the weak sets no longer yield this connection. Sweeping only reclaims the
         // dead entries' memory, amortised over enough departures to cost O(1) each.
         if staleSubscriptions > max(4096, subscriptionCount) { sweepIndex() }

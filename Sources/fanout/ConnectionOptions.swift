@@ -13,6 +13,9 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Seconds to wait for connecting and for each reply.", valueName: "seconds"))
     var timeout: Double = 5
 
+    @Option(name: .long, help: ArgumentHelp("Token for AUTH (default: $FANOUT_TOKEN).", valueName: "token"))
+    var token: String?
+
     func validate() throws {
         guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
         _ = try resolvedAddress()
@@ -31,7 +34,8 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     func clientOptions(reconnect: ReconnectPolicy = .never) -> ClientOptions {
-        ClientOptions(timeout: .milliseconds(Int64(timeout * 1000)), reconnect: reconnect)
+        ClientOptions(timeout: .milliseconds(Int64(timeout * 1000)), reconnect: reconnect,
+                      token: token ?? ProcessInfo.processInfo.environment["FANOUT_TOKEN"])
     }
 }
 

@@ -17,6 +17,8 @@ struct ConfigLoader {
         case writeTimeout = "write_timeout", idleTimeout = "idle_timeout", shutdownGrace = "shutdown_grace"
         case keepalive, maxTrackedSubjects = "max_tracked_subjects", logLevel = "log_level"
         case metricsListen = "metrics_listen"
+        case authTimeout = "auth_timeout", maxAuthFailures = "max_auth_failures", adminCommands = "admin_commands"
+        case maxConnectionsPerIP = "max_connections_per_ip"
     }
 
     static func load(path: String?) async throws -> ServerConfiguration {
@@ -28,7 +30,9 @@ struct ConfigLoader {
                 throw Problem(description: "cannot read config file \(path): \(error)")
             }
         }
-        return try read(ConfigReader(providers: providers))
+        var configuration = try read(ConfigReader(providers: providers))
+        if let path { configuration.users = try UsersSection.load(path: path) }
+        return configuration
     }
 
     static func read(_ config: ConfigReader) throws -> ServerConfiguration {
@@ -52,6 +56,10 @@ struct ConfigLoader {
             server.logLevel = parsed
         }
         if let text = try reader.string(.metricsListen) { server.metricsListen = text.isEmpty ? nil : text }
+        if let value = try reader.seconds(.authTimeout) { server.authTimeout = value }
+        if let value = try reader.int(.maxAuthFailures) { server.maxAuthFailures = value }
+        if let verbs = try reader.strings(.adminCommands) { server.adminCommands = Set(verbs.map { $0.uppercased() }) }
+        if let value = try reader.int(.maxConnectionsPerIP) { server.maxConnectionsPerIP = value == 0 ? nil : value }
         return server
     }
 }

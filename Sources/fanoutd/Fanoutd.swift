@@ -48,6 +48,11 @@ struct Fanoutd: AsyncParsableCommand {
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (overrides log_level).")
     var logLevel: String?
 
+    @Flag(name: .long, help: ArgumentHelp(
+        "Print a token_hash for the users section and exit: of the token on stdin, or of a new random token.",
+        discussion: "  fanoutd --hash-token                      prints a new token and its hash\n  printf %s \"$TOKEN\" | fanoutd --hash-token"))
+    var hashToken = false
+
     mutating func validate() throws {
         if let logLevel, Logger.Level(rawValue: logLevel.lowercased()) == nil {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
@@ -63,6 +68,10 @@ struct Fanoutd: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if hashToken {
+            Self.printTokenHash()
+            return
+        }
         let configuration: ServerConfiguration
         do {
             configuration = try await loadConfiguration()
@@ -158,7 +167,30 @@ struct Fanoutd: AsyncParsableCommand {
             max_tracked_subjects: \(server.maxTrackedSubjects)
             log_level: \(server.logLevel.rawValue)
             metrics_listen: \(server.metricsListen ?? "off")
+            users: \(server.users.isEmpty ? "none (auth=none)" : server.users.map(\.name).joined(separator: ", "))
+            auth_timeout: \(seconds(server.authTimeout))
+            max_auth_failures: \(server.maxAuthFailures)
+            admin_commands: \(server.adminCommands.sorted().joined(separator: ", "))
+            max_connections_per_ip: \(server.maxConnectionsPerIP.map(String.init) ?? "0 (off)")
             """
+    }
+
+    /// `--hash-token`: hashes the token read from stdin (when stdin is not a terminal and has one), else a
+    /// new 256-bit random token, which is printed too.
+    private static func printTokenHash() {
+        var token = ""
+        if isatty(0) == 0 {
+            token = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+                .trimmingCharacters(in: .newlines)
+        }
+        if token.isEmpty {
+            var generator = SystemRandomNumberGenerator()
+            let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            token = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            print("token: \(token)")
+        }
+        print("token_hash: \(TokenHash.make(token: token))")
     }
 
     static func fail(_ message: String, code: Int32) -> Never {

@@ -1,4 +1,5 @@
 import FanoutEventLoop
+import FanoutProtocol
 import Logging
 
 /// Everything the server needs to know, as plain values. Defaults are the documented ones (config/fanoutd.yaml).
@@ -29,6 +30,23 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var logLevel: Logger.Level = .info
     /// Where to serve `/metrics` and `/healthz` over HTTP (`HOST:PORT`); nil turns it off.
     public var metricsListen: String? = nil
+    /// Users allowed in; when there are any, every connection must AUTH first (the greeting says so).
+    public var users: [User] = []
+    /// How long a connection may stay unauthenticated before it is closed.
+    public var authTimeout: Duration = Self.defaultAuthTimeout
+    /// Failed AUTH attempts after which the connection is closed; each failure first delays the next read.
+    public var maxAuthFailures: Int = Self.defaultMaxAuthFailures
+    /// Verbs that need a user with `admin: true` (when users are configured).
+    public var adminCommands: Set<String> = Self.defaultAdminCommands
+    /// Connections one client address may hold; nil means no per-address limit.
+    public var maxConnectionsPerIP: Int? = nil
+
+    public static let defaultAuthTimeout = Duration.seconds(10)
+    public static let defaultMaxAuthFailures = 3
+    public static let defaultAdminCommands: Set<String> = ["INFO", "CLIENTS"]
+
+    /// Whether connections must authenticate.
+    public var requiresAuth: Bool { !users.isEmpty }
 
     public static let defaultListen = ["127.0.0.1:7411"]
     public static let defaultServerName = RawSocket.hostName()
@@ -62,6 +80,19 @@ public struct ServerConfiguration: Sendable, Equatable {
         if let idleTimeout, idleTimeout <= .zero { found.append("idle_timeout: must be positive, or 0 for off") }
         if shutdownGrace < .zero { found.append("shutdown_grace: must not be negative") }
         if maxTrackedSubjects < 1 { found.append("max_tracked_subjects: must be at least 1") }
+        if authTimeout <= .zero { found.append("auth_timeout: must be positive") }
+        if maxAuthFailures < 1 { found.append("max_auth_failures: must be at least 1") }
+        if let maxConnectionsPerIP, maxConnectionsPerIP < 1 { found.append("max_connections_per_ip: must be at least 1, or 0 for off") }
+        let verbs = Set(["SUB", "UNSUB", "PUB", "CHANNELS", "INFO", "CLIENTS"])
+        for verb in adminCommands where !verbs.contains(verb) {
+            found.append("admin_commands: \(verb) is not one of \(verbs.sorted().joined(separator: ", "))")
+        }
+        for user in users {
+            for pattern in user.permissions.publish + user.permissions.publishDeny + user.permissions.subscribe
+                + user.permissions.subscribeDeny {
+                if !Subject.isValidPattern(pattern) { found.append("users.\(user.name): '\(pattern)' is not a valid subject pattern") }
+            }
+        }
         for address in listen + (metricsListen.map { [$0] } ?? []) {
             do {
                 _ = try SocketAddress(parsing: address)

@@ -18,13 +18,25 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// The subscriber → patterns direction of the index.
     var subscriptions: Set<String> = []
     var deliveryMark: UInt64 = 0
+    /// What this connection may do; nil until it authenticates on a server that requires it.
+    var permissions: Permissions?
+    /// The authenticated user's name, for logs and permission reloads.
+    var userName: String?
+    var authFailures = 0
+    /// Closes an unauthenticated connection at auth_timeout, or ends a failed-AUTH delay.
+    var authTimer: LoopTimer?
+    /// The last subject this connection was allowed to publish to: consecutive PUBs skip the check.
+    var lastPermittedSubject: [UInt8] = []
+    /// The peer's host, for the per-address connection limit.
+    let peerHost: String
     /// The server outlives its connections: it drops them all before it goes. Never touched from deinit.
     unowned let server: Server
     private let census: ObjectCensus
 
-    init(id: UInt64, peer: String, socket: BufferedSocket, maxLine: Int, server: Server, census: ObjectCensus) {
+    init(id: UInt64, peer: SocketAddress, socket: BufferedSocket, maxLine: Int, server: Server, census: ObjectCensus) {
         self.id = id
-        self.peer = peer
+        self.peer = peer.description
+        self.peerHost = peer.isUnix ? "unix" : peer.host
         self.socket = socket
         self.framer = LineFramer(maxLine: maxLine)
         self.connectedAt = .now

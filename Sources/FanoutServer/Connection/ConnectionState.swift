@@ -1,11 +1,13 @@
 /// The life of a client connection, kept as an explicit state machine so that it is testable without I/O.
 ///
 /// `open` reads and executes commands. `paused` has stopped reading because its own unsent output is over
-/// the pause mark, and resumes when that output drains. `closed` is final: the connection has left the
+/// the pause mark, and resumes when that output drains. `delayed` has stopped reading for a set time (after
+/// a failed AUTH) and resumes only when that time is up. `closed` is final: the connection has left the
 /// connection table and its socket is gone or lingering on its own.
 enum ConnectionState: Equatable, Sendable {
     case open
     case paused
+    case delayed
     case closed
 
     enum Event: Equatable, Sendable {
@@ -13,6 +15,10 @@ enum ConnectionState: Equatable, Sendable {
         case outputFull
         /// Unsent output drained below the resume mark.
         case outputDrained
+        /// Reading is to stop for a while (a failed AUTH).
+        case delay
+        /// The delay is over.
+        case delayOver
         /// The connection is being closed, for any reason.
         case close
     }
@@ -34,10 +40,17 @@ enum ConnectionState: Equatable, Sendable {
         case (.paused, .outputDrained):
             self = .open
             return .resumeReading
-        case (.open, .close), (.paused, .close):
+        case (.open, .delay), (.paused, .delay):
+            self = .delayed
+            return .stopReading
+        case (.delayed, .delayOver):
+            self = .open
+            return .resumeReading
+        case (.open, .close), (.paused, .close), (.delayed, .close):
             self = .closed
             return .tearDown
-        case (.open, .outputDrained), (.paused, .outputFull), (.closed, _):
+        case (.open, .outputDrained), (.open, .delayOver), (.paused, .outputFull), (.paused, .delayOver),
+             (.delayed, .outputFull), (.delayed, .outputDrained), (.delayed, .delay), (.closed, _):
             return .none
         }
     }

@@ -14,6 +14,10 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
     case idleTimeout
     /// The server is stopping.
     case shutdown
+    /// No successful AUTH within auth_timeout.
+    case authTimeout
+    /// Too many failed AUTH attempts.
+    case authFailures
 
     var description: String {
         switch self {
@@ -23,6 +27,8 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .slowConsumer(let detail): "slow-consumer (\(detail))"
         case .idleTimeout: "idle-timeout"
         case .shutdown: "shutdown"
+        case .authTimeout: "auth-timeout"
+        case .authFailures: "auth-failures"
         }
     }
 
@@ -32,7 +38,8 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .slowConsumer(let detail): ProtocolError(.slowConsumer, "disconnected: \(detail)")
         case .idleTimeout: ProtocolError(.idleTimeout, "disconnected: nothing received for idle_timeout")
         case .shutdown: ProtocolError(.shuttingDown, "server is shutting down")
-        case .quit, .eof, .socketError: nil
+        case .authTimeout: ProtocolError(.authRequired, "disconnected: no AUTH within auth_timeout")
+        case .quit, .eof, .socketError, .authFailures: nil
         }
     }
 

@@ -22,8 +22,8 @@ protocol BenchPeer: AnyObject {
 final class FanoutPeer: BenchPeer {
     private let client: FanoutClient
 
-    init(loop: EventLoop, address: SocketAddress, timeout: Duration) {
-        client = FanoutClient(loop: loop, address: address, options: ClientOptions(timeout: timeout, reconnect: .never))
+    init(loop: EventLoop, address: SocketAddress, timeout: Duration, token: String?) {
+        client = FanoutClient(loop: loop, address: address, options: ClientOptions(timeout: timeout, reconnect: .never, token: token))
     }
 
     var inFlight: Int { client.inFlight }

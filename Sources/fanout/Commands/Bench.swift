@@ -59,12 +59,13 @@ struct Bench: ParsableCommand {
             (self.protocol, try connection.resolvedAddress(), connection.serverText),
         ]
         if let compareRedis { targets.append((.redis, try SocketAddress.parsing(compareRedis, option: "--compare-redis"), compareRedis)) }
+        let token = connection.clientOptions().token
         var results: [BenchResult] = []
         for (wire, address, text) in targets {
             let run = try BenchRun(scenario: scenario, target: "\(wire.rawValue) \(text)",
                                    showProgress: !json && StandardOutput.isTerminal) { loop in
                 switch wire {
-                case .fanout: FanoutPeer(loop: loop, address: address, timeout: scenario.timeout)
+                case .fanout: FanoutPeer(loop: loop, address: address, timeout: scenario.timeout, token: token)
                 case .redis: RedisPeer(loop: loop, address: address)
                 }
             }

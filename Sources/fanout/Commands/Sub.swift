@@ -66,6 +66,8 @@ struct Sub: ParsableCommand {
                 printError("gap on \(subject): expected seq \(expected), got \(got)")
             case .serverClosing(let error):
                 printError("server is closing the connection: \(error.code) \(error.text)")
+            case .revoked(let error):
+                printError("server \(error.text)")
             case .connected:
                 break
             }

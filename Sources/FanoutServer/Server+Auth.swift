@@ -1,0 +1,118 @@
+import FanoutEventLoop
+import FanoutProtocol
+
+extension Server {
+    /// Closes the connection unless it authenticates within auth_timeout.
+    func startAuthDeadline(for connection: ClientConnection) {
+        let timer = LoopTimer(loop: loop) { [unowned self, unowned connection] in
+            if connection.permissions == nil { self.disconnect(connection, reason: .authTimeout) }
+        }
+        timer.schedule(after: configuration.authTimeout)
+        connection.authTimer = timer
+    }
+
+    /// `AUTH <token>`: every user's hash is checked (no early exit), so the time taken says nothing about
+    /// which user, if any, came close. A failure delays the connection's next command, and the
+    /// max_auth_failures-th failure closes it.
+    func authenticate(_ connection: ClientConnection, token: String) {
+        guard configuration.requiresAuth else {
+            connection.send(Encoder.ok("auth not required"))
+            return
+        }
+        var matched: User?
+        for user in configuration.users where user.tokenHash.matches(token) && matched == nil {
+            matched = user
+        }
+        if let matched {
+            connection.permissions = matched.permissions
+            connection.userName = matched.name
+            connection.lastPermittedSubject = []
+            connection.authFailures = 0
+            connection.authTimer = nil
+            connection.send(Encoder.ok())
+            logger.info("authenticated", metadata: ["client": "\(connection.id)", "user": "\(matched.name)"])
+            return
+        }
+        connection.authFailures += 1
+        logger.info("AUTH failed", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
+                                              "failures": "\(connection.authFailures)"])
+        if connection.authFailures >= configuration.maxAuthFailures {
+            connection.send(ProtocolError(.denied, "too many failed AUTH attempts; closing").line)
+            disconnect(connection, reason: .authFailures)
+            return
+        }
+        connection.send(ProtocolError(.denied, "invalid token").line)
+        guard connection.state.handle(.delay) == .stopReading, let socket = connection.socket else { return }
+        socket.disableReading()
+        let delay = Duration.milliseconds(250) * connection.authFailures
+        let timer = LoopTimer(loop: loop) { [unowned self, unowned connection] in
+            guard connection.state.handle(.delayOver) == .resumeReading, let socket = connection.socket else { return }
+            socket.enableReading()
+            self.startAuthDeadline(for: connection)
+            self.readCommands(from: connection)
+        }
+        timer.schedule(after: delay)
+        connection.authTimer = timer
+    }
+
+    /// The error for a command this connection may not run, or nil when it may.
+    func refusal(of command: Command, by connection: ClientConnection) -> ProtocolError? {
+        // Without users everyone may do everything: PUB's hot path skips every check.
+        guard configuration.requiresAuth else { return nil }
+        guard let permissions = connection.permissions else {
+            switch command {
+            case .auth, .ping, .help, .quit: return nil
+            default: return ProtocolError(.authRequired, "AUTH <token> first")
+            }
+        }
+        if configuration.requiresAuth, configuration.adminCommands.contains(command.verb), !permissions.admin {
+            return ProtocolError(.denied, "\(command.verb) needs an admin user")
+        }
+        switch command {
+        case .sub(let patterns):
+            if let refused = patterns.first(where: { !permissions.maySubscribe($0) }) {
+                return ProtocolError(.denied, "not allowed to subscribe to '\(refused)'")
+            }
+        case .pub(let subject, _):
+            guard !connection.lastPermittedSubject.elementsEqual(subject) else { return nil }
+            let text = String(decoding: subject, as: UTF8.self)
+            guard permissions.mayPublish(text) else { return ProtocolError(.denied, "not allowed to publish to '\(text)'") }
+            connection.lastPermittedSubject = Array(subject)
+        default:
+            break
+        }
+        return nil
+    }
+
+    /// Whether any configured user has subscribe-deny patterns (only then are receivers filtered).
+    var anyUserWithholds: Bool { configuration.users.contains { !$0.permissions.subscribeDeny.isEmpty } }
+
+    /// After a reload: gives each authenticated connection its user's new permissions, dropping (and telling
+    /// it about) subscriptions it may no longer hold. Turning auth on sends unauthenticated connections back
+    /// to AUTH; turning it off frees everyone.
+    func reapplyPermissions() {
+        for connection in connections.values.sorted(by: { $0.id < $1.id }) {
+            let fresh: Permissions?
+            if !configuration.requiresAuth {
+                fresh = .unrestricted
+            } else if let name = connection.userName {
+                fresh = configuration.users.first { $0.name == name }?.permissions ?? Permissions()
+            } else {
+                fresh = nil
+            }
+            connection.permissions = fresh
+            connection.lastPermittedSubject = []
+            if fresh == nil && connection.authTimer == nil { startAuthDeadline(for: connection) }
+            let revoked = connection.subscriptions.filter { fresh?.maySubscribe($0) != true }.sorted()
+            guard !revoked.isEmpty else { continue }
+            for pattern in revoked {
+                connection.subscriptions.remove(pattern)
+                index.unsubscribe(connection, from: pattern)
+            }
+            subscriptionCount -= revoked.count
+            staleSubscriptions += revoked.count
+            connection.send(ProtocolError(.denied, "revoked: no longer allowed to subscribe to \(revoked.joined(separator: " "))").line)
+            logger.info("subscriptions revoked by reload", metadata: ["client": "\(connection.id)", "subjects": "\(revoked.joined(separator: " "))"])
+        }
+    }
+}

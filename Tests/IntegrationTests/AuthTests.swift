@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+
+private let sensorsToken = "sensor-secret-token"
+private let readerToken = "reader-secret-token"
+
+private func fixturePath(_ name: String) throws -> String {
+    guard let url = Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures") else {
+        throw TestFailure("missing fixture \(name)")
+    }
+    return url.path
+}
+
+private func authDaemon(environment: [String: String] = [:], config: String? = nil) throws -> Daemon {
+    try Daemon(arguments: ["--config", try config ?? fixturePath("auth.yaml")], environment: environment)
+}
+
+/// A connection that has read the greeting and, given a token, authenticated.
+private func login(_ daemon: Daemon, _ token: String?) throws -> LineClient {
+    let client = try LineClient(port: daemon.port)
+    #expect(try client.readLine().hasSuffix(" auth=required"))
+    if let token { #expect(try client.command("AUTH \(token)") == "+OK") }
+    return client
+}
+
+@Suite("Authentication and permissions", .timeLimit(.minutes(1)))
+struct AuthTests {
+    @Test func onlyAuthPingHelpAndQuitWorkBeforeAuth() throws {
+        let daemon = try authDaemon()
+        let client = try login(daemon, nil)
+        #expect(try client.command("PING") == "+PONG")
+        #expect(try client.command("HELP").hasPrefix("+OK "))
+        for command in ["SUB a", "PUB a b", "UNSUB", "INFO", "CHANNELS", "CLIENTS"] {
+            #expect(try client.command(command).hasPrefix("-ERR auth-required "), "\(command)")
+        }
+        #expect(try client.command("AUTH wrong").hasPrefix("-ERR denied "))
+        #expect(try client.command("AUTH \(readerToken)") == "+OK")
+        #expect(try client.command("SUB news") == "+OK 1")
+        #expect(try client.command("QUIT") == "+OK bye")
+    }
+
+    @Test func publishAndSubscribePermissions() throws {
+        let daemon = try authDaemon()
+        let sensors = try login(daemon, sensorsToken)
+        let reader = try login(daemon, readerToken)
+        #expect(try sensors.command("PUB sensors.kitchen.temp 21.5") == "+OK 0")
+        #expect(try sensors.command("PUB alarms.fire yes").hasPrefix("-ERR denied "))
+        #expect(try sensors.command("SUB sensors.>").hasPrefix("-ERR denied "), "sensors may not subscribe")
+        #expect(try sensors.command("INFO").hasPrefix("-ERR denied "), "INFO needs admin")
+        #expect(try sensors.command("CLIENTS").hasPrefix("-ERR denied "))
+        #expect(try reader.command("PUB sensors.kitchen.temp 1").hasPrefix("-ERR denied "))
+        #expect(try reader.command("INFO").hasPrefix("+OK version="))
+        #expect(try reader.command("CLIENTS").hasPrefix("+OK 2 "))
+        #expect(try reader.command("SUB sensors.secret.>").hasPrefix("-ERR denied "), "wholly denied")
+        #expect(try reader.command("SUB sensors.secret.keys").hasPrefix("-ERR denied "))
+    }
+
+    /// A permitted wildcard that overlaps a denied subject never delivers from it.
+    @Test func wildcardOverlappingADeniedSubjectDoesNotLeak() throws {
+        let daemon = try authDaemon()
+        let reader = try login(daemon, readerToken)
+        #expect(try reader.command("SUB >") == "+OK 1")
+        let sensors = try login(daemon, sensorsToken)
+        #expect(try sensors.command("PUB sensors.secret.key hunter2") == "+OK 0", "withheld: not counted")
+        #expect(try sensors.command("PUB sensors.kitchen.temp 21") == "+OK 1")
+        #expect(try readMessage(reader) == ("sensors.kitchen.temp", 1, "21"), "the secret never arrived")
+    }
+
+    @Test func unauthenticatedConnectionsAreClosedAfterTheTimeout() throws {
+        let daemon = try authDaemon()
+        let client = try login(daemon, nil)
+        let started = Date()
+        let lines = try client.readUntilClosed()
+        #expect(lines.count == 1 && lines[0].hasPrefix("-ERR auth-required "))
+        #expect(Date().timeIntervalSince(started) >= 0.9)
+    }
+
+    @Test func failedAttemptsAreDelayedThenDisconnected() throws {
+        let daemon = try authDaemon(environment: ["FANOUTD_AUTH_TIMEOUT": "10"])
+        let client = try login(daemon, nil)
+        try client.send("AUTH bad-1\nAUTH bad-2\nAUTH bad-3\nPING\n")
+        #expect(try client.readLine() == "-ERR denied invalid token")
+        let afterFirst = Date()
+        #expect(try client.readLine() == "-ERR denied invalid token")
+        #expect(Date().timeIntervalSince(afterFirst) >= 0.2, "the next attempt waits")
+        #expect(try client.readLine().hasPrefix("-ERR denied too many failed AUTH attempts"))
+        #expect(try client.readUntilClosed().isEmpty, "closed before the PING is read")
+    }
+
+    @Test func reloadShrinkingPermissionsRevokesSubscriptions() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-auth-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("fanoutd.yaml")
+        let original = try String(contentsOfFile: try fixturePath("auth.yaml"), encoding: .utf8)
+        try original.write(to: config, atomically: true, encoding: .utf8)
+        let daemon = try authDaemon(config: config.path)
+        let reader = try login(daemon, readerToken)
+        #expect(try reader.command("SUB sensors.> weather") == "+OK 2")
+        try original.replacingOccurrences(of: "subscribe: [\">\"]", with: "subscribe: [\"weather\"]")
+            .write(to: config, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        #expect(try reader.readLine() == "-ERR denied revoked: no longer allowed to subscribe to sensors.>")
+        let sensors = try login(daemon, sensorsToken)
+        #expect(try sensors.command("PUB sensors.kitchen.temp 3") == "+OK 0")
+        #expect(try reader.command("SUB sensors.x").hasPrefix("-ERR denied "))
+        #expect(try reader.command("UNSUB") == "+OK 0", "only weather was left")
+    }
+
+    @Test func perAddressConnectionLimit() throws {
+        let daemon = try Daemon(environment: ["FANOUTD_MAX_CONNECTIONS_PER_IP": "2"])
+        let first = try daemon.client()
+        let second = try daemon.client()
+        let third = try LineClient(port: daemon.port)
+        #expect(try third.readLine().hasPrefix("-ERR limit too many connections from 127.0.0.1"))
+        #expect(try third.readLineOrEOF() == nil)
+        #expect(try first.command("PING") == "+PONG")
+        _ = second
+    }
+
+    @Test func theClientAuthenticatesWithATokenFromOptionOrEnvironment() throws {
+        let daemon = try authDaemon()
+        let server = "127.0.0.1:\(daemon.port)"
+        let sub = try FanoutTool(["sub", "--server", server, "--count", "1", "sensors.>"],
+                                 environment: ["FANOUT_TOKEN": readerToken])
+        try eventually("the reader subscribed") {
+            let observer = try login(daemon, readerToken)
+            return try observer.command("CHANNELS").contains("sensors.>=1")
+        }
+        let pub = try FanoutTool.run(["pub", "--server", server, "--token", sensorsToken, "sensors.door", "open"])
+        #expect(pub.status == 0)
+        #expect(pub.stdout == ["1"])
+        #expect(sub.finish().stdout == ["open"])
+        let anonymous = try FanoutTool.run(["pub", "--server", server, "sensors.door", "x"])
+        #expect(anonymous.status == 1)
+        #expect(anonymous.stderr.first?.hasPrefix("fanout: server error: auth-required ") == true)
+        let wrong = try FanoutTool.run(["info", "--server", server, "--token", "nope"])
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr.first?.hasPrefix("fanout: server error: denied ") == true)
+    }
+
+    @Test func hashTokenPrintsAUsableHash() throws {
+        let tool = Process()
+        tool.executableURL = Daemon.executable
+        tool.arguments = ["--hash-token"]
+        let input = try CloexecPipe(), output = try CloexecPipe()
+        tool.standardInput = input.read
+        tool.standardOutput = output.write
+        try tool.run()
+        try input.read.close()
+        try output.write.close()
+        try input.write.write(contentsOf: Data("my-new-token".utf8))
+        try input.write.close()
+        let lines = LineCollector()
+        lines.attach(output.read)
+        lines.waitForEnd(timeout: 10)
+        tool.waitUntilExit()
+        #expect(tool.terminationStatus == 0)
+        let line = try #require(lines.all.first)
+        #expect(line.wholeMatch(of: #/token_hash: sha256\$[0-9a-f]{32}\$[0-9a-f]{64}/#) != nil, "\(line)")
+    }
+}
