@@ -12,12 +12,16 @@ public final class Listener {
     private let onError: (SystemError) -> Void
     /// The address actually bound: with port 0 in the request, this has the kernel's port.
     public private(set) var address: SocketAddress
+    /// The socket file this listener created, removed again when it closes.
+    private var ownedSocketFile: String?
 
-    /// Binds and listens. `onAccept` receives a non-blocking fd that it now owns.
+    /// Binds and listens. `onAccept` receives a non-blocking fd that it now owns. For a unix socket, a stale
+    /// socket file is replaced and the new one gets `unixMode` (e.g. 0o660).
     public init(
         loop: EventLoop,
         address: SocketAddress,
         backlog: Int32 = 1024,
+        unixMode: UInt32? = nil,
         onAccept: @escaping (Int32, SocketAddress) -> Void,
         onError: @escaping (SystemError) -> Void
     ) throws(SystemError) {
@@ -27,6 +31,7 @@ public final class Listener {
         self.address = address
         var flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC
         if address.isIPv6 { flags |= LEV_OPT_BIND_IPV6ONLY }
+        if address.isUnix { try Self.removeStaleSocket(address.unixPath) }
         let context = Unmanaged.passUnretained(self).toOpaque()
         let made = try address.withSockaddr { (sockaddr, length) throws(SystemError) in
             try nonNull("listen on \(address)") {
@@ -43,9 +48,21 @@ public final class Listener {
             let listener = Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue()
             listener.onError(SystemError(errno: errno, operation: "accept on \(listener.address)"))
         }
-        if let bound = SocketAddress.local(of: evconnlistener_get_fd(made)) {
+        if address.isUnix {
+            ownedSocketFile = address.unixPath
+            if let unixMode {
+                try syscall("chmod \(address.unixPath)") { chmod(address.unixPath, mode_t(unixMode)) }
+            }
+        } else if let bound = SocketAddress.local(of: evconnlistener_get_fd(made)) {
             self.address = bound
         }
+    }
+
+    /// Removes a socket file left by a previous run (a file of another kind is left alone: bind then fails).
+    private static func removeStaleSocket(_ path: String) throws(SystemError) {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return }
+        try syscall("remove stale socket \(path)") { unlink(path) }
     }
 
     /// Serves on a socket that is already bound and listening (socket activation). The fd becomes the
@@ -80,6 +97,7 @@ public final class Listener {
 
     deinit {
         if let listener { evconnlistener_free(listener) }
+        if let ownedSocketFile { unlink(ownedSocketFile) }
     }
 
     /// Stops accepting for a while (for example after EMFILE) without closing the socket.

@@ -8,8 +8,23 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     /// The raw bytes of a `sockaddr_in` or `sockaddr_in6`.
     let storage: [UInt8]
 
-    /// Parses `127.0.0.1:7411`, `[::1]:7411`, `0.0.0.0:7411` or `localhost:7411`.
+    /// Parses `127.0.0.1:7411`, `[::1]:7411`, `0.0.0.0:7411`, `localhost:7411` or `unix:/path/to.sock`.
     public init(parsing text: String) throws(SystemError) {
+        if text.hasPrefix("unix:") {
+            let path = Array(text.dropFirst(5).utf8)
+            var address = sockaddr_un()
+            let capacity = MemoryLayout.size(ofValue: address.sun_path)
+            guard !path.isEmpty, path.count < capacity else {
+                throw SystemError(errno: EINVAL, operation: "address '\(text)': a unix socket path of 1 to \(capacity - 1) bytes is needed")
+            }
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (index, byte) in path.enumerated() { raw[index] = byte }
+            }
+            let length = MemoryLayout<sa_family_t>.size + path.count + 1
+            storage = withUnsafeBytes(of: &address) { Array($0.prefix(length)) }
+            return
+        }
         guard let (host, port) = Self.split(text) else {
             throw SystemError(errno: EINVAL, operation: "address '\(text)' is not HOST:PORT or [V6HOST]:PORT")
         }

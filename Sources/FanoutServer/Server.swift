@@ -108,6 +108,7 @@ public final class Server {
         let listener = try Listener(
             loop: loop,
             address: try SocketAddress(parsing: text),
+            unixMode: configuration.unixSocketMode,
             onAccept: { [unowned self] fd, peer in self.accept(fd: fd, peer: peer) },
             onError: { [unowned self] error in self.acceptFailed(error) }
         )

@@ -6,8 +6,8 @@ import Foundation
 /// The options every subcommand shares: where the server is and how long to wait for it.
 struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "Server address, HOST:PORT or [V6HOST]:PORT (default: $FANOUT_SERVER, else 127.0.0.1:7411).",
-        valueName: "host:port"))
+        "Server address, HOST:PORT, [V6HOST]:PORT or unix:PATH (default: $FANOUT_SERVER, else 127.0.0.1:7411).",
+        valueName: "address"))
     var server: String?
 
     @Option(name: .long, help: ArgumentHelp("Seconds to wait for connecting and for each reply.", valueName: "seconds"))

@@ -18,7 +18,7 @@ struct ConfigLoader {
         case keepalive, maxTrackedSubjects = "max_tracked_subjects", logLevel = "log_level"
         case metricsListen = "metrics_listen"
         case authTimeout = "auth_timeout", maxAuthFailures = "max_auth_failures", adminCommands = "admin_commands"
-        case maxConnectionsPerIP = "max_connections_per_ip"
+        case maxConnectionsPerIP = "max_connections_per_ip", unixSocketMode = "unix_socket_mode"
     }
 
     static func load(path: String?) async throws -> ServerConfiguration {
@@ -60,6 +60,12 @@ struct ConfigLoader {
         if let value = try reader.int(.maxAuthFailures) { server.maxAuthFailures = value }
         if let verbs = try reader.strings(.adminCommands) { server.adminCommands = Set(verbs.map { $0.uppercased() }) }
         if let value = try reader.int(.maxConnectionsPerIP) { server.maxConnectionsPerIP = value == 0 ? nil : value }
+        if let text = try reader.string(.unixSocketMode) {
+            guard let mode = UInt32(text.hasPrefix("0o") ? String(text.dropFirst(2)) : text, radix: 8) else {
+                throw Problem(description: "unix_socket_mode: '\(text)' is not an octal mode like \"0660\"")
+            }
+            server.unixSocketMode = mode
+        }
         return server
     }
 }

@@ -35,8 +35,8 @@ struct Fanoutd: AsyncParsableCommand {
         version: FanoutVersion.current
     )
 
-    @Option(name: .long, help: ArgumentHelp("Address to listen on, HOST:PORT or [V6HOST]:PORT; repeatable.",
-                                             valueName: "host:port"))
+    @Option(name: .long, help: ArgumentHelp(
+        "Address to listen on, HOST:PORT, [V6HOST]:PORT or unix:PATH; repeatable.", valueName: "address"))
     var listen: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("YAML configuration file.", valueName: "path"))
@@ -172,6 +172,7 @@ struct Fanoutd: AsyncParsableCommand {
             max_auth_failures: \(server.maxAuthFailures)
             admin_commands: \(server.adminCommands.sorted().joined(separator: ", "))
             max_connections_per_ip: \(server.maxConnectionsPerIP.map(String.init) ?? "0 (off)")
+            unix_socket_mode: 0\(String(server.unixSocketMode, radix: 8))
             """
     }
 

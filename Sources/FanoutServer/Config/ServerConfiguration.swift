@@ -40,6 +40,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var adminCommands: Set<String> = Self.defaultAdminCommands
     /// Connections one client address may hold; nil means no per-address limit.
     public var maxConnectionsPerIP: Int? = nil
+    /// File mode of unix socket listeners (`listen: ["unix:/run/fanout/fanoutd.sock"]`).
+    public var unixSocketMode: UInt32 = Self.defaultUnixSocketMode
+
+    public static let defaultUnixSocketMode: UInt32 = 0o660
 
     public static let defaultAuthTimeout = Duration.seconds(10)
     public static let defaultMaxAuthFailures = 3
@@ -80,6 +84,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         if let idleTimeout, idleTimeout <= .zero { found.append("idle_timeout: must be positive, or 0 for off") }
         if shutdownGrace < .zero { found.append("shutdown_grace: must not be negative") }
         if maxTrackedSubjects < 1 { found.append("max_tracked_subjects: must be at least 1") }
+        if unixSocketMode > 0o777 { found.append("unix_socket_mode: must be an octal mode like \"0660\"") }
         if authTimeout <= .zero { found.append("auth_timeout: must be positive") }
         if maxAuthFailures < 1 { found.append("max_auth_failures: must be at least 1") }
         if let maxConnectionsPerIP, maxConnectionsPerIP < 1 { found.append("max_connections_per_ip: must be at least 1, or 0 for off") }

@@ -52,9 +52,14 @@ final class Daemon: @unchecked Sendable {
         guard waitForListening else { return }
         for _ in 0..<expectedListeners {
             let line = try stderr.waitForLine(containing: "listening on ", after: ports.count, timeout: 20)
-            guard let address = line.components(separatedBy: "listening on ").last?.split(separator: " ").first,
-                  let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...])
-            else {
+            guard let address = line.components(separatedBy: "listening on ").last?.split(separator: " ").first else {
+                throw TestFailure("cannot read the address from: \(line)")
+            }
+            if address.hasPrefix("unix:") {
+                ports.append(0)
+                continue
+            }
+            guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else {
                 throw TestFailure("cannot read the port from: \(line)")
             }
             ports.append(port)
