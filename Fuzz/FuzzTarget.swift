@@ -1,0 +1,85 @@
+// libFuzzer entry point, compiled by scripts/fuzz.sh together with the sources of FanoutProtocol,
+// FanoutMulticast and the subject index as one module. Each input is checked two ways:
+//
+// 1. As client bytes: the line framer must yield the same events however the input is split, never hold a
+//    partial line over max_line + 1 bytes, and every line must parse into a command or a one-line error
+//    whose code the protocol defines.
+// 2. As subjects: its lines are split into patterns and subjects; every pattern the validator accepts goes
+//    into a SubjectIndex, and for every valid concrete subject the index must return exactly the members
+//    whose patterns the reference matcher says match, each once.
+
+final class FuzzMember: Subscriber {
+    let pattern: String
+    var deliveryMark: UInt64 = 0
+    init(pattern: String) { self.pattern = pattern }
+}
+
+private let knownCodes: Set<String> = ["unknown-command", "syntax", "bad-subject"]
+
+private func events(_ bytes: UnsafeRawBufferPointer, maxLine: Int, chunk: Int) -> [String] {
+    var framer = LineFramer(maxLine: maxLine)
+    var out: [String] = []
+    var start = 0
+    while start < bytes.count {
+        let end = min(start + chunk, bytes.count)
+        let consumed = framer.feed(UnsafeRawBufferPointer(rebasing: bytes[start..<end])) { event in
+            switch event {
+            case .line(let line):
+                precondition(line.count <= maxLine, "a line over max_line was handed out")
+                do throws(ProtocolError) {
+                    _ = try CommandParser.parse(line)
+                    out.append("ok:" + String(decoding: line, as: UTF8.self))
+                } catch {
+                    precondition(knownCodes.contains(error.code.rawValue), "unexpected code \(error.code)")
+                    precondition(!error.text.utf8.contains(0x0A) && !error.text.utf8.contains(0x0D), "error text breaks the line")
+                    out.append("err:" + error.code.rawValue)
+                }
+            case .tooLong:
+                out.append("too-long")
+            }
+            return true
+        }
+        precondition(consumed == end - start, "the framer must consume what it is given")
+        precondition(framer.bufferedCount <= maxLine + 1, "partial line over the cap")
+        start = end
+    }
+    return out
+}
+
+private func checkSubjects(_ bytes: UnsafeRawBufferPointer) {
+    let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).prefix(64)
+    let index = SubjectIndex<FuzzMember>()
+    var members: [FuzzMember] = []
+    var subjects: [String] = []
+    for (number, raw) in lines.enumerated() {
+        let line = UnsafeRawBufferPointer(rebasing: raw)
+        let text = String(decoding: line, as: UTF8.self)
+        let valid = (try? Subject.validatePattern(line)) != nil
+        let concrete = (try? Subject.validateConcrete(line)) != nil
+        precondition(!concrete || valid, "a valid concrete subject must be a valid pattern")
+        if number % 2 == 0, valid {
+            let member = FuzzMember(pattern: text)
+            members.append(member)
+            index.subscribe(member, to: text)
+        } else if concrete {
+            subjects.append(text)
+        }
+    }
+    for subject in subjects {
+        var found: [FuzzMember] = []
+        index.collectReceivers(of: subject, into: &found)
+        let expected = Set(members.filter { Subject.matches(pattern: $0.pattern, subject: subject) }.map(ObjectIdentifier.init))
+        precondition(found.count == Set(found.map(ObjectIdentifier.init)).count, "a member was collected twice")
+        precondition(Set(found.map(ObjectIdentifier.init)) == expected, "index and reference matcher disagree on \(subject)")
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    let whole = events(bytes, maxLine: 64, chunk: max(size, 1))
+    let split = events(bytes, maxLine: 64, chunk: 1 + size % 7)
+    precondition(whole == split, "framing depends on how the input was split")
+    checkSubjects(bytes)
+    return 0
+}
