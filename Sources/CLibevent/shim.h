@@ -18,4 +18,10 @@
 #include <event2/util.h>
 #include <event2/http.h>
 
+// TLS: libevent's OpenSSL bufferevents take OpenSSL's SSL objects.
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+#include <event2/bufferevent_ssl.h>
+
 #endif

@@ -68,6 +68,8 @@ public struct ClientOptions: Sendable {
     public var reconnect: ReconnectPolicy = ReconnectPolicy()
     /// Sent with AUTH right after each greeting, before anything else.
     public var token: String?
+    /// Speak TLS, with these files; nil for plain TCP.
+    public var tls: TLSSettings?
     /// Longest server line accepted (pushes carry payloads up to the server's own max_line).
     public var maxLine: Int = 1 << 20
 
@@ -75,5 +77,23 @@ public struct ClientOptions: Sendable {
         self.timeout = timeout
         self.reconnect = reconnect
         self.token = token
+    }
+}
+
+/// How a client speaks TLS: the CA that signed the server's certificate (nil: the system's CAs), and a
+/// client certificate for servers that require one.
+public struct TLSSettings: Sendable, Equatable {
+    public var serverCA: String?
+    public var certificate: String?
+    public var privateKey: String?
+    /// The name the server's certificate must carry; nil means the host of the address (an IP is checked
+    /// against the certificate's IP addresses).
+    public var serverName: String?
+
+    public init(serverCA: String? = nil, certificate: String? = nil, privateKey: String? = nil, serverName: String? = nil) {
+        self.serverCA = serverCA
+        self.certificate = certificate
+        self.privateKey = privateKey
+        self.serverName = serverName
     }
 }

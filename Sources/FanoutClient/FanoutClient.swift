@@ -38,6 +38,7 @@ public final class FanoutClient: BufferedSocketDelegate {
     private var reconnectTimer: LoopTimer?
     private var scratch: [UInt8] = []
     private var generator = SystemRandomNumberGenerator()
+    private var tlsContext: TLSContext?
 
     /// Patterns the server confirmed, in subscription order (restored after a reconnect).
     public private(set) var subscriptions: [String] = []
@@ -161,7 +162,12 @@ public final class FanoutClient: BufferedSocketDelegate {
         connectStartedAt = .now
         framer = LineFramer(maxLine: options.maxLine)
         do {
-            let socket = try BufferedSocket(loop: loop, connectingTo: address)
+            if let settings = options.tls, tlsContext == nil {
+                tlsContext = try TLSContext(serverCA: settings.serverCA, certificate: settings.certificate,
+                                            privateKey: settings.privateKey)
+            }
+            let serverName = options.tls.map { $0.serverName ?? address.host }
+            let socket = try BufferedSocket(loop: loop, connectingTo: address, tls: tlsContext, serverName: serverName)
             socket.delegate = self
             socket.enableReading()
             self.socket = socket
@@ -194,6 +200,7 @@ public final class FanoutClient: BufferedSocketDelegate {
             let text = SystemError(errno: errno, operation: "").reason
             connectionLost(reason: errno == 0 && phase == .connecting ? "connection refused" : text)
         case .readTimeout, .writeTimeout: connectionLost(reason: "\(reason)")
+        case .tls(let text): connectionLost(reason: "TLS: \(text)")
         }
     }
 

@@ -13,6 +13,8 @@ public enum SocketEnd: Sendable, Equatable, CustomStringConvertible {
     case readTimeout
     /// Output could not be written for the write timeout.
     case writeTimeout
+    /// The TLS layer failed (handshake, certificate, protocol), with OpenSSL's reason.
+    case tls(String)
 
     public var description: String {
         switch self {
@@ -21,6 +23,7 @@ public enum SocketEnd: Sendable, Equatable, CustomStringConvertible {
         case .error(let errno): "error (\(SystemError(errno: errno, operation: "socket").reason))"
         case .readTimeout: "read-timeout"
         case .writeTimeout: "write-timeout"
+        case .tls(let reason): "tls: \(reason)"
         }
     }
 }
@@ -56,22 +59,44 @@ public final class BufferedSocket {
     private var lingerTimer: LoopTimer?
     private var peerClosed = false
     private var halfClosed = false
+    /// Whether this socket speaks TLS (a half-close would cut its close_notify short).
+    public let isTLS: Bool
     public private(set) var isLingering = false
 
-    /// Wraps an accepted (or otherwise connected) fd, which the socket now owns.
-    public init(loop: EventLoop, fd: Int32) throws(SystemError) {
+    /// Wraps an accepted (or otherwise connected) fd, which the socket now owns; with `tls`, as the server
+    /// side of a TLS connection (the handshake runs as data flows).
+    public init(loop: EventLoop, fd: Int32, tls: TLSContext? = nil) throws(SystemError) {
         self.loop = loop
-        bev = try nonNull("bufferevent_socket_new") {
-            bufferevent_socket_new(loop.base, fd, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
+        isTLS = tls != nil
+        if let tls {
+            let ssl = try tls.makeSSL(verifying: nil)
+            bev = try nonNull("bufferevent_openssl_socket_new") {
+                bufferevent_openssl_socket_new(loop.base, fd, ssl, BUFFEREVENT_SSL_ACCEPTING, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
+            }
+            bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
+        } else {
+            bev = try nonNull("bufferevent_socket_new") {
+                bufferevent_socket_new(loop.base, fd, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
+            }
         }
         installCallbacks()
     }
 
-    /// Starts an outgoing connection; the delegate hears `socketDidConnect` or `didEnd`.
-    public init(loop: EventLoop, connectingTo address: SocketAddress) throws(SystemError) {
+    /// Starts an outgoing connection; the delegate hears `socketDidConnect` or `didEnd`. With `tls`, the
+    /// server's certificate must be valid for `serverName`.
+    public init(loop: EventLoop, connectingTo address: SocketAddress, tls: TLSContext? = nil, serverName: String? = nil) throws(SystemError) {
         self.loop = loop
-        bev = try nonNull("bufferevent_socket_new") {
-            bufferevent_socket_new(loop.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
+        isTLS = tls != nil
+        if let tls {
+            let ssl = try tls.makeSSL(verifying: serverName)
+            bev = try nonNull("bufferevent_openssl_socket_new") {
+                bufferevent_openssl_socket_new(loop.base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
+            }
+            bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
+        } else {
+            bev = try nonNull("bufferevent_socket_new") {
+                bufferevent_socket_new(loop.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
+            }
         }
         installCallbacks()
         _ = try address.withSockaddr { (sockaddr, length) throws(SystemError) in
@@ -244,7 +269,11 @@ public final class BufferedSocket {
     private func halfClose() {
         guard !halfClosed else { return }
         halfClosed = true
-        if peerClosed {
+        if isTLS, let ssl = bufferevent_openssl_get_ssl(bev) {
+            // close_notify, best effort: the output is drained, so nothing queued is overtaken.
+            SSL_shutdown(ssl)
+        }
+        if peerClosed || isTLS {
             finishLingering()
         } else {
             shutdown(fd, Int32(SHUT_WR))
@@ -292,6 +321,8 @@ public final class BufferedSocket {
             reason = .eof
         } else if flags & BEV_EVENT_TIMEOUT != 0 {
             reason = flags & BEV_EVENT_READING != 0 ? .readTimeout : .writeTimeout
+        } else if isTLS, case let code = bufferevent_get_openssl_error(bev), code != 0 {
+            reason = .tls(TLSContext.lastError(code))
         } else {
             reason = .error(errno: errno)
         }

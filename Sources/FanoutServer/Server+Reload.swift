@@ -22,6 +22,17 @@ extension Server {
             logger.error("reload failed, keeping the running configuration: \(problems.joined(separator: "; "))")
             return
         }
+        // Certificates are read again on every reload (they may have been renewed in place).
+        var freshTLS: TLSContext?
+        if !fresh.tlsListen.isEmpty {
+            do {
+                freshTLS = try makeTLSContext(fresh)
+            } catch {
+                logger.error("reload failed, keeping the running configuration: \(error)")
+                return
+            }
+        }
+        tlsContext = freshTLS
         apply(fresh)
         logger.notice("configuration reloaded")
     }
@@ -46,6 +57,19 @@ extension Server {
             for text in fresh.listen where listeners[text] == nil {
                 do {
                     listeners[text] = try bind(text)
+                } catch {
+                    logger.error("cannot listen on \(text): \(error)")
+                }
+            }
+        }
+        if fresh.tlsListen != old.tlsListen {
+            for (text, _) in tlsListeners where !fresh.tlsListen.contains(text) {
+                tlsListeners[text] = nil
+                logger.notice("stopped listening on \(text) (tls)")
+            }
+            for text in fresh.tlsListen where tlsListeners[text] == nil {
+                do {
+                    tlsListeners[text] = try bind(text, tls: true)
                 } catch {
                     logger.error("cannot listen on \(text): \(error)")
                 }

@@ -14,6 +14,9 @@ public final class Server {
 
     /// Listeners bound from `configuration.listen`, by the address text that asked for them.
     var listeners: [String: Listener] = [:]
+    /// TLS listeners from `configuration.tlsListen`, and the context their connections get.
+    var tlsListeners: [String: Listener] = [:]
+    var tlsContext: TLSContext?
     /// Listeners handed over by socket activation; while there are any, `listen` is not bound.
     var inheritedListeners: [Listener] = []
     /// The only strong owner of every client connection.
@@ -63,7 +66,9 @@ public final class Server {
     }
 
     /// The addresses being listened on, with the kernel's port where port 0 was asked for.
-    public var boundAddresses: [String] { (inheritedListeners + listeners.values).map(\.address.description) }
+    public var boundAddresses: [String] {
+        (inheritedListeners + listeners.values + tlsListeners.values).map(\.address.description)
+    }
 
     /// Binds every listen address (or serves `inheritedFDs`, from socket activation, instead), installs
     /// the signal handlers and timers. Throws on the first failure.
@@ -86,6 +91,10 @@ public final class Server {
         if inheritedListeners.isEmpty {
             for text in configuration.listen { listeners[text] = try bind(text) }
         }
+        if !configuration.tlsListen.isEmpty {
+            tlsContext = try makeTLSContext(configuration)
+            for text in configuration.tlsListen { tlsListeners[text] = try bind(text, tls: true) }
+        }
         try startMetrics()
         for signal in [SignalNumber.terminate, SignalNumber.interrupt] {
             signalWatchers.append(try SignalWatcher(loop: loop, signal: signal) { [unowned self] number in
@@ -103,16 +112,22 @@ public final class Server {
         self.sweepTimer = sweepTimer
     }
 
+    /// The TLS context for `configuration`'s certificate, key and client CA.
+    func makeTLSContext(_ configuration: ServerConfiguration) throws -> TLSContext {
+        try TLSContext(certificateChain: configuration.tlsCertificate ?? "", privateKey: configuration.tlsKey ?? "",
+                       clientCA: configuration.tlsClientCA)
+    }
+
     /// Binds one configured listen address.
-    func bind(_ text: String) throws -> Listener {
+    func bind(_ text: String, tls: Bool = false) throws -> Listener {
         let listener = try Listener(
             loop: loop,
             address: try SocketAddress(parsing: text),
             unixMode: configuration.unixSocketMode,
-            onAccept: { [unowned self] fd, peer in self.accept(fd: fd, peer: peer) },
+            onAccept: { [unowned self] fd, peer in self.accept(fd: fd, peer: peer, tls: tls) },
             onError: { [unowned self] error in self.acceptFailed(error) }
         )
-        logger.notice("listening on \(listener.address)")
+        logger.notice("listening on \(listener.address)\(tls ? " (tls)" : "")")
         return listener
     }
 
@@ -156,6 +171,7 @@ public final class Server {
         logger.notice("shutting down: \(connections.count) clients, grace \(configuration.shutdownGrace)")
         notifier?.stopping()
         listeners.removeAll()
+        tlsListeners.removeAll()
         inheritedListeners.removeAll()
         metricsServer = nil
         statusTimer = nil
@@ -181,6 +197,7 @@ public final class Server {
         closeRun()
         connections.removeAll()
         listeners.removeAll()
+        tlsListeners.removeAll()
         inheritedListeners.removeAll()
         metricsServer = nil
         signalWatchers.removeAll()
@@ -206,7 +223,7 @@ public final class Server {
 
     // MARK: Accepting
 
-    private func accept(fd: Int32, peer: SocketAddress) {
+    private func accept(fd: Int32, peer: SocketAddress, tls: Bool = false) {
         guard connections.count < configuration.maxConnections else {
             return refuse(fd, peer: peer, "too many connections (max_connections=\(configuration.maxConnections))")
         }
@@ -216,7 +233,7 @@ public final class Server {
         }
         let socket: BufferedSocket
         do {
-            socket = try BufferedSocket(loop: loop, fd: fd)
+            socket = try BufferedSocket(loop: loop, fd: fd, tls: tls ? tlsContext : nil)
         } catch {
             logger.error("cannot set up connection from \(peer): \(error)")
             RawSocket.refuse(fd, with: "")
@@ -256,9 +273,9 @@ public final class Server {
     private func acceptFailed(_ error: SystemError) {
         // EMFILE/ENFILE leave the connection queued, so the listener would spin: pause accepting for a moment.
         logger.error("\(error); pausing accept for 1s")
-        (inheritedListeners + listeners.values).forEach { $0.pause() }
+        (inheritedListeners + listeners.values + tlsListeners.values).forEach { $0.pause() }
         let retry = LoopTimer(loop: loop) { [unowned self] in
-            (self.inheritedListeners + self.listeners.values).forEach { $0.resume() }
+            (self.inheritedListeners + self.listeners.values + self.tlsListeners.values).forEach { $0.resume() }
         }
         retry.schedule(after: .seconds(1))
         acceptRetryTimer = retry

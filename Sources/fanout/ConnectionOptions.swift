@@ -16,7 +16,21 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Token for AUTH (default: $FANOUT_TOKEN).", valueName: "token"))
     var token: String?
 
+    @Flag(name: .long, help: "Connect with TLS (the server's certificate is verified).")
+    var tls = false
+
+    @Option(name: .long, help: ArgumentHelp("CA file that signed the server's certificate (default: the system's).", valueName: "pem"))
+    var ca: String?
+
+    @Option(name: .long, help: ArgumentHelp("Client certificate, for servers that require one.", valueName: "pem"))
+    var cert: String?
+
+    @Option(name: .long, help: ArgumentHelp("Private key of --cert.", valueName: "pem"))
+    var key: String?
+
     func validate() throws {
+        if !tls && (ca != nil || cert != nil || key != nil) { throw ValidationError("--ca, --cert and --key need --tls") }
+        if (cert == nil) != (key == nil) { throw ValidationError("--cert and --key go together") }
         guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
         _ = try resolvedAddress()
     }
@@ -34,8 +48,14 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     func clientOptions(reconnect: ReconnectPolicy = .never) -> ClientOptions {
-        ClientOptions(timeout: .milliseconds(Int64(timeout * 1000)), reconnect: reconnect,
-                      token: token ?? ProcessInfo.processInfo.environment["FANOUT_TOKEN"])
+        var options = ClientOptions(timeout: .milliseconds(Int64(timeout * 1000)), reconnect: reconnect,
+                                    token: token ?? ProcessInfo.processInfo.environment["FANOUT_TOKEN"])
+        if tls {
+            let host = serverText.hasPrefix("[") ? String(serverText.dropFirst().prefix { $0 != "]" })
+                : String(serverText.prefix { $0 != ":" })
+            options.tls = TLSSettings(serverCA: ca, certificate: cert, privateKey: key, serverName: host)
+        }
+        return options
     }
 }
 

@@ -19,6 +19,7 @@ struct ConfigLoader {
         case metricsListen = "metrics_listen"
         case authTimeout = "auth_timeout", maxAuthFailures = "max_auth_failures", adminCommands = "admin_commands"
         case maxConnectionsPerIP = "max_connections_per_ip", unixSocketMode = "unix_socket_mode"
+        case tlsListen = "tls_listen", tlsCert = "tls_cert", tlsKey = "tls_key", tlsClientCA = "tls_client_ca"
     }
 
     static func load(path: String?) async throws -> ServerConfiguration {
@@ -60,6 +61,10 @@ struct ConfigLoader {
         if let value = try reader.int(.maxAuthFailures) { server.maxAuthFailures = value }
         if let verbs = try reader.strings(.adminCommands) { server.adminCommands = Set(verbs.map { $0.uppercased() }) }
         if let value = try reader.int(.maxConnectionsPerIP) { server.maxConnectionsPerIP = value == 0 ? nil : value }
+        if let list = try reader.strings(.tlsListen) { server.tlsListen = list }
+        if let text = try reader.string(.tlsCert) { server.tlsCertificate = text }
+        if let text = try reader.string(.tlsKey) { server.tlsKey = text }
+        if let text = try reader.string(.tlsClientCA) { server.tlsClientCA = text.isEmpty ? nil : text }
         if let text = try reader.string(.unixSocketMode) {
             guard let mode = UInt32(text.hasPrefix("0o") ? String(text.dropFirst(2)) : text, radix: 8) else {
                 throw Problem(description: "unix_socket_mode: '\(text)' is not an octal mode like \"0660\"")

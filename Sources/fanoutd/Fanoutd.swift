@@ -173,6 +173,8 @@ struct Fanoutd: AsyncParsableCommand {
             admin_commands: \(server.adminCommands.sorted().joined(separator: ", "))
             max_connections_per_ip: \(server.maxConnectionsPerIP.map(String.init) ?? "0 (off)")
             unix_socket_mode: 0\(String(server.unixSocketMode, radix: 8))
+            tls_listen: \(server.tlsListen.isEmpty ? "off" : server.tlsListen.joined(separator: ", "))
+            tls_client_ca: \(server.tlsClientCA ?? "off (no client certificates required)")
             """
     }
 

@@ -40,6 +40,14 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var adminCommands: Set<String> = Self.defaultAdminCommands
     /// Connections one client address may hold; nil means no per-address limit.
     public var maxConnectionsPerIP: Int? = nil
+    /// Addresses that speak TLS (`HOST:PORT`), beside the plain `listen` ones.
+    public var tlsListen: [String] = []
+    /// PEM certificate chain for the TLS listeners.
+    public var tlsCertificate: String? = nil
+    /// PEM private key for the TLS listeners.
+    public var tlsKey: String? = nil
+    /// PEM CA bundle: when set, TLS clients must present a certificate it signed (mutual TLS).
+    public var tlsClientCA: String? = nil
     /// File mode of unix socket listeners (`listen: ["unix:/run/fanout/fanoutd.sock"]`).
     public var unixSocketMode: UInt32 = Self.defaultUnixSocketMode
 
@@ -84,6 +92,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         if let idleTimeout, idleTimeout <= .zero { found.append("idle_timeout: must be positive, or 0 for off") }
         if shutdownGrace < .zero { found.append("shutdown_grace: must not be negative") }
         if maxTrackedSubjects < 1 { found.append("max_tracked_subjects: must be at least 1") }
+        if !tlsListen.isEmpty && (tlsCertificate == nil || tlsKey == nil) {
+            found.append("tls_listen: needs tls_cert and tls_key")
+        }
         if unixSocketMode > 0o777 { found.append("unix_socket_mode: must be an octal mode like \"0660\"") }
         if authTimeout <= .zero { found.append("auth_timeout: must be positive") }
         if maxAuthFailures < 1 { found.append("max_auth_failures: must be at least 1") }
@@ -98,7 +109,7 @@ public struct ServerConfiguration: Sendable, Equatable {
                 if !Subject.isValidPattern(pattern) { found.append("users.\(user.name): '\(pattern)' is not a valid subject pattern") }
             }
         }
-        for address in listen + (metricsListen.map { [$0] } ?? []) {
+        for address in listen + tlsListen + (metricsListen.map { [$0] } ?? []) {
             do {
                 _ = try SocketAddress(parsing: address)
             } catch {

@@ -87,7 +87,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         switch reason {
         case .eof:
             server.disconnect(self, reason: .eof)
-        case .error:
+        case .error, .tls:
             server.disconnect(self, reason: .socketError(reason.description))
         case .readTimeout:
             server.disconnect(self, reason: .idleTimeout)

@@ -1,0 +1,98 @@
+import CLibevent
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An OpenSSL context (`SSL_CTX`) for TLS sockets: certificates, keys and what to verify.
+public final class TLSContext {
+    let context: OpaquePointer
+
+    /// A server context: `certificateChain` and `privateKey` are PEM files; with `clientCA`, clients must
+    /// present a certificate signed by it (mutual TLS).
+    public init(certificateChain: String, privateKey: String, clientCA: String?) throws(SystemError) {
+        context = try Self.makeContext(TLS_server_method(), "server")
+        do throws(SystemError) {
+            try Self.check("load certificate \(certificateChain)") { SSL_CTX_use_certificate_chain_file(context, certificateChain) }
+            try Self.check("load private key \(privateKey)") { SSL_CTX_use_PrivateKey_file(context, privateKey, SSL_FILETYPE_PEM) }
+            try Self.check("match private key \(privateKey) with \(certificateChain)") { SSL_CTX_check_private_key(context) }
+            if let clientCA {
+                try Self.check("load client CA \(clientCA)") { SSL_CTX_load_verify_locations(context, clientCA, nil) }
+                SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
+            }
+        } catch {
+            SSL_CTX_free(context)
+            throw error
+        }
+    }
+
+    /// A client context: verifies the server against `serverCA` (or the system's CAs), and presents
+    /// `certificate`/`privateKey` when given (for servers that require client certificates).
+    public init(serverCA: String?, certificate: String?, privateKey: String?) throws(SystemError) {
+        context = try Self.makeContext(TLS_client_method(), "client")
+        do throws(SystemError) {
+            if let serverCA {
+                try Self.check("load CA \(serverCA)") { SSL_CTX_load_verify_locations(context, serverCA, nil) }
+            } else {
+                SSL_CTX_set_default_verify_paths(context)
+            }
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            if let certificate {
+                try Self.check("load certificate \(certificate)") { SSL_CTX_use_certificate_chain_file(context, certificate) }
+                try Self.check("load private key \(privateKey ?? certificate)") {
+                    SSL_CTX_use_PrivateKey_file(context, privateKey ?? certificate, SSL_FILETYPE_PEM)
+                }
+            }
+        } catch {
+            SSL_CTX_free(context)
+            throw error
+        }
+    }
+
+    deinit {
+        SSL_CTX_free(context)
+    }
+
+    private static func makeContext(_ method: OpaquePointer?, _ role: String) throws(SystemError) -> OpaquePointer {
+        guard let context = SSL_CTX_new(method) else {
+            throw SystemError(errno: 0, operation: "TLS \(role) context: \(lastError())")
+        }
+        // TLS 1.2 or later.
+        SSL_CTX_ctrl(context, SSL_CTRL_SET_MIN_PROTO_VERSION, Int(TLS1_2_VERSION), nil)
+        // SSL_OP_IGNORE_UNEXPECTED_EOF (a function-like macro, so spelled out): OpenSSL 3 would report a peer
+        // that closes without close_notify as an error; for a line protocol that is simply the peer leaving.
+        SSL_CTX_set_options(context, UInt64(1) << 7)
+        return context
+    }
+
+    private static func check(_ operation: String, _ body: () -> Int32) throws(SystemError) {
+        guard body() == 1 else { throw SystemError(errno: 0, operation: "\(operation): \(lastError())") }
+    }
+
+    /// The oldest OpenSSL error queued on this thread, as text (and the queue cleared).
+    static func lastError(_ code: UInt = ERR_get_error()) -> String {
+        defer { ERR_clear_error() }
+        guard code != 0 else { return "unknown TLS error" }
+        var buffer = [CChar](repeating: 0, count: 256)
+        ERR_error_string_n(code, &buffer, buffer.count)
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // "error:0A000086:SSL routines::certificate verify failed" -> the reason after the last colon.
+        return text.split(separator: ":").last.map(String.init) ?? text
+    }
+
+    /// A new SSL object for one connection; for a client, set to verify `serverName` (a host name or IP).
+    func makeSSL(verifying serverName: String?) throws(SystemError) -> OpaquePointer {
+        guard let ssl = SSL_new(context) else { throw SystemError(errno: 0, operation: "SSL_new: \(Self.lastError())") }
+        if let serverName {
+            if X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), serverName) != 1 {
+                ERR_clear_error()
+                SSL_set1_host(ssl, serverName)
+                // SNI; OpenSSL copies the name during the call.
+                var name = Array(serverName.utf8CString)
+                name.withUnsafeMutableBytes { bytes in
+                    _ = SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name), bytes.baseAddress)
+                }
+            }
+        }
+        return ssl
+    }
+}
