@@ -81,13 +81,15 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
+        // Helpers shared by the test targets (a seeded random generator).
+        .target(name: "FanoutTestSupport", path: "Tests/Support"),
         .testTarget(name: "FanoutClientTests", dependencies: ["FanoutClient"]),
         .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
-        .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol"]),
-        .testTarget(name: "FanoutServerTests", dependencies: ["FanoutServer", "FanoutProtocol"]),
+        .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol", "FanoutTestSupport"]),
+        .testTarget(name: "FanoutServerTests", dependencies: ["FanoutServer", "FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["FanoutProtocol"],
+            dependencies: ["FanoutProtocol", "FanoutTestSupport"],
             resources: [.copy("Fixtures")]
         ),
     ],

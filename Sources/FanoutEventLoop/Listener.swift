@@ -35,19 +35,11 @@ public final class Listener {
         let context = Unmanaged.passUnretained(self).toOpaque()
         let made = try address.withSockaddr { (sockaddr, length) throws(SystemError) in
             try nonNull("listen on \(address)") {
-                evconnlistener_new_bind(loop.base, { _, fd, peer, peerLength, context in
-                    // Unretained: the Listener's owner keeps it alive, and deinit frees the evconnlistener first.
-                    let listener = Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue()
-                    let peerAddress = SocketAddress(peer!, length: Int(peerLength))
-                    listener.onAccept(fd, peerAddress)
-                }, context, flags, backlog, sockaddr, length)
+                evconnlistener_new_bind(loop.base, Self.acceptCallback, context, flags, backlog, sockaddr, length)
             }
         }
         listener = made
-        evconnlistener_set_error_cb(made) { _, context in
-            let listener = Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue()
-            listener.onError(SystemError(errno: errno, operation: "accept on \(listener.address)"))
-        }
+        evconnlistener_set_error_cb(made, Self.errorCallback)
         if address.isUnix {
             ownedSocketFile = address.unixPath
             if let unixMode {
@@ -83,16 +75,22 @@ public final class Listener {
         evutil_make_socket_nonblocking(fd)
         let context = Unmanaged.passUnretained(self).toOpaque()
         let made = try nonNull("listen on inherited fd \(fd)") {
-            evconnlistener_new(loop.base, { _, fd, peer, peerLength, context in
-                let listener = Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue()
-                listener.onAccept(fd, SocketAddress(peer!, length: Int(peerLength)))
-            }, context, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd)
+            evconnlistener_new(loop.base, Self.acceptCallback, context, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd)
         }
         listener = made
-        evconnlistener_set_error_cb(made) { _, context in
-            let listener = Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue()
-            listener.onError(SystemError(errno: errno, operation: "accept on \(listener.address)"))
-        }
+        evconnlistener_set_error_cb(made, Self.errorCallback)
+    }
+
+    // The context is unretained: the Listener's owner keeps it alive, and deinit frees the evconnlistener
+    // (and with it these callbacks) first. Both run on the loop thread.
+    private static let acceptCallback: evconnlistener_cb = { _, fd, peer, peerLength, context in
+        let listener = Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue()
+        listener.onAccept(fd, SocketAddress(peer!, length: Int(peerLength)))
+    }
+
+    private static let errorCallback: evconnlistener_errorcb = { _, context in
+        let listener = Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue()
+        listener.onError(SystemError(errno: errno, operation: "accept on \(listener.address)"))
     }
 
     deinit {

@@ -1,3 +1,4 @@
+import FanoutTestSupport
 @testable import FanoutProtocol
 import Testing
 
@@ -104,7 +105,7 @@ struct CommandParserTests {
     }
 
     @Test func randomLinesAlwaysParseOrFailCleanly() {
-        var generator = SplitMix64(seed: 7)
+        var generator = SeededGenerator(seed: 7)
         let words = ["SUB", "PUB", "UNSUB", "PING", "a.b", "*", ">", "..", "x", " ", "\t", "\u{7F}", "CHANNELS"]
         for _ in 0..<5000 {
             var line: [UInt8] = []

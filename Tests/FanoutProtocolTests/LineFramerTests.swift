@@ -1,3 +1,4 @@
+import FanoutTestSupport
 import FanoutProtocol
 import Testing
 
@@ -76,7 +77,7 @@ struct LineFramerTests {
     }
 
     @Test func randomBytesNeverBreakTheFramer() {
-        var generator = SplitMix64(seed: 42)
+        var generator = SeededGenerator(seed: 42)
         for _ in 0..<300 {
             let length = Int(generator.next() % 600)
             let bytes = (0..<length).map { _ -> UInt8 in
@@ -91,18 +92,5 @@ struct LineFramerTests {
             let tail = bytes.count - 1 - (bytes.lastIndex(of: 0x0A) ?? -1)
             #expect(whole.count == bytes.filter { $0 == 0x0A }.count + (tail > 64 + 1 ? 1 : 0))
         }
-    }
-}
-
-/// A small seeded generator, so that property tests are repeatable.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,3 +1,4 @@
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -30,7 +31,7 @@ struct NetcatTests {
     func randomBytesGetOneReplyPerLine(seed: UInt64) throws {
         let daemon = try Daemon(environment: ["FANOUTD_MAX_LINE": "512"])
         let client = try daemon.client()
-        var generator = Seeded(seed: seed)
+        var generator = SeededGenerator(seed: seed)
         var expectedReplies = 0
         var input: [UInt8] = []
         for _ in 0..<400 {
@@ -93,17 +94,5 @@ struct NetcatTests {
         #expect(growth < 32 << 20, "server grew by \(growth >> 20) MiB under a command flood")
         let other = try daemon.client()
         #expect(try other.command("PING") == "+PONG", "other clients are still served")
-    }
-}
-
-struct Seeded: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
