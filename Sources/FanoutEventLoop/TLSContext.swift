@@ -10,18 +10,14 @@ public final class TLSContext {
     /// A server context: `certificateChain` and `privateKey` are PEM files; with `clientCA`, clients must
     /// present a certificate signed by it (mutual TLS).
     public init(certificateChain: String, privateKey: String, clientCA: String?) throws(SystemError) {
+        // Once `context` is set, a throw still runs deinit, which frees it: no free on the error paths.
         context = try Self.makeContext(TLS_server_method(), "server")
-        do throws(SystemError) {
-            try Self.check("load certificate \(certificateChain)") { SSL_CTX_use_certificate_chain_file(context, certificateChain) }
-            try Self.check("load private key \(privateKey)") { SSL_CTX_use_PrivateKey_file(context, privateKey, SSL_FILETYPE_PEM) }
-            try Self.check("match private key \(privateKey) with \(certificateChain)") { SSL_CTX_check_private_key(context) }
-            if let clientCA {
-                try Self.check("load client CA \(clientCA)") { SSL_CTX_load_verify_locations(context, clientCA, nil) }
-                SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
-            }
-        } catch {
-            SSL_CTX_free(context)
-            throw error
+        try Self.check("load certificate \(certificateChain)") { SSL_CTX_use_certificate_chain_file(context, certificateChain) }
+        try Self.check("load private key \(privateKey)") { SSL_CTX_use_PrivateKey_file(context, privateKey, SSL_FILETYPE_PEM) }
+        try Self.check("match private key \(privateKey) with \(certificateChain)") { SSL_CTX_check_private_key(context) }
+        if let clientCA {
+            try Self.check("load client CA \(clientCA)") { SSL_CTX_load_verify_locations(context, clientCA, nil) }
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
         }
     }
 
@@ -29,22 +25,17 @@ public final class TLSContext {
     /// `certificate`/`privateKey` when given (for servers that require client certificates).
     public init(serverCA: String?, certificate: String?, privateKey: String?) throws(SystemError) {
         context = try Self.makeContext(TLS_client_method(), "client")
-        do throws(SystemError) {
-            if let serverCA {
-                try Self.check("load CA \(serverCA)") { SSL_CTX_load_verify_locations(context, serverCA, nil) }
-            } else {
-                SSL_CTX_set_default_verify_paths(context)
+        if let serverCA {
+            try Self.check("load CA \(serverCA)") { SSL_CTX_load_verify_locations(context, serverCA, nil) }
+        } else {
+            SSL_CTX_set_default_verify_paths(context)
+        }
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+        if let certificate {
+            try Self.check("load certificate \(certificate)") { SSL_CTX_use_certificate_chain_file(context, certificate) }
+            try Self.check("load private key \(privateKey ?? certificate)") {
+                SSL_CTX_use_PrivateKey_file(context, privateKey ?? certificate, SSL_FILETYPE_PEM)
             }
-            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-            if let certificate {
-                try Self.check("load certificate \(certificate)") { SSL_CTX_use_certificate_chain_file(context, certificate) }
-                try Self.check("load private key \(privateKey ?? certificate)") {
-                    SSL_CTX_use_PrivateKey_file(context, privateKey ?? certificate, SSL_FILETYPE_PEM)
-                }
-            }
-        } catch {
-            SSL_CTX_free(context)
-            throw error
         }
     }
 

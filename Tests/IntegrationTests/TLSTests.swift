@@ -27,11 +27,16 @@ private final class TestPKI {
                      "-out", path("\(name).pem"), "-days", "2", "-subj", "/CN=\(name)"])
     }
 
-    private func makeCertificate(_ name: String, subject: String, extensions: String) throws {
+    func issueServerCertificate(named name: String, by authority: String) throws {
+        try makeCertificate(name, subject: "/CN=localhost", extensions: "server.ext", authority: authority)
+    }
+
+    private func makeCertificate(_ name: String, subject: String, extensions: String, authority: String = "ca") throws {
         try openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", path("\(name)-key.pem"),
                      "-out", path("\(name).csr"), "-subj", subject])
-        try openssl(["x509", "-req", "-in", path("\(name).csr"), "-CA", path("ca.pem"), "-CAkey", path("ca-key.pem"),
-                     "-CAcreateserial", "-out", path("\(name).pem"), "-days", "2", "-extfile", path(extensions)])
+        try openssl(["x509", "-req", "-in", path("\(name).csr"), "-CA", path("\(authority).pem"),
+                     "-CAkey", path("\(authority)-key.pem"), "-CAcreateserial", "-out", path("\(name).pem"),
+                     "-days", "2", "-extfile", path(extensions)])
     }
 
     private func openssl(_ arguments: [String]) throws {
@@ -114,6 +119,35 @@ struct TLSTests {
         let stillServing = try FanoutTool.run(["ping", "--tls", "--ca", pki.path("ca.pem"), "--server", "127.0.0.1:\(port)", "-c", "1"])
         #expect(stillServing.status == 0)
         #expect(try daemon.client().command("PING") == "+PONG")
+    }
+
+    @Test func certificatesAreReadAgainOnSIGHUP() throws {
+        let pki = try TestPKI()
+        let tlsPort = try freePort()
+        let config = URL(fileURLWithPath: pki.path("fanoutd.yaml"))
+        func writeConfig(certificate: String, key: String) throws {
+            try "tls_listen: [\"127.0.0.1:\(tlsPort)\"]\ntls_cert: \(certificate)\ntls_key: \(key)\n"
+                .write(to: config, atomically: true, encoding: .utf8)
+        }
+        try writeConfig(certificate: pki.path("server.pem"), key: pki.path("server-key.pem"))
+        let daemon = try Daemon(arguments: ["--config", config.path])
+        let server = "127.0.0.1:\(tlsPort)"
+        let ping = ["ping", "--tls", "--server", server, "-c", "1"]
+        #expect(try FanoutTool.run(ping + ["--ca", pki.path("ca.pem")]).status == 0)
+
+        // A certificate that does not load is rejected; the running one keeps serving.
+        try writeConfig(certificate: pki.path("missing.pem"), key: pki.path("server-key.pem"))
+        daemon.signal(SIGHUP)
+        #expect(try daemon.stderr.waitForLine(containing: "reload failed", timeout: 10).contains("missing.pem"))
+        #expect(try FanoutTool.run(ping + ["--ca", pki.path("ca.pem")]).status == 0)
+
+        // A renewed certificate (here: one that another CA signed) is served to new connections.
+        try pki.issueServerCertificate(named: "renewed", by: "other-ca")
+        try writeConfig(certificate: pki.path("renewed.pem"), key: pki.path("renewed-key.pem"))
+        daemon.signal(SIGHUP)
+        _ = try daemon.stderr.waitForLine(containing: "configuration reloaded", timeout: 10)
+        #expect(try FanoutTool.run(ping + ["--ca", pki.path("other-ca.pem")]).status == 0)
+        #expect(try FanoutTool.run(ping + ["--ca", pki.path("ca.pem")]).status == 2)
     }
 
     @Test func mutualTLSRejectsClientsWithoutACertificate() throws {
