@@ -30,6 +30,7 @@ scenarios=(
     "C publish only|published_per_s|--publishers 4 --subscribers 0 --messages 400000"
     "D fan-out 1x5000|delivered_per_s|--publishers 1 --subscribers 5000 --subjects 1 --messages 20000"
     "E p99 at 2k/s|p99_us|--publishers 1 --subscribers 50 --subjects 1 --messages 20000 --rate 2000"
+    "G A, 25 stalled|delivered_per_s|--publishers 1 --subscribers 75 --stalled 25 --subjects 1 --messages 200000"
 )
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

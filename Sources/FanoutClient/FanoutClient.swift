@@ -73,6 +73,14 @@ public final class FanoutClient: BufferedSocketDelegate {
         openSocket()
     }
 
+    /// Stops reading from the server (and so hearing anything from it), keeping the connection open: a
+    /// subscriber that has stalled, as load tests need. Only `close` undoes it.
+    public func stopReading() {
+        socket?.delegate = nil
+        socket?.disableReading()
+        watchdog = nil
+    }
+
     /// Closes the connection for good; commands in flight fail with `.closed`.
     public func close() {
         phase = .closed

@@ -155,6 +155,22 @@ struct ClientToolTests {
         #expect(latency["p99"] != nil)
     }
 
+    @Test func benchWithStalledSubscribersCountsOnlyTheHealthyOnes() throws {
+        let daemon = try Daemon()
+        let result = try FanoutTool.run(["bench", "--server", "127.0.0.1:\(daemon.port)", "--subscribers", "3",
+                                         "--stalled", "2", "--messages", "500", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(result.stdout.joined().utf8)) as? [String: Any]
+        let run = try #require((report?["results"] as? [[String: Any]])?.first)
+        #expect(run["expected"] as? Int == 1500, "stalled subscribers are not expected to receive")
+        #expect(run["delivered"] as? Int == 1500)
+        #expect(run["lost"] as? Int == 0)
+        let scenario = try #require(report?["scenario"] as? [String: Any])
+        #expect(scenario["stalled"] as? Int == 2)
+        #expect(infoFields(try daemon.client().command("INFO"))["connections_total"] == "7",
+                "5 subscribers (2 of them stalled) and 1 publisher connected, and the INFO client")
+    }
+
     static let redisServer = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].first {
         FileManager.default.isExecutableFile(atPath: $0)
     }

@@ -11,6 +11,8 @@ protocol BenchPeer: AnyObject {
     func publish(_ subject: String, payload: UnsafeRawBufferPointer)
     /// Publishes not yet acknowledged.
     var inFlight: Int { get }
+    /// Stops reading from the socket for good: a stalled subscriber, for slow-consumer scenarios.
+    func stall()
     var onAcknowledged: ((Int) -> Void)? { get set }
     var onMessage: ((UnsafeRawBufferPointer) -> Void)? { get set }
     var onFailure: ((String) -> Void)? { get set }
@@ -71,6 +73,8 @@ final class FanoutPeer: BenchPeer {
     func publish(_ subject: String, payload: UnsafeRawBufferPointer) {
         client.publish(subject, payload: payload)
     }
+
+    func stall() { client.stopReading() }
 
     func close() { client.close() }
 }

@@ -65,6 +65,7 @@ enum BenchReport {
     static func json(_ scenario: BenchScenario, _ results: [BenchResult]) -> String {
         let scenarioJSON = JSON.object([
             ("publishers", String(scenario.publishers)), ("subscribers", String(scenario.subscribers)),
+            ("stalled", String(scenario.stalled)),
             ("subjects", String(scenario.subjects)), ("payload_bytes", String(scenario.payloadSize)),
             ("messages", String(scenario.messages)), ("window", String(scenario.window)),
             ("rate", scenario.rate.map(String.init) ?? "null"),

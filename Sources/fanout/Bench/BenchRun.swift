@@ -79,14 +79,19 @@ final class BenchRun {
 
     private func connectSubscribers() {
         var index = 0
-        connect(count: scenario.subscribers, each: { [unowned self] peer, done in
+        connect(count: scenario.subscribers + scenario.stalled, each: { [unowned self] peer, done in
             let subject = self.subjectNames[index % self.scenario.subjects]
+            let stalls = index >= self.scenario.subscribers
             index += 1
-            peer.onMessage = { [unowned self] payload in self.received(payload) }
-            peer.onFailure = { [unowned self] reason in self.fail("subscriber: \(reason)") }
-            peer.afterReadBatch = { [unowned self] in self.checkFinished() }
+            if !stalls {
+                peer.onMessage = { [unowned self] payload in self.received(payload) }
+                peer.onFailure = { [unowned self] reason in self.fail("subscriber: \(reason)") }
+                peer.afterReadBatch = { [unowned self] in self.checkFinished() }
+            }
             peer.subscribe(subject) { [unowned self] error in
                 if let error { return self.fail("SUB \(subject): \(error)") }
+                // A stalled subscriber never reads again; the server is expected to drop it.
+                if stalls { peer.stall() }
                 done()
             }
         }, then: { [unowned self] peers in

@@ -2,6 +2,8 @@
 struct BenchScenario: Sendable {
     var publishers: Int
     var subscribers: Int
+    /// Extra subscribers that subscribe and then never read (not counted as receivers of deliveries).
+    var stalled: Int = 0
     var subjects: Int
     var payloadSize: Int
     var messages: Int
@@ -32,8 +34,10 @@ struct BenchScenario: Sendable {
 
     var summary: String {
         func plural(_ count: Int, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
-        return [plural(publishers, "publisher"), plural(subscribers, "subscriber"), plural(subjects, "subject"),
-                "\(payloadSize)-byte payloads", plural(messages, "message"), "window \(window)",
-                rate.map { "\($0) msgs/s" } ?? "unthrottled"].joined(separator: ", ")
+        var parts = [plural(publishers, "publisher"), plural(subscribers, "subscriber")]
+        if stalled > 0 { parts.append("\(stalled) stalled") }
+        parts += [plural(subjects, "subject"), "\(payloadSize)-byte payloads", plural(messages, "message"),
+                  "window \(window)", rate.map { "\($0) msgs/s" } ?? "unthrottled"]
+        return parts.joined(separator: ", ")
     }
 }

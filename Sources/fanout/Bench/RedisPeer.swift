@@ -52,6 +52,11 @@ final class RedisPeer: BenchPeer, BufferedSocketDelegate {
         inFlight += 1
     }
 
+    func stall() {
+        socket?.delegate = nil
+        socket?.disableReading()
+    }
+
     func close() {
         socket?.delegate = nil
         socket = nil

@@ -13,6 +13,7 @@ struct Bench: ParsableCommand {
               fanout bench --subscribers 100 --messages 200000
               fanout bench --subjects 1000 --subscribers 1000
               fanout bench --rate 2000 --subscribers 50 --messages 20000
+              fanout bench --subscribers 75 --stalled 25 --messages 200000   healthy rate with stalled peers
               fanout bench --protocol redis --server 127.0.0.1:6379
               fanout bench --compare-redis 127.0.0.1:6379     same scenario against both, one table
             """
@@ -25,6 +26,8 @@ struct Bench: ParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Option(name: .long, help: "Publishing connections.") var publishers = 1
     @Option(name: .long, help: "Subscribing connections.") var subscribers = 10
+    @Option(name: .long, help: "Extra subscribers that subscribe, then never read (slow-consumer scenarios).")
+    var stalled = 0
     @Option(name: .long, help: "Subjects (bench.0, bench.1, ...).") var subjects = 1
     @Option(name: .long, help: "Payload size in bytes (at least 19: the send time).") var payload = 100
     @Option(name: .long, help: "Messages to publish in all.") var messages = 100_000
@@ -39,6 +42,7 @@ struct Bench: ParsableCommand {
 
     func validate() throws {
         guard publishers >= 1 else { throw ValidationError("--publishers must be at least 1") }
+        guard stalled >= 0 else { throw ValidationError("--stalled must be 0 or more") }
         guard subscribers >= 0, subjects >= 1, messages >= 0, window >= 1, rate >= 0 else {
             throw ValidationError("--subscribers, --messages and --rate must be 0 or more; --subjects and --window at least 1")
         }
@@ -51,7 +55,7 @@ struct Bench: ParsableCommand {
     func run() throws {
         SignalWatcher.ignoreBrokenPipe()
         let scenario = BenchScenario(
-            publishers: publishers, subscribers: subscribers, subjects: subjects, payloadSize: payload,
+            publishers: publishers, subscribers: subscribers, stalled: stalled, subjects: subjects, payloadSize: payload,
             messages: messages, rate: rate > 0 ? rate : nil, window: window,
             drainTimeout: .milliseconds(Int64(drainTimeout * 1000)),
             timeout: .milliseconds(Int64(connection.timeout * 1000)))
