@@ -65,9 +65,6 @@ extension Server {
             default: return ProtocolError(.authRequired, "AUTH <token> first")
             }
         }
-        if configuration.requiresAuth, configuration.adminCommands.contains(command.verb), !permissions.admin {
-            return ProtocolError(.denied, "\(command.verb) needs an admin user")
-        }
         switch command {
         case .sub(let patterns):
             if let refused = patterns.first(where: { !permissions.maySubscribe($0) }) {
@@ -81,11 +78,14 @@ extension Server {
         default:
             break
         }
+        // Not for PUB, the hot verb: no admin command is a PUB, so it skips this set lookup.
+        if case .pub = command { return nil }
+        if configuration.adminCommands.contains(command.verb), !permissions.admin {
+            return ProtocolError(.denied, "\(command.verb) needs an admin user")
+        }
         return nil
     }
 
-    /// Whether any configured user has subscribe-deny patterns (only then are receivers filtered).
-    var anyUserWithholds: Bool { configuration.users.contains { !$0.permissions.subscribeDeny.isEmpty } }
 
     /// After a reload: gives each authenticated connection its user's new permissions, dropping (and telling
     /// it about) subscriptions it may no longer hold. Turning auth on sends unauthenticated connections back

@@ -75,6 +75,7 @@ extension Server {
                 }
             }
         }
+        anyUserWithholds = Self.withholds(fresh)
         if fresh.users != old.users { reapplyPermissions() }
         if fresh.metricsListen != old.metricsListen {
             metricsServer = nil

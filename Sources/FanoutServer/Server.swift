@@ -30,6 +30,9 @@ public final class Server {
     let census = ObjectCensus()
     /// Subscriptions held by live connections.
     var subscriptionCount = 0
+    /// Whether any configured user has subscribe-deny patterns: only then are a run's receivers filtered.
+    /// Kept in step with `configuration` (init and reload) so that opening a run does not scan the users.
+    var anyUserWithholds = false
     /// Live connections per peer host, for max_connections_per_ip.
     var connectionsPerHost: [String: Int] = [:]
     /// Subscriptions left behind (dead members, emptied sets) since the last sweep of the index.
@@ -62,7 +65,12 @@ public final class Server {
         self.loop = try EventLoop()
         self.sequences = SequenceTable(limit: configuration.maxTrackedSubjects)
         self.logger.logLevel = configuration.logLevel
+        self.anyUserWithholds = Self.withholds(configuration)
         replyScratch.reserveCapacity(64)
+    }
+
+    static func withholds(_ configuration: ServerConfiguration) -> Bool {
+        configuration.users.contains { !$0.permissions.subscribeDeny.isEmpty }
     }
 
     /// The addresses being listened on, with the kernel's port where port 0 was asked for.
