@@ -294,9 +294,8 @@ public final class FanoutClient: BufferedSocketDelegate {
             connectionLost(reason: "\(error.code) \(error.text)")
         case .failure(let error) where [.slowConsumer, .shuttingDown, .idleTimeout].contains(error.code):
             onEvent?(.serverClosing(error))
-        case .failure(let error) where error.code == .denied && error.text.hasPrefix("revoked:"):
-            let revoked = error.text.split(separator: " ").dropFirst(6).map(String.init)
-            recordSubscription(revoked, subscribing: false)
+        case .failure(let error) where error.revokedPatterns != nil:
+            recordSubscription(error.revokedPatterns ?? [], subscribing: false)
             onEvent?(.revoked(error))
         case .failure(let error):
             completeHead(.failure(.server(error)))

@@ -44,3 +44,19 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
 
     public var description: String { "\(code) \(text)" }
 }
+
+extension ProtocolError {
+    private static let revokedPrefix = "revoked: no longer allowed to subscribe to "
+
+    /// The notice a server sends when a reload takes subscriptions away, naming them. It is the one
+    /// `-ERR denied` that answers no command, so clients must recognise it (`revokedPatterns`).
+    public static func revoked(_ patterns: [String]) -> ProtocolError {
+        ProtocolError(.denied, revokedPrefix + patterns.joined(separator: " "))
+    }
+
+    /// The patterns a revocation notice names, or nil when this error is not one.
+    public var revokedPatterns: [String]? {
+        guard code == .denied, text.hasPrefix(Self.revokedPrefix) else { return nil }
+        return text.dropFirst(Self.revokedPrefix.count).split(separator: " ").map(String.init)
+    }
+}

@@ -111,7 +111,7 @@ extension Server {
             }
             subscriptionCount -= revoked.count
             staleSubscriptions += revoked.count
-            connection.send(ProtocolError(.denied, "revoked: no longer allowed to subscribe to \(revoked.joined(separator: " "))").line)
+            connection.send(ProtocolError.revoked(revoked).line)
             logger.info("subscriptions revoked by reload", metadata: ["client": "\(connection.id)", "subjects": "\(revoked.joined(separator: " "))"])
         }
     }

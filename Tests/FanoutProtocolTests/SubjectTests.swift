@@ -86,6 +86,18 @@ struct EncoderTests {
         #expect(ServerLine.parse("garbage") == nil)
     }
 
+    @Test func revocationNoticeRoundTrips() {
+        let notice = ProtocolError.revoked(["sensors.>", "to"])
+        #expect(notice.line == "-ERR denied revoked: no longer allowed to subscribe to sensors.> to\n")
+        #expect(notice.revokedPatterns == ["sensors.>", "to"], "every named pattern, and nothing else")
+        #expect(ProtocolError(.denied, "not allowed to publish to 'x'").revokedPatterns == nil)
+        guard case .failure(let parsed)? = ServerLine.parse(String(notice.line.dropLast())) else {
+            Issue.record("a revocation notice parses as a failure line")
+            return
+        }
+        #expect(parsed.revokedPatterns == ["sensors.>", "to"])
+    }
+
     @Test func greeting() {
         #expect(Encoder.greeting(serverName: "h", authRequired: false) == "+HELLO fanout/1 h auth=none\n")
         #expect(ProtocolError(.tooLong, "x").line == "-ERR too-long x\n")
