@@ -10,11 +10,6 @@ public enum Encoder {
         text.isEmpty ? "+OK\n" : "+OK \(text)\n"
     }
 
-    /// `-ERR <code> <text>`.
-    public static func error(_ error: ProtocolError) -> String {
-        error.line
-    }
-
     /// Appends `MSG <subject> <seq> <payload>\n` to `buffer` without intermediate strings.
     public static func appendMessage(
         subject: UnsafeRawBufferPointer,

@@ -4,15 +4,8 @@ import Testing
 private let sensorsToken = "sensor-secret-token"
 private let readerToken = "reader-secret-token"
 
-private func fixturePath(_ name: String) throws -> String {
-    guard let url = Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures") else {
-        throw TestFailure("missing fixture \(name)")
-    }
-    return url.path
-}
-
 private func authDaemon(environment: [String: String] = [:], config: String? = nil) throws -> Daemon {
-    try Daemon(arguments: ["--config", try config ?? fixturePath("auth.yaml")], environment: environment)
+    try Daemon(arguments: ["--config", try config ?? fixture("auth.yaml")], environment: environment)
 }
 
 /// A connection that has read the greeting and, given a token, authenticated.
@@ -92,7 +85,7 @@ struct AuthTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = directory.appendingPathComponent("fanoutd.yaml")
-        let original = try String(contentsOfFile: try fixturePath("auth.yaml"), encoding: .utf8)
+        let original = try String(contentsOfFile: try fixture("auth.yaml"), encoding: .utf8)
         try original.write(to: config, atomically: true, encoding: .utf8)
         let daemon = try authDaemon(config: config.path)
         let reader = try login(daemon, readerToken)

@@ -26,13 +26,6 @@ private func runDaemon(_ arguments: [String], environment: [String: String] = [:
     return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
 }
 
-private func fixture(_ name: String) throws -> String {
-    guard let url = Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures") else {
-        throw TestFailure("missing fixture \(name)")
-    }
-    return url.path
-}
-
 @Suite("Lifecycle and configuration", .timeLimit(.minutes(1)))
 struct LifecycleTests {
     @Test func sigtermTellsClientsAndExitsZero() throws {

@@ -1,4 +1,5 @@
 import FanoutMulticast
+import FanoutProtocol
 
 /// Subject → subscribers, for every pattern some connection has subscribed to.
 ///
@@ -25,7 +26,7 @@ public final class SubjectIndex<Member: Subscriber> {
         }
         let set = MulticastDelegate<Member>()
         set.add(member)
-        if Subject.isWildcardPattern(pattern) {
+        if Subject.isWildcard(pattern) {
             wildcards[pattern] = set
             trie.insert(pattern, set: set)
         } else {
@@ -82,11 +83,4 @@ public final class SubjectIndex<Member: Subscriber> {
 
     /// Number of stored patterns, including ones emptied since the last sweep.
     public var storedPatternCount: Int { exact.count + wildcards.count }
-}
-
-import FanoutProtocol
-
-extension Subject {
-    /// Whether a valid pattern has a `*` or `>` token.
-    static func isWildcardPattern(_ pattern: String) -> Bool { isWildcard(pattern) }
 }

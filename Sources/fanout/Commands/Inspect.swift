@@ -27,6 +27,11 @@ private func pairs(_ words: some Sequence<Substring>) -> [(String, String)] {
     }
 }
 
+/// `(3 subjects)`, or `(1000 of 1234 subjects shown)` when the server capped its listing.
+private func listingSummary(shown: Int, total: Int, noun: String) -> String {
+    shown < total ? "(\(shown) of \(total) \(noun)s shown)" : "(\(total) \(noun)\(total == 1 ? "" : "s"))"
+}
+
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the server's counters.",
@@ -71,8 +76,7 @@ struct Channels: ParsableCommand {
             }
             var table = TextTable(headers: ["SUBJECT", "SUBSCRIBERS"])
             table.rows = entries.map { [$0.0, $0.1] }
-            let summary = entries.count < total ? "(\(entries.count) of \(total) subjects shown)" : "(\(total) subject\(total == 1 ? "" : "s"))"
-            return table.render() + "\n" + summary
+            return table.render() + "\n" + listingSummary(shown: entries.count, total: total, noun: "subject")
         }
     }
 }
@@ -98,8 +102,7 @@ struct Clients: ParsableCommand {
             let keys = ["id", "addr", "subs", "pending", "age_s"]
             var table = TextTable(headers: keys.map { $0.uppercased() })
             table.rows = clients.map { fields in keys.map { key in fields.first { $0.0 == key }?.1 ?? "" } }
-            let summary = clients.count < total ? "(\(clients.count) of \(total) clients shown)" : "(\(total) client\(total == 1 ? "" : "s"))"
-            return table.render() + "\n" + summary
+            return table.render() + "\n" + listingSummary(shown: clients.count, total: total, noun: "client")
         }
     }
 }

@@ -162,6 +162,14 @@ final class LineCollector: @unchecked Sendable {
     }
 }
 
+/// The path of a file in Tests/IntegrationTests/Fixtures.
+func fixture(_ name: String) throws -> String {
+    guard let url = Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures") else {
+        throw TestFailure("missing fixture \(name)")
+    }
+    return url.path
+}
+
 struct TestFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
