@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "FanoutClient", targets: ["FanoutClient"]),
         .library(name: "FanoutMulticast", targets: ["FanoutMulticast"]),
         .library(name: "FanoutProtocol", targets: ["FanoutProtocol"]),
+        // For the micro-benchmarks package under Benchmarks/, which measures the subject index in process.
+        .library(name: "FanoutServer", targets: ["FanoutServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -91,6 +91,23 @@ public final class FanoutClient: BufferedSocketDelegate {
         failPending(.closed)
     }
 
+    /// Ends the client but keeps the connection: returns its fd, which the caller now owns, and the bytes
+    /// read but not yet handled. For load generators that read deliveries with no protocol layer.
+    /// Nil when not connected.
+    public func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
+        guard let socket, phase != .closed else { return nil }
+        var released = socket.releaseDescriptor()
+        // A line cut in two at the end of the last read is still in the framer.
+        released.unread = framer.pendingBytes + released.unread
+        socket.delegate = nil
+        self.socket = nil
+        phase = .closed
+        reconnectTimer = nil
+        watchdog = nil
+        failPending(.closed)
+        return released
+    }
+
     // MARK: Commands
 
     /// Subscribes to `patterns`; `handler`, if given, gets every message matching one of them.
@@ -189,6 +206,7 @@ public final class FanoutClient: BufferedSocketDelegate {
     }
 
     public func socketDidRead(_ socket: BufferedSocket) {
+        socket.readAvailable()
         socket.readInput { chunk in
             framer.feed(chunk) { event in
                 switch event {

@@ -62,6 +62,14 @@ public final class BufferedSocket {
     /// Whether this socket speaks TLS (a half-close would cut its close_notify short).
     public let isTLS: Bool
     public private(set) var isLingering = false
+    /// Plain sockets write directly, once per loop pass (`flushQueued`), and arm the bufferevent's write
+    /// event only for output the kernel did not take. TLS sockets leave writing to the bufferevent.
+    private let writesDirectly: Bool
+    /// Whether the bufferevent's write event is enabled: during a connect, after a partial direct write,
+    /// and while lingering. Direct writes wait for it to drain, so output keeps its order.
+    private var writeEventArmed = false
+    /// This socket's index in the loop's `pendingFlush`, while it is there.
+    var flushSlot: Int?
 
     /// Wraps an accepted (or otherwise connected) fd, which the socket now owns; with `tls`, as the server
     /// side of a TLS connection (the handshake runs as data flows).
@@ -79,6 +87,7 @@ public final class BufferedSocket {
                 bufferevent_socket_new(loop.base, fd, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
             }
         }
+        writesDirectly = tls == nil
         installCallbacks()
     }
 
@@ -98,7 +107,10 @@ public final class BufferedSocket {
                 bufferevent_socket_new(loop.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
             }
         }
+        writesDirectly = tls == nil
         installCallbacks()
+        // The connect arms the write event by itself; direct writes wait for `socketDidConnect`.
+        writeEventArmed = writesDirectly
         _ = try address.withSockaddr { (sockaddr, length) throws(SystemError) in
             try syscall("connect to \(address)") {
                 bufferevent_socket_connect(bev, UnsafeMutablePointer(mutating: sockaddr), length)
@@ -107,10 +119,23 @@ public final class BufferedSocket {
     }
 
     deinit {
+        if let slot = flushSlot {
+            // Leave the loop's flush list: unsent output goes with the socket.
+            let last = loop.pendingFlush.removeLast()
+            if slot < loop.pendingFlush.count {
+                loop.pendingFlush[slot] = last
+                last.takeUnretainedValue().flushSlot = slot
+            }
+        }
         bufferevent_free(bev)
     }
 
     private func installCallbacks() {
+        if writesDirectly {
+            // Writes go through `flushQueued`; the write event is armed only when the kernel pushes back.
+            // (A connect arms it by itself until the connection is up.)
+            bufferevent_disable(bev, Int16(EV_WRITE))
+        }
         // Unretained context: the socket's owner (or the loop, while lingering) keeps it alive, and deinit frees
         // the bufferevent, so no callback can outlive the object.
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -161,6 +186,39 @@ public final class BufferedSocket {
         }
     }
 
+    /// Reads what the kernel has for this socket into the input buffer, up to `limit` bytes, in large
+    /// `recv` calls (libevent's own reads stop at 4 KiB, which splits pipelined input into many callbacks).
+    /// Returns the bytes read. End of input and errors are left for libevent to see on its next read: the
+    /// socket stays readable, so the delegate still hears about them in order.
+    @discardableResult
+    public func readAvailable(upTo limit: Int = 64 * 1024) -> Int {
+        guard writesDirectly, !isLingering else { return 0 }
+        let input = bufferevent_get_input(bev)
+        // libevent reads min(FIONREAD, 4 KiB): less than that buffered means the kernel had no more, and a
+        // recv would only say EAGAIN.
+        guard evbuffer_get_length(input) >= 4096 else { return 0 }
+        let fd = self.fd
+        var total = 0
+        // A bufferevent keeps its input's end frozen except while it reads itself; do as it does.
+        evbuffer_unfreeze(input, 0)
+        defer { evbuffer_freeze(input, 0) }
+        while total < limit {
+            let want = min(64 * 1024, limit - total)
+            var vector = iovec()
+            guard evbuffer_reserve_space(input, want, &vector, 1) == 1 else { break }
+            let got = recv(fd, vector.iov_base, min(vector.iov_len, want), Int32(MSG_DONTWAIT))
+            guard got > 0 else {
+                evbuffer_commit_space(input, nil, 0)
+                break
+            }
+            vector.iov_len = got
+            evbuffer_commit_space(input, &vector, 1)
+            total += got
+            if got < want { break }
+        }
+        return total
+    }
+
     /// Stops libevent reading from the kernel while `bytes` are unprocessed in the input buffer.
     public func setReadHighWatermark(_ bytes: Int) {
         bufferevent_setwatermark(bev, Int16(EV_READ), 0, bytes)
@@ -171,10 +229,11 @@ public final class BufferedSocket {
     /// Bytes queued for the peer and not yet written to the kernel.
     public var outputCount: Int { evbuffer_get_length(bufferevent_get_output(bev)) }
 
-    /// Queues a copy of `bytes`.
+    /// Queues a copy of `bytes`; they are written at the end of the loop pass.
     public func write(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress else { return }
         bufferevent_write(bev, base, bytes.count)
+        queueFlush()
     }
 
     public func write(_ bytes: [UInt8]) {
@@ -190,6 +249,38 @@ public final class BufferedSocket {
     /// the same memory, which libevent frees when the last of them has written it.
     public func write(sharing buffer: SharedBuffer) {
         evbuffer_add_buffer_reference(bufferevent_get_output(bev), buffer.evbuffer)
+        queueFlush()
+    }
+
+    private func queueFlush() {
+        guard writesDirectly, flushSlot == nil, !writeEventArmed else { return }
+        flushSlot = loop.pendingFlush.count
+        loop.pendingFlush.append(Unmanaged.passUnretained(self))
+    }
+
+    /// Writes queued output straight to the kernel, until it is all written or the kernel takes no more;
+    /// what is left is handed to the bufferevent's write event, which also reports errors and write timeouts.
+    func flushQueued() {
+        guard writesDirectly, !writeEventArmed else { return }
+        let output = bufferevent_get_output(bev)
+        let fd = self.fd
+        // A bufferevent keeps its output's front frozen except while it writes itself; do as it does.
+        evbuffer_unfreeze(output, 1)
+        while evbuffer_get_length(output) > 0 {
+            if evbuffer_write(output, fd) <= 0 { break }
+        }
+        evbuffer_freeze(output, 1)
+        if evbuffer_get_length(output) > 0 {
+            armWriteEvent()
+        } else if isLingering {
+            halfClose()
+        }
+    }
+
+    private func armWriteEvent() {
+        guard !writeEventArmed else { return }
+        writeEventArmed = true
+        bufferevent_enable(bev, Int16(EV_WRITE))
     }
 
     /// Drops queued output, keeping the bytes up to and including the first newline so that a line already
@@ -212,6 +303,21 @@ public final class BufferedSocket {
     /// After a write, `socketDidDrain` fires once the output is at or below `bytes` (0 means empty).
     public func setWriteLowWatermark(_ bytes: Int) {
         bufferevent_setwatermark(bev, Int16(EV_WRITE), bytes, 0)
+    }
+
+    /// Hands the connection's fd over to the caller, with the input read but not yet consumed, and leaves
+    /// this socket empty: freeing it no longer closes the fd. Queued output is dropped, so call it once
+    /// everything sent has been answered (a load generator's subscriber does, after its SUB's reply).
+    public func releaseDescriptor() -> (fd: Int32, unread: [UInt8]) {
+        var unread: [UInt8] = []
+        readInput { chunk in
+            unread.append(contentsOf: chunk)
+            return chunk.count
+        }
+        let fd = self.fd
+        bufferevent_disable(bev, Int16(EV_READ | EV_WRITE))
+        bufferevent_setfd(bev, -1)
+        return (fd, unread)
     }
 
     // MARK: Timeouts and options
@@ -263,7 +369,12 @@ public final class BufferedSocket {
         // Keep reading (and discarding) so that unread input does not turn our close into a reset that
         // destroys the last line before the peer reads it.
         if !peerClosed { enableReading() }
-        if outputCount == 0 { halfClose() }
+        if outputCount == 0 {
+            halfClose()
+        } else if writesDirectly && flushSlot == nil {
+            // Not waiting for this pass's flush: hand the rest to the write event, which drains it.
+            armWriteEvent()
+        }
     }
 
     private func halfClose() {
@@ -307,12 +418,21 @@ public final class BufferedSocket {
             if outputCount == 0 { halfClose() }
             return
         }
+        if writesDirectly && writeEventArmed && outputCount == 0 {
+            // Back to direct writes until the kernel pushes back again.
+            writeEventArmed = false
+            bufferevent_disable(bev, Int16(EV_WRITE))
+        }
         delegate?.socketDidDrain(self)
     }
 
     private func handleEvent(_ what: Int16) {
         let flags = Int32(what)
         if flags & BEV_EVENT_CONNECTED != 0 {
+            if writesDirectly {
+                writeEventArmed = false
+                if outputCount > 0 { queueFlush() }
+            }
             delegate?.socketDidConnect(self)
             return
         }

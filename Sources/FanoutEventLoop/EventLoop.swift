@@ -12,6 +12,10 @@ public final class EventLoop {
     let base: OpaquePointer
     /// Sockets closing gracefully: the loop is their only owner until they drain or their deadline passes.
     var lingering: [ObjectIdentifier: BufferedSocket] = [:]
+    /// Sockets with output queued since the last flush. Unretained: a socket leaves this list in `deinit`,
+    /// so dropping a socket still discards its unsent output at once.
+    var pendingFlush: [Unmanaged<BufferedSocket>] = []
+    private var stopRequested = false
 
     public init() throws(SystemError) {
         guard let config = event_config_new() else {
@@ -32,19 +36,43 @@ public final class EventLoop {
     public var backendName: String { String(cString: event_base_get_method(base)) }
 
     /// Runs until `stop()` is called or no events remain.
+    ///
+    /// One pass at a time: after the callbacks of each pass, every socket written to during it is flushed
+    /// with one direct write, so a subscriber sent many messages in one pass costs one syscall, and the
+    /// write event is armed only for output the kernel did not take (see `BufferedSocket.flush`).
     public func run() throws(SystemError) {
-        try syscall("event_base_dispatch") { event_base_dispatch(base) }
+        stopRequested = false
+        while !stopRequested {
+            let result = event_base_loop(base, EVLOOP_ONCE)
+            flushPendingWrites()
+            if result < 0 { throw SystemError(errno: errno, operation: "event_base_loop") }
+            if result == 1 { return }
+        }
     }
 
     /// Runs one pass of the loop: waits for at least one event when `blocking`, else only handles what is
     /// ready now (flushing writable sockets, for example).
     public func runOnce(blocking: Bool) {
         event_base_loop(base, blocking ? EVLOOP_ONCE : EVLOOP_NONBLOCK)
+        flushPendingWrites()
     }
 
     /// Makes `run()` return after the callbacks that are running now.
     public func stop() {
+        stopRequested = true
         event_base_loopbreak(base)
+    }
+
+    /// Writes out what each socket queued during this pass. Every socket in the list is alive (its owner
+    /// still holds it, or its deinit would have taken it out); holding them for the flush keeps them so while
+    /// a flush finishes a lingering close. A socket given more output meanwhile joins the list again.
+    func flushPendingWrites() {
+        while !pendingFlush.isEmpty {
+            let sockets = pendingFlush.map { $0.takeUnretainedValue() }
+            pendingFlush.removeAll(keepingCapacity: true)
+            for socket in sockets { socket.flushSlot = nil }
+            for socket in sockets { socket.flushQueued() }
+        }
     }
 
     /// Called when the last lingering socket has closed (shutdown waits for this).

@@ -1,3 +1,4 @@
+import CLibevent
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -25,6 +25,9 @@ public struct LineFramer {
     /// Bytes held from an unfinished line (at most `maxLine + 1`).
     public var bufferedCount: Int { partial.count }
 
+    /// The bytes of the unfinished line held so far.
+    public var pendingBytes: [UInt8] { partial }
+
     /// True while the rest of an over-long line is being skipped.
     public var isDiscarding: Bool { discarding }
 

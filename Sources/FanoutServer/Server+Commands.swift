@@ -7,6 +7,8 @@ extension Server {
     func readCommands(from connection: ClientConnection) {
         guard connection.state.isReading, let socket = connection.socket else { return }
         let pauseBytes = configuration.readPauseBytes
+        // Take all the pipelined input at once (up to a cap), so that one callback forms long publish runs.
+        socket.readAvailable()
         socket.readInput { chunk in
             stats.bytesIn += UInt64(chunk.count)
             return connection.framer.feed(chunk) { event in

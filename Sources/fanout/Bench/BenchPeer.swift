@@ -17,6 +17,11 @@ protocol BenchPeer: AnyObject {
     var onMessage: ((UnsafeRawBufferPointer) -> Void)? { get set }
     var onFailure: ((String) -> Void)? { get set }
     var afterReadBatch: (() -> Void)? { get set }
+    /// How this peer's server frames deliveries.
+    var deliveryFormat: DeliveryFormat { get }
+    /// Gives up the connection, subscription made, to a `DeliverySink`: its fd and the bytes read past the
+    /// last reply. Nil when not connected.
+    func releaseForCounting() -> (fd: Int32, unread: [UInt8])?
     func close()
 }
 
@@ -75,6 +80,13 @@ final class FanoutPeer: BenchPeer {
     }
 
     func stall() { client.stopReading() }
+
+    var deliveryFormat: DeliveryFormat { .fanout }
+
+    func releaseForCounting() -> (fd: Int32, unread: [UInt8])? {
+        client.onEvent = nil
+        return client.releaseConnection()
+    }
 
     func close() { client.close() }
 }

@@ -11,6 +11,10 @@ struct BenchResult {
     var deliverSeconds = 0.0
     /// Publish-to-receive latency in nanoseconds.
     var latency = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+    /// One delivery in this many was timed (per subscriber).
+    var latencySampleEvery = 1
+    /// The longest stretch with no delivery to any subscriber, from the first delivery to the last.
+    var longestGapSeconds = 0.0
 
     var lost: Int { max(0, expected - delivered) }
     var publishedPerSecond: Double { publishSeconds > 0 ? Double(published) / publishSeconds : 0 }
@@ -37,6 +41,8 @@ struct BenchResult {
             ("delivered_per_s", String(format: "%.0f", deliveredPerSecond)),
             ("lost", String(lost)),
             ("latency_us", JSON.object(latencies)),
+            ("latency_sampled_every", String(latencySampleEvery)),
+            ("max_delivery_gap_ms", String(format: "%.1f", longestGapSeconds * 1000)),
         ])
     }
 }
@@ -59,7 +65,8 @@ enum BenchReport {
                                String(format: "%.2fx", results[0].publishedPerSecond / results[1].publishedPerSecond),
                                deliveredRatio, "", "", "", "", "", ""])
         }
-        return "scenario: \(scenario.summary)\n" + table.render()
+        let sampling = results.first.map { $0.latencySampleEvery > 1 ? "; latency timed on 1 delivery in \($0.latencySampleEvery)" : "" } ?? ""
+        return "scenario: \(scenario.summary)\(sampling)\n" + table.render()
     }
 
     static func json(_ scenario: BenchScenario, _ results: [BenchResult]) -> String {

@@ -11,6 +11,9 @@ final class BenchRun {
     private var result: BenchResult
 
     private var subscribers: [BenchPeer] = []
+    /// The healthy subscribers' connections, read raw once subscribed.
+    private var sinks: [DeliverySink] = []
+    private let tally: DeliveryTally
     private var publishers: [BenchPeer] = []
     private var quotas: [Int] = []
     private var sentBy: [Int] = []
@@ -20,11 +23,12 @@ final class BenchRun {
     private var sent = 0
     private var acknowledged = 0
     private var startedAt: UInt64 = 0
-    private var lastDeliveryAt: UInt64 = 0
     private var lastProgressCount = 0
     private var lastProgressAt: UInt64 = 0
     private var failure: String?
     private var timers: [LoopTimer] = []
+    private var deferred: [() -> Void] = []
+    private var deferredTimer: LoopTimer?
     private var finished = false
 
     init(scenario: BenchScenario, target: String, showProgress: Bool, makePeer: @escaping (EventLoop) -> BenchPeer) throws {
@@ -36,6 +40,9 @@ final class BenchRun {
         payload = BenchPayload.make(size: scenario.payloadSize)
         subjectNames = (0..<scenario.subjects).map(scenario.subject)
         perSubject = scenario.subscribersPerSubject
+        // Paced runs are about latency: time every delivery. Flat-out runs time one in 16 per subscriber, which
+        // keeps the clock and histogram off most deliveries and still gives thousands of samples.
+        tally = DeliveryTally(sampleEvery: scenario.rate == nil ? 16 : 1)
     }
 
     func run() throws -> BenchResult {
@@ -43,6 +50,8 @@ final class BenchRun {
         connectSubscribers()
         try loop.run()
         timers.removeAll()
+        deferredTimer = nil
+        sinks.removeAll()
         subscribers.forEach { $0.close() }
         publishers.forEach { $0.close() }
         if showProgress { print("\r\u{1B}[K", terminator: "") }
@@ -83,21 +92,44 @@ final class BenchRun {
             let subject = self.subjectNames[index % self.scenario.subjects]
             let stalls = index >= self.scenario.subscribers
             index += 1
-            if !stalls {
-                peer.onMessage = { [unowned self] payload in self.received(payload) }
-                peer.onFailure = { [unowned self] reason in self.fail("subscriber: \(reason)") }
-                peer.afterReadBatch = { [unowned self] in self.checkFinished() }
-            }
+            peer.onFailure = { [unowned self] reason in self.fail("subscriber: \(reason)") }
             peer.subscribe(subject) { [unowned self] error in
                 if let error { return self.fail("SUB \(subject): \(error)") }
-                // A stalled subscriber never reads again; the server is expected to drop it.
-                if stalls { peer.stall() }
-                done()
+                if stalls {
+                    // A stalled subscriber never reads again; the server is expected to drop it.
+                    peer.stall()
+                    return done()
+                }
+                // Hand the connection to a sink once the peer's read callback (which called us) has returned.
+                self.afterCallback { [unowned self] in
+                    guard let (fd, unread) = peer.releaseForCounting() else {
+                        return self.fail("SUB \(subject): connection lost")
+                    }
+                    let sink = DeliverySink(loop: self.loop, fd: fd, unread: unread, format: peer.deliveryFormat,
+                                            tally: self.tally)
+                    sink.onFailure = { [unowned self] reason in self.fail("subscriber: \(reason)") }
+                    sink.afterRead = { [unowned self] in self.checkFinished() }
+                    self.sinks.append(sink)
+                    done()
+                }
             }
         }, then: { [unowned self] peers in
             self.subscribers = peers
             self.connectPublishers()
         })
+    }
+
+    /// Runs `body` on the loop once the current callback has returned.
+    private func afterCallback(_ body: @escaping () -> Void) {
+        deferred.append(body)
+        if deferredTimer == nil {
+            deferredTimer = LoopTimer(loop: loop) { [unowned self] in
+                let work = self.deferred
+                self.deferred.removeAll()
+                work.forEach { $0() }
+            }
+        }
+        if deferredTimer?.isScheduled == false { deferredTimer?.schedule(after: .zero) }
     }
 
     private func connectPublishers() {
@@ -160,17 +192,8 @@ final class BenchRun {
         }
     }
 
-    private func received(_ payload: UnsafeRawBufferPointer) {
-        let now = MonotonicClock.nanoseconds()
-        result.delivered += 1
-        lastDeliveryAt = now
-        if let sentAt = BenchPayload.timestamp(in: payload), now >= sentAt {
-            _ = result.latency.record(now - sentAt)
-        }
-    }
-
     private func checkFinished() {
-        guard !finished, acknowledged == scenario.messages, result.delivered >= result.expected else { return }
+        guard !finished, acknowledged == scenario.messages, tally.delivered >= result.expected else { return }
         finish()
     }
 
@@ -178,7 +201,11 @@ final class BenchRun {
         finished = true
         result.published = acknowledged
         if result.publishSeconds == 0 { result.publishSeconds = Double(MonotonicClock.nanoseconds() - startedAt) / 1e9 }
-        let end = result.delivered > 0 ? lastDeliveryAt : MonotonicClock.nanoseconds()
+        result.delivered = tally.delivered
+        result.latency = tally.latency
+        result.latencySampleEvery = tally.sampleEvery
+        result.longestGapSeconds = Double(tally.longestGap) / 1e9
+        let end = tally.delivered > 0 ? tally.lastDeliveryAt : MonotonicClock.nanoseconds()
         result.deliverSeconds = Double(end - startedAt) / 1e9
         loop.stop()
     }
@@ -186,7 +213,7 @@ final class BenchRun {
     /// Progress display, and the end of a run whose deliveries stopped coming.
     private func watch() {
         let now = MonotonicClock.nanoseconds()
-        let progressCount = result.delivered + acknowledged
+        let progressCount = tally.delivered + acknowledged
         if progressCount != lastProgressCount {
             lastProgressCount = progressCount
             lastProgressAt = now
@@ -199,8 +226,8 @@ final class BenchRun {
         if showProgress && (now - startedAt) / 1_000_000_000 != (now - startedAt - 100_000_000) / 1_000_000_000 {
             let seconds = Double(now - startedAt) / 1e9
             print(String(format: "\r\u{1B}[K%@: published %d/%d, delivered %d/%d (%.0f/s)", result.target,
-                         acknowledged, scenario.messages, result.delivered, result.expected,
-                         Double(result.delivered) / max(seconds, 0.001)), terminator: "")
+                         acknowledged, scenario.messages, tally.delivered, result.expected,
+                         Double(tally.delivered) / max(seconds, 0.001)), terminator: "")
             fflush(nil)
         }
     }

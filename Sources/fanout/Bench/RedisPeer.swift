@@ -62,6 +62,16 @@ final class RedisPeer: BenchPeer, BufferedSocketDelegate {
         socket = nil
     }
 
+    var deliveryFormat: DeliveryFormat { .redis }
+
+    func releaseForCounting() -> (fd: Int32, unread: [UInt8])? {
+        guard let socket else { return nil }
+        let released = socket.releaseDescriptor()
+        socket.delegate = nil
+        self.socket = nil
+        return (released.fd, reader.unconsumed + released.unread)
+    }
+
     func socketDidConnect(_ socket: BufferedSocket) {
         socket.disableNagle()
         connectDone?(nil)
@@ -136,6 +146,9 @@ struct RESPReader {
 
     private var buffer: [UInt8] = []
     private var start = 0
+
+    /// Bytes appended and not yet drained as complete values.
+    var unconsumed: [UInt8] { Array(buffer[start...]) }
 
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
         if start == buffer.count {

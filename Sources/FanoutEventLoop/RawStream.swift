@@ -1,0 +1,58 @@
+import CLibevent
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A connected socket read with plain `recv` calls into the caller's own memory, with no buffer layer in
+/// between: for a load generator's receivers, which only count and sample what arrives. Owns its fd.
+public final class RawStream {
+    /// Strong: the event_base must outlive the event made from it.
+    private let loop: EventLoop
+    public let fd: Int32
+    private var event: OpaquePointer?
+    /// Called on the loop thread whenever the socket is readable (again and again until it is drained).
+    public var onReadable: (() -> Void)?
+
+    /// Takes over `fd`, which must be connected; the stream closes it.
+    public init(loop: EventLoop, fd: Int32) {
+        self.loop = loop
+        self.fd = fd
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        // Unretained context: deinit frees the event before the object goes, so no callback outlives it.
+        event = event_new(loop.base, fd, Int16(EV_READ | EV_PERSIST), { _, _, context in
+            let stream = Unmanaged<RawStream>.fromOpaque(context!).takeUnretainedValue()
+            withExtendedLifetime(stream) { stream.onReadable?() }
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit {
+        if let event { event_free(event) }
+        Glibc.close(fd)
+    }
+
+    public func startReading() {
+        if let event { event_add(event, nil) }
+    }
+
+    public func stopReading() {
+        if let event { event_del(event) }
+    }
+
+    /// What one `receive` found.
+    public enum Received: Equatable {
+        case bytes(Int)
+        /// Nothing to read now.
+        case wouldBlock
+        case end
+        case failed(errno: Int32)
+    }
+
+    /// One `recv` into `buffer`, without blocking.
+    public func receive(into buffer: UnsafeMutableRawBufferPointer) -> Received {
+        let got = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+        if got > 0 { return .bytes(got) }
+        if got == 0 { return .end }
+        let error = errno
+        return error == EAGAIN || error == EWOULDBLOCK || error == EINTR ? .wouldBlock : .failed(errno: error)
+    }
+}

@@ -1,0 +1,197 @@
+import FanoutEventLoop
+import Foundation
+import Histogram
+
+/// What the receivers of one benchmark run saw, summed over all of them.
+final class DeliveryTally {
+    var delivered = 0
+    var latency = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+    var firstDeliveryAt: UInt64 = 0
+    var lastDeliveryAt: UInt64 = 0
+    /// The longest time between two reads that brought deliveries, once delivery started (any receiver).
+    var longestGap: UInt64 = 0
+    /// Time one message in `sampleEvery` (per receiver); 1 times them all.
+    let sampleEvery: Int
+
+    init(sampleEvery: Int) {
+        self.sampleEvery = sampleEvery
+    }
+
+    func arrived(_ count: Int, at now: UInt64) {
+        if lastDeliveryAt == 0 {
+            firstDeliveryAt = now
+        } else if now > lastDeliveryAt {
+            longestGap = max(longestGap, now - lastDeliveryAt)
+        }
+        lastDeliveryAt = now
+        delivered += count
+    }
+
+    func sample(payload: UnsafeRawBufferPointer, at now: UInt64) {
+        if let sentAt = BenchPayload.timestamp(in: payload), now >= sentAt {
+            _ = latency.record(now - sentAt)
+        }
+    }
+}
+
+/// How deliveries are framed on the wire.
+enum DeliveryFormat {
+    /// `MSG <subject> <seq> <payload>\n`
+    case fanout
+    /// `*3\r\n$7\r\nmessage\r\n$<n>\r\n<channel>\r\n$<n>\r\n<payload>\r\n`
+    case redis
+}
+
+/// A subscriber's connection once its subscription is confirmed: read in large `recv`s straight into one
+/// buffer, deliveries counted where they lie, one message in `sampleEvery` timed. The load generator has
+/// one core, like the server; this keeps its cost per delivery to a few nanoseconds, so that it measures
+/// the server and not itself.
+final class DeliverySink {
+    private let stream: RawStream
+    private let format: DeliveryFormat
+    private let tally: DeliveryTally
+    private let buffer: UnsafeMutableRawBufferPointer
+    private var filled = 0
+    private var untilSample: Int
+    var onFailure: ((String) -> Void)?
+    var afterRead: (() -> Void)?
+
+    static let capacity = 256 * 1024
+
+    init(loop: EventLoop, fd: Int32, unread: [UInt8], format: DeliveryFormat, tally: DeliveryTally) {
+        stream = RawStream(loop: loop, fd: fd)
+        self.format = format
+        self.tally = tally
+        untilSample = tally.sampleEvery
+        buffer = .allocate(byteCount: Self.capacity, alignment: 16)
+        // Anything the handshake read past the subscription's reply is the first delivery bytes.
+        let carried = min(unread.count, Self.capacity)
+        unread.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(carried))) }
+        filled = carried
+        stream.onReadable = { [unowned self] in self.readable() }
+        stream.startReading()
+    }
+
+    deinit {
+        buffer.deallocate()
+    }
+
+    private func readable() {
+        // Drain what the kernel has, up to a few buffers, then let the other receivers have a turn.
+        for _ in 0..<4 {
+            let space = UnsafeMutableRawBufferPointer(rebasing: buffer[filled...])
+            switch stream.receive(into: space) {
+            case .bytes(let count):
+                filled += count
+                consume(at: MonotonicClock.nanoseconds())
+                if count < space.count {
+                    afterRead?()
+                    return
+                }
+            case .wouldBlock:
+                afterRead?()
+                return
+            case .end:
+                stream.stopReading()
+                return fail("connection closed by the server")
+            case .failed(let errno):
+                stream.stopReading()
+                return fail("read failed: \(String(cString: strerror(errno)))")
+            }
+        }
+        afterRead?()
+    }
+
+    private func fail(_ reason: String) {
+        // The server's last line, when it said why (a slow-consumer notice, say), is the better reason.
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: buffer[..<filled]), as: UTF8.self)
+        let notice = text.split(separator: "\n").last { $0.hasPrefix("-ERR") }
+        onFailure?(notice.map(String.init) ?? reason)
+    }
+
+    /// Counts the complete deliveries in the buffer and keeps the incomplete tail at its start.
+    private func consume(at now: UInt64) {
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<filled])
+        let (count, used, problem) = format == .fanout ? countFanout(bytes, now) : countRedis(bytes, now)
+        if count > 0 { tally.arrived(count, at: now) }
+        if let problem {
+            stream.stopReading()
+            return fail(problem)
+        }
+        if used > 0 && used < filled {
+            buffer.baseAddress!.copyMemory(from: buffer.baseAddress! + used, byteCount: filled - used)
+        }
+        filled -= used
+        if filled == Self.capacity { fail("a delivery longer than \(Self.capacity) bytes") }
+    }
+
+    private func countFanout(_ bytes: UnsafeRawBufferPointer, _ now: UInt64) -> (Int, Int, String?) {
+        let base = bytes.baseAddress!
+        var position = 0
+        var count = 0
+        while position < bytes.count, let newline = memchr(base + position, 0x0A, bytes.count - position) {
+            let end = base.distance(to: UnsafeRawPointer(newline))
+            guard base.load(fromByteOffset: position, as: UInt8.self) == UInt8(ascii: "M") else {
+                let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[position..<end]), as: UTF8.self)
+                return (count, end + 1, "unexpected line: \(line)")
+            }
+            count += 1
+            untilSample -= 1
+            if untilSample == 0 {
+                untilSample = tally.sampleEvery
+                samplePayload(of: UnsafeRawBufferPointer(rebasing: bytes[position..<end]), now)
+            }
+            position = end + 1
+        }
+        return (count, position, nil)
+    }
+
+    /// `MSG <subject> <seq> <payload>`: the payload starts after the third space.
+    private func samplePayload(of line: UnsafeRawBufferPointer, _ now: UInt64) {
+        var spaces = 0
+        for index in line.indices where line[index] == UInt8(ascii: " ") {
+            spaces += 1
+            if spaces == 3 {
+                tally.sample(payload: UnsafeRawBufferPointer(rebasing: line[(index + 1)...]), at: now)
+                return
+            }
+        }
+    }
+
+    private func countRedis(_ bytes: UnsafeRawBufferPointer, _ now: UInt64) -> (Int, Int, String?) {
+        var position = 0
+        var count = 0
+        while position < bytes.count {
+            guard bytes[position] == UInt8(ascii: "*") else {
+                let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[position...]).prefix(200), as: UTF8.self)
+                return (count, position, "unexpected reply: \(text)")
+            }
+            // *3\r\n $7\r\nmessage\r\n $<n>\r\n<channel>\r\n $<n>\r\n<payload>\r\n
+            var cursor = position + 4
+            guard let _ = Self.bulk(bytes, &cursor), let _ = Self.bulk(bytes, &cursor),
+                  let payload = Self.bulk(bytes, &cursor) else { break }
+            count += 1
+            untilSample -= 1
+            if untilSample == 0 {
+                untilSample = tally.sampleEvery
+                tally.sample(payload: UnsafeRawBufferPointer(rebasing: bytes[payload]), at: now)
+            }
+            position = cursor
+        }
+        return (count, position, nil)
+    }
+
+    /// The bulk string `$<n>\r\n<n bytes>\r\n` at `cursor`, advancing past it; nil when incomplete.
+    private static func bulk(_ bytes: UnsafeRawBufferPointer, _ cursor: inout Int) -> Range<Int>? {
+        var index = cursor + 1
+        var length = 0
+        while index < bytes.count, bytes[index] != 0x0D {
+            length = length * 10 + Int(bytes[index] &- UInt8(ascii: "0"))
+            index += 1
+        }
+        let start = index + 2
+        guard start + length + 2 <= bytes.count else { return nil }
+        cursor = start + length + 2
+        return start..<(start + length)
+    }
+}
