@@ -68,6 +68,7 @@ public final class BufferedSocket {
     /// Whether the bufferevent's write event is enabled: during a connect, after a partial direct write,
     /// and while lingering. Direct writes wait for it to drain, so output keeps its order.
     private var writeEventArmed = false
+    private var writeLowWatermark = 0
     /// This socket's index in the loop's `pendingFlush`, while it is there.
     var flushSlot: Int?
 
@@ -119,14 +120,8 @@ public final class BufferedSocket {
     }
 
     deinit {
-        if let slot = flushSlot {
-            // Leave the loop's flush list: unsent output goes with the socket.
-            let last = loop.pendingFlush.removeLast()
-            if slot < loop.pendingFlush.count {
-                loop.pendingFlush[slot] = last
-                last.takeUnretainedValue().flushSlot = slot
-            }
-        }
+        // Leave the loop's flush list: unsent output goes with the socket.
+        if let slot = flushSlot { loop.pendingFlush[slot] = nil }
         bufferevent_free(bev)
     }
 
@@ -270,11 +265,14 @@ public final class BufferedSocket {
             if evbuffer_write(output, fd) <= 0 { break }
         }
         evbuffer_freeze(output, 1)
-        if evbuffer_get_length(output) > 0 {
+        let left = evbuffer_get_length(output)
+        if left > 0 {
             armWriteEvent()
         } else if isLingering {
-            halfClose()
+            return halfClose()
         }
+        // As the bufferevent would after a write: tell the owner the output is down to its low-water mark.
+        if left <= writeLowWatermark { delegate?.socketDidDrain(self) }
     }
 
     private func armWriteEvent() {
@@ -302,6 +300,7 @@ public final class BufferedSocket {
 
     /// After a write, `socketDidDrain` fires once the output is at or below `bytes` (0 means empty).
     public func setWriteLowWatermark(_ bytes: Int) {
+        writeLowWatermark = bytes
         bufferevent_setwatermark(bev, Int16(EV_WRITE), bytes, 0)
     }
 
@@ -364,7 +363,7 @@ public final class BufferedSocket {
         loop.lingering[ObjectIdentifier(self)] = self
         lingerTimer = LoopTimer(loop: loop) { [unowned self] in self.finishLingering() }
         lingerTimer?.schedule(after: deadline)
-        bufferevent_setwatermark(bev, Int16(EV_WRITE), 0, 0)
+        setWriteLowWatermark(0)
         setTimeouts(read: nil, write: nil)
         // Keep reading (and discarding) so that unread input does not turn our close into a reset that
         // destroys the last line before the peer reads it.

@@ -12,9 +12,10 @@ public final class EventLoop {
     let base: OpaquePointer
     /// Sockets closing gracefully: the loop is their only owner until they drain or their deadline passes.
     var lingering: [ObjectIdentifier: BufferedSocket] = [:]
-    /// Sockets with output queued since the last flush. Unretained: a socket leaves this list in `deinit`,
-    /// so dropping a socket still discards its unsent output at once.
-    var pendingFlush: [Unmanaged<BufferedSocket>] = []
+    /// Sockets with output queued since the last flush, in the order they were first written to this pass.
+    /// Unretained: a socket freed before the flush clears its entry in `deinit`, so dropping a socket still
+    /// discards its unsent output at once.
+    var pendingFlush: [Unmanaged<BufferedSocket>?] = []
     private var stopRequested = false
 
     public init() throws(SystemError) {
@@ -63,16 +64,20 @@ public final class EventLoop {
         event_base_loopbreak(base)
     }
 
-    /// Writes out what each socket queued during this pass. Every socket in the list is alive (its owner
-    /// still holds it, or its deinit would have taken it out); holding them for the flush keeps them so while
-    /// a flush finishes a lingering close. A socket given more output meanwhile joins the list again.
+    /// Writes out what each socket queued during this pass. A flush may call back into the socket's owner
+    /// (output drained), which may write to more sockets; they join the list and are flushed in this call.
     func flushPendingWrites() {
-        while !pendingFlush.isEmpty {
-            let sockets = pendingFlush.map { $0.takeUnretainedValue() }
-            pendingFlush.removeAll(keepingCapacity: true)
-            for socket in sockets { socket.flushSlot = nil }
-            for socket in sockets { socket.flushQueued() }
+        var index = 0
+        while index < pendingFlush.count {
+            if let entry = pendingFlush[index] {
+                pendingFlush[index] = nil
+                let socket = entry.takeUnretainedValue()
+                socket.flushSlot = nil
+                socket.flushQueued()
+            }
+            index += 1
         }
+        pendingFlush.removeAll(keepingCapacity: true)
     }
 
     /// Called when the last lingering socket has closed (shutdown waits for this).

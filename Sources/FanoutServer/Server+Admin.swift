@@ -23,6 +23,7 @@ extension Server {
             ("published", String(stats.published)),
             ("delivered", String(stats.delivered)),
             ("slow_consumers", String(stats.slowConsumers)),
+            ("backpressure_pauses", String(stats.backpressurePauses)),
             ("limit_refusals", String(stats.limitRefusals)),
             ("connections_total", String(stats.accepted)),
             ("tracked_subjects", String(sequences.count)),

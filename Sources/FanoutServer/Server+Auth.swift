@@ -47,7 +47,7 @@ extension Server {
         let delay = Duration.milliseconds(250) * connection.authFailures
         let timer = LoopTimer(loop: loop) { [unowned self, unowned connection] in
             guard connection.state.handle(.delayOver) == .resumeReading, let socket = connection.socket else { return }
-            socket.enableReading()
+            if connection.heldBy == 0 { socket.enableReading() }
             self.startAuthDeadline(for: connection)
             self.readCommands(from: connection)
         }

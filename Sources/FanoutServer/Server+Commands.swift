@@ -5,7 +5,7 @@ extension Server {
     /// Executes every complete line in the connection's input, until it is consumed, the connection stops
     /// reading (paused or closed), or its unsent output reaches the pause mark. Then flushes the publish run.
     func readCommands(from connection: ClientConnection) {
-        guard connection.state.isReading, let socket = connection.socket else { return }
+        guard connection.isReading, let socket = connection.socket else { return }
         let pauseBytes = configuration.readPauseBytes
         // Take all the pipelined input at once (up to a cap), so that one callback forms long publish runs.
         socket.readAvailable()
@@ -19,7 +19,7 @@ extension Server {
                     closeRun()
                     connection.send(ProtocolError(.tooLong, "line exceeds max_line=\(configuration.maxLine) bytes").line)
                 }
-                guard connection.state.isReading else { return false }
+                guard connection.isReading else { return false }
                 if socket.outputCount >= pauseBytes {
                     connection.pauseReading(pauseBytes: pauseBytes)
                     return false
@@ -46,7 +46,7 @@ extension Server {
             return
         }
         if case .pub(let subject, let payload) = command {
-            let receivers = publish(subject: subject, payload: payload)
+            let receivers = publish(subject: subject, payload: payload, from: connection)
             replyOK(count: receivers, to: connection)
             return
         }

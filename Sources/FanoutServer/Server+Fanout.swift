@@ -4,10 +4,11 @@ import FanoutProtocol
 extension Server {
     /// Assigns the message its seq, queues it for every connection subscribed to a matching pattern, and
     /// returns how many connections that is.
-    func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer) -> Int {
-        if !publishRun.isRun(of: subject) {
+    func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, from publisher: ClientConnection) -> Int {
+        if !publishRun.isRun(of: subject) || publishRun.publisher !== publisher {
             closeRun()
             publishRun.open(subject: subject, lastSeq: 0)
+            publishRun.publisher = publisher
             publishRun.seq = sequences.current(publishRun.subjectString)
             index.collectReceivers(of: publishRun.subjectString, into: &publishRun.receivers)
             if anyUserWithholds {
@@ -39,6 +40,7 @@ extension Server {
     private func flushRunBytes() {
         guard !publishRun.bytes.isEmpty else { return }
         let limit = configuration.maxPendingBytes
+        let holdAbove = configuration.backpressureBytes > 0 ? configuration.backpressureBytes : Int.max
         stats.bytesOut += UInt64(publishRun.bytes.count * publishRun.receivers.count)
         if metrics != nil {
             let now = ContinuousClock.now
@@ -50,6 +52,7 @@ extension Server {
             for receiver in publishRun.receivers {
                 guard let socket = receiver.socket else { continue }
                 socket.write(sharing: shared)
+                if socket.outputCount > holdAbove { holdBack(publishRun.publisher, for: receiver) }
                 if socket.outputCount > limit { dropSlowConsumer(receiver, pending: socket.outputCount) }
             }
         } else {
@@ -57,6 +60,7 @@ extension Server {
                 for receiver in publishRun.receivers {
                     guard let socket = receiver.socket else { continue }
                     socket.write(bytes)
+                    if socket.outputCount > holdAbove { holdBack(publishRun.publisher, for: receiver) }
                     if socket.outputCount > limit { dropSlowConsumer(receiver, pending: socket.outputCount) }
                 }
             }

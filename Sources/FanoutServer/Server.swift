@@ -37,6 +37,9 @@ public final class Server {
     var connectionsPerHost: [String: Int] = [:]
     /// Subscriptions left behind (dead members, emptied sets) since the last sweep of the index.
     var staleSubscriptions = 0
+    /// Publishers no longer held back by any subscriber, to be read again on the next pass.
+    var releasedPublishers: [UInt64] = []
+    var resumeTimer: LoopTimer?
     /// Scratch for building short replies without allocating.
     var replyScratch: [UInt8] = []
 
@@ -214,6 +217,7 @@ public final class Server {
         sweepTimer = nil
         graceTimer = nil
         acceptRetryTimer = nil
+        resumeTimer = nil
         loop.dropLingeringSockets()
         logger.notice("stopped")
     }
@@ -315,6 +319,7 @@ public final class Server {
             }
             connection.socket = nil
         }
+        if !connection.heldPublishers.isEmpty { releasePublishers(heldBy: connection) }
         subscriptionCount -= connection.subscriptions.count
         staleSubscriptions += connection.subscriptions.count
         connection.authTimer = nil

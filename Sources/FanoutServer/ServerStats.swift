@@ -6,6 +6,8 @@ struct ServerStats {
     var delivered: UInt64 = 0
     /// Connections dropped because they did not read their output.
     var slowConsumers: UInt64 = 0
+    /// Times a publisher was paused by backpressure (backpressure_bytes).
+    var backpressurePauses: UInt64 = 0
     /// Connections refused or commands refused by a limit.
     var limitRefusals: UInt64 = 0
     /// Connections accepted.

@@ -14,6 +14,7 @@ struct ConfigLoader {
     enum Key: String, CaseIterable {
         case listen, serverName = "server_name", maxLine = "max_line", maxConnections = "max_connections"
         case maxSubscriptions = "max_subscriptions", maxPendingBytes = "max_pending_bytes"
+        case backpressureBytes = "backpressure_bytes"
         case writeTimeout = "write_timeout", idleTimeout = "idle_timeout", shutdownGrace = "shutdown_grace"
         case keepalive, maxTrackedSubjects = "max_tracked_subjects", logLevel = "log_level"
         case metricsListen = "metrics_listen"
@@ -45,6 +46,7 @@ struct ConfigLoader {
         if let value = try reader.int(.maxConnections) { server.maxConnections = value }
         if let value = try reader.int(.maxSubscriptions) { server.maxSubscriptions = value }
         if let value = try reader.int(.maxPendingBytes) { server.maxPendingBytes = value }
+        if let value = try reader.int(.backpressureBytes) { server.backpressureBytes = value }
         if let value = try reader.seconds(.writeTimeout) { server.writeTimeout = value }
         if let value = try reader.seconds(.idleTimeout) { server.idleTimeout = value == .zero ? nil : value }
         if let value = try reader.seconds(.shutdownGrace) { server.shutdownGrace = value }

@@ -79,6 +79,23 @@ struct DeliveryTests {
         }
     }
 
+    /// A client whose replies reach the pause mark stops being read; once those replies are written (here in
+    /// one go, as the reader keeps up) it must be read again, or the rest of its commands would hang.
+    @Test func aClientPausedOnItsOwnRepliesIsReadAgainOnceTheyAreWritten() throws {
+        let daemon = try Daemon(environment: ["FANOUTD_MAX_PENDING_BYTES": "70000"])
+        let client = try daemon.client()
+        let count = 50_000
+        try client.send(String(repeating: "PING\n", count: count))
+        for number in 1...count {
+            let reply = try client.readLine()
+            guard reply == "+PONG" else {
+                Issue.record("reply \(number) was \(reply)")
+                return
+            }
+        }
+        #expect(try client.command("PING done") == "+PONG done")
+    }
+
     @Test func oneConnectionsOrderHoldsAcrossSubjectsInOneBatch() throws {
         let daemon = try Daemon()
         let subscriber = try daemon.client()

@@ -16,6 +16,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maxSubscriptions: Int = Self.defaultMaxSubscriptions
     /// Unsent output above which a connection is dropped as a slow consumer.
     public var maxPendingBytes: Int = Self.defaultMaxPendingBytes
+    /// Publisher backpressure: unsent output on a subscriber above which the publishers feeding it stop being
+    /// read until it drains to half. 0 (the default) turns it off; slow consumers are then only dropped.
+    public var backpressureBytes: Int = 0
     /// How long pending output may go without any of it being written before the connection is dropped.
     public var writeTimeout: Duration = Self.defaultWriteTimeout
     /// Close a connection that sends nothing for this long; nil means never.
@@ -89,6 +92,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         if maxSubscriptions < 1 { found.append("max_subscriptions: must be at least 1") }
         if maxPendingBytes < maxLine + 512 { found.append("max_pending_bytes: must be more than max_line + 512") }
         if writeTimeout <= .zero { found.append("write_timeout: must be positive") }
+        if backpressureBytes < 0 || (backpressureBytes > 0 && backpressureBytes >= maxPendingBytes) {
+            found.append("backpressure_bytes: must be 0 (off) or less than max_pending_bytes")
+        }
         if let idleTimeout, idleTimeout <= .zero { found.append("idle_timeout: must be positive, or 0 for off") }
         if shutdownGrace < .zero { found.append("shutdown_grace: must not be negative") }
         if maxTrackedSubjects < 1 { found.append("max_tracked_subjects: must be at least 1") }

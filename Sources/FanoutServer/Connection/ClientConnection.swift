@@ -18,6 +18,10 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// The subscriber → patterns direction of the index.
     var subscriptions: Set<String> = []
     var deliveryMark: UInt64 = 0
+    /// Backpressure, as a subscriber: publishers (by id) whose reading this connection's backlog paused.
+    var heldPublishers: [UInt64] = []
+    /// Backpressure, as a publisher: how many subscribers' backlogs hold it; read only when 0.
+    var heldBy = 0
     /// What this connection may do; nil until it authenticates on a server that requires it.
     var permissions: Permissions?
     /// The authenticated user's name, for logs and permission reloads.
@@ -76,8 +80,12 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
             pendingSince = nil
             server.metrics?.publishToWrite.record(duration: ContinuousClock.now - since)
         }
+        if !heldPublishers.isEmpty && socket.outputCount <= server.configuration.backpressureBytes / 2 {
+            server.releasePublishers(heldBy: self)
+        }
         guard state.handle(.outputDrained) == .resumeReading else { return }
-        socket.setWriteLowWatermark(0)
+        socket.setWriteLowWatermark(heldPublishers.isEmpty ? 0 : server.configuration.backpressureBytes / 2)
+        guard heldBy == 0 else { return }
         socket.enableReading()
         // Input that arrived before the pause is already buffered and will not trigger a read callback.
         server.readCommands(from: self)
@@ -102,4 +110,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         socket.disableReading()
         socket.setWriteLowWatermark(pauseBytes / 2)
     }
+
+    /// Whether commands are read now: open, and not held back by a subscriber's backlog.
+    var isReading: Bool { state.isReading && heldBy == 0 }
 }

@@ -8,6 +8,8 @@ struct PublishRun {
     private(set) var subject: [UInt8] = []
     private(set) var subjectString = ""
     var receivers: [ClientConnection] = []
+    /// Who publishes the run, for backpressure; strong only until the run closes, like `receivers`.
+    var publisher: ClientConnection?
     var bytes: [UInt8] = []
     var seq: UInt64 = 0
     private(set) var isOpen = false
@@ -31,6 +33,7 @@ struct PublishRun {
     mutating func close() {
         receivers.removeAll(keepingCapacity: true)
         bytes.removeAll(keepingCapacity: true)
+        publisher = nil
         isOpen = false
     }
 }

@@ -1,0 +1,54 @@
+import FanoutEventLoop
+
+/// Publisher backpressure (`backpressure_bytes`), the alternative to dropping a subscriber that falls behind:
+/// its publishers stop being read until it catches up. Off by default.
+///
+/// Bookkeeping is by connection id, not reference, so a held publisher that disconnects is simply not found
+/// on release, and no subscriber keeps a dead publisher alive.
+extension Server {
+    /// Stops reading `publisher` until `subscriber`'s backlog drains to half of `backpressure_bytes`.
+    func holdBack(_ publisher: ClientConnection?, for subscriber: ClientConnection) {
+        guard let publisher, let socket = subscriber.socket, !subscriber.heldPublishers.contains(publisher.id) else {
+            return
+        }
+        subscriber.heldPublishers.append(publisher.id)
+        // Told when the backlog is down to half; the lower mark wins if it is also paused on its own replies.
+        let resumeMark = configuration.backpressureBytes / 2
+        socket.setWriteLowWatermark(subscriber.state == .paused ? min(resumeMark, configuration.readPauseBytes / 2) : resumeMark)
+        publisher.heldBy += 1
+        if publisher.heldBy == 1 {
+            stats.backpressurePauses += 1
+            publisher.socket?.disableReading()
+        }
+    }
+
+    /// Lets go of every publisher `subscriber` held: on drain, or when it disconnects. A publisher free to go
+    /// is read again on the next loop pass, never from here: this may run in the middle of that publisher's
+    /// own fan-out (a held subscriber dropped as a slow consumer).
+    func releasePublishers(heldBy subscriber: ClientConnection) {
+        let held = subscriber.heldPublishers
+        subscriber.heldPublishers.removeAll()
+        if subscriber.state != .paused { subscriber.socket?.setWriteLowWatermark(0) }
+        for id in held {
+            guard let publisher = connections[id] else { continue }
+            publisher.heldBy -= 1
+            if publisher.heldBy == 0 { releasedPublishers.append(id) }
+        }
+        guard !releasedPublishers.isEmpty else { return }
+        if resumeTimer == nil {
+            resumeTimer = LoopTimer(loop: loop) { [unowned self] in self.resumeReleasedPublishers() }
+        }
+        if resumeTimer?.isScheduled == false { resumeTimer?.schedule(after: .zero) }
+    }
+
+    private func resumeReleasedPublishers() {
+        let released = releasedPublishers
+        releasedPublishers.removeAll()
+        for id in released {
+            guard let publisher = connections[id], publisher.isReading, let socket = publisher.socket else { continue }
+            socket.enableReading()
+            // Its commands read before the hold are still buffered and would not trigger a read callback.
+            readCommands(from: publisher)
+        }
+    }
+}
