@@ -51,59 +51,8 @@ print('%.2fx' % ((o/f if low else f/o) if f and o else 0))" "$3" "$4" ${6:+low})
 }
 printf '%-22s %-17s %14s %14s %-9s %7s\n' scenario figure fanoutd other "(other)" ratio
 
-# A–E and G against redis: one bench invocation measures both, fanoutd first.
-scenarios=(
-    "A fan-out 1x100|delivered_per_s|$A"
-    "B 1000 subjects|delivered_per_s|--publishers 1 --subscribers 1000 --subjects 1000 --messages 200000"
-    "C publish only|published_per_s|--publishers 4 --subscribers 0 --messages 1000000"
-    "D fan-out 1x5000|delivered_per_s|--publishers 1 --subscribers 5000 --subjects 1 --messages 20000"
-    "E p99 at 2k/s|p99_us|--publishers 1 --subscribers 50 --subjects 1 --messages 20000 --rate 2000"
-    "G A, 25 of 100 stalled|delivered_per_s|--publishers 1 --subscribers 75 --stalled 25 --subjects 1 --messages 400000"
-)
-for scenario in "${scenarios[@]}"; do
-    IFS='|' read -r name figure arguments <<<"$scenario"
-    : >"$work/f"; : >"$work/r"
-    for _ in $(seq "$runs"); do
-        [ "${name:0:1}" = G ] && echo 5 >"/proc/$fanoutd_pid/clear_refs"  # reset the peak-RSS mark
-        # shellcheck disable=SC2086
-        result=$(bench $fanout_port --compare-redis 127.0.0.1:$redis_port $arguments)
-        field "$figure" 0 <<<"$result" >>"$work/f"
-        field "$figure" 1 <<<"$result" >>"$work/r"
-        [ "${name:0:1}" = G ] && field max_delivery_gap_ms 0 <<<"$result" >>"$work/gap"
-        [ "${name:0:1}" = G ] && awk '/VmHWM/ { print $2 }' "/proc/$fanoutd_pid/status" >>"$work/hwm"
-    done
-    [ "$figure" = p99_us ] && low=1 || low=
-    row "$name" "$figure" "$(median <"$work/f")" "$(median <"$work/r")" redis $low
-    [ "${name:0:1}" = D ] && cp "$work/f" "$work/d"
-    [ "${name:0:1}" = A ] && cp "$work/f" "$work/a"
-    [ "${name:0:1}" = G ] && cp "$work/f" "$work/g"
-done
-
-# D against A: wide fan-out must not collapse (at least half of A's rate).
-row "D/A no collapse" delivered_per_s "$(median <"$work/d")" "$(median <"$work/a")" "fanoutd A"
-
-# G against the same 75 healthy subscribers with nobody stalled, fanoutd only.
-: >"$work/g0"
-for _ in $(seq "$runs"); do
-    # shellcheck disable=SC2086
-    bench $fanout_port --publishers 1 --subscribers 75 --subjects 1 --messages 400000 | field delivered_per_s 0 >>"$work/g0"
-done
-row "G vs 75, none stalled" delivered_per_s "$(median <"$work/g")" "$(median <"$work/g0")" "fanoutd"
-printf '%-22s %-17s %14.0f %14s   (max_pending_bytes 8 MiB per stalled peer)\n' "G peak server RSS" KiB \
-    "$(median <"$work/hwm")" ""
-printf '%-22s %-17s %14.1f %14s   (longest wait for any delivery)\n' "G delivery gap" ms "$(median <"$work/gap")" ""
-
-# H: scenario A against the plain-C libevent server, alternating with fanoutd.
-: >"$work/hf"; : >"$work/hc"
-for _ in $(seq "$runs"); do
-    # shellcheck disable=SC2086
-    bench $fanout_port $A | field delivered_per_s 0 >>"$work/hf"
-    # shellcheck disable=SC2086
-    bench $c_port $A | field delivered_per_s 0 >>"$work/hc"
-done
-row "H A vs plain C" delivered_per_s "$(median <"$work/hf")" "$(median <"$work/hc")" "C"
-
-# F: server RSS per idle subscribed connection, 10,000 connections each.
+# F first, on fresh servers (later scenarios leave freed heap that idle connections would reuse unseen):
+# server RSS per idle subscribed connection, 10,000 connections each.
 python3 - "$fanout_port" "$redis_port" "$fanoutd_pid" "$redis_pid" <<'PY'
 import resource, socket, sys, time
 fanout_port, redis_port, fpid, rpid = map(int, sys.argv[1:])
@@ -130,6 +79,60 @@ def idle(port, pid, subscribe, expect):
     return (after - before) * 1024 / 10000
 f = idle(fanout_port, fpid, lambda i: b"SUB idle.%d\n" % i, b"+OK")
 r = idle(redis_port, rpid, lambda i: b"SUBSCRIBE idle.%d\r\n" % i, b"subscribe")
-print("%-22s %-17s %14.0f %14.0f %-9s %7s" % ("F idle 10k conns", "bytes/conn", f, r, "redis", "%.2fx" % (r / f)))
+print("%-22s %-17s %14.0f %14.0f %-9s %7s" % ("F idle 10k conns", "bytes/conn", f, r, "redis", "%.2fx" % (r / f) if f > 0 else "-"))
 PY
+
+# A–E and G against redis: one bench invocation measures both, fanoutd first.
+scenarios=(
+    "A fan-out 1x100|delivered_per_s|$A"
+    "B 1000 subjects|delivered_per_s|--publishers 1 --subscribers 1000 --subjects 1000 --messages 200000"
+    "C publish only|published_per_s|--publishers 4 --subscribers 0 --messages 1000000"
+    "D fan-out 1x5000|delivered_per_s|--publishers 1 --subscribers 5000 --subjects 1 --messages 20000"
+    "E p99 at 2k/s|p99_us|--publishers 1 --subscribers 50 --subjects 1 --messages 20000 --rate 2000"
+    "G A, 25 of 100 stalled|delivered_per_s|--publishers 1 --subscribers 75 --stalled 25 --subjects 1 --messages 400000"
+)
+G_BASE="--publishers 1 --subscribers 75 --subjects 1 --messages 400000"
+for scenario in "${scenarios[@]}"; do
+    IFS='|' read -r name figure arguments <<<"$scenario"
+    : >"$work/f"; : >"$work/r"
+    for _ in $(seq "$runs"); do
+        if [ "${name:0:1}" = G ]; then
+            # The same 75 healthy subscribers with nobody stalled, just before: G's own baseline.
+            # shellcheck disable=SC2086
+            bench $fanout_port $G_BASE | field delivered_per_s 0 >>"$work/g0"
+            echo 5 >"/proc/$fanoutd_pid/clear_refs"  # reset the peak-RSS mark
+        fi
+        # shellcheck disable=SC2086
+        result=$(bench $fanout_port --compare-redis 127.0.0.1:$redis_port $arguments)
+        field "$figure" 0 <<<"$result" >>"$work/f"
+        field "$figure" 1 <<<"$result" >>"$work/r"
+        [ "${name:0:1}" = G ] && field max_delivery_gap_ms 0 <<<"$result" >>"$work/gap"
+        [ "${name:0:1}" = G ] && awk '/VmHWM/ { print $2 }' "/proc/$fanoutd_pid/status" >>"$work/hwm"
+    done
+    [ "$figure" = p99_us ] && low=1 || low=
+    row "$name" "$figure" "$(median <"$work/f")" "$(median <"$work/r")" redis $low
+    [ "${name:0:1}" = D ] && cp "$work/f" "$work/d"
+    [ "${name:0:1}" = A ] && cp "$work/f" "$work/a"
+    [ "${name:0:1}" = G ] && cp "$work/f" "$work/g"
+done
+
+# D against A: wide fan-out must not collapse (at least half of A's rate).
+row "D/A no collapse" delivered_per_s "$(median <"$work/d")" "$(median <"$work/a")" "fanoutd A"
+
+# G against the same 75 healthy subscribers with nobody stalled (measured alternately), fanoutd only.
+row "G vs 75, none stalled" delivered_per_s "$(median <"$work/g")" "$(median <"$work/g0")" "fanoutd"
+printf '%-22s %-17s %14.0f %14s   (max_pending_bytes 8 MiB per stalled peer)\n' "G peak server RSS" KiB \
+    "$(median <"$work/hwm")" ""
+printf '%-22s %-17s %14.1f %14s   (longest wait for any delivery)\n' "G delivery gap" ms "$(median <"$work/gap")" ""
+
+# H: scenario A against the plain-C libevent server, alternating with fanoutd.
+: >"$work/hf"; : >"$work/hc"
+for _ in $(seq "$runs"); do
+    # shellcheck disable=SC2086
+    bench $fanout_port $A | field delivered_per_s 0 >>"$work/hf"
+    # shellcheck disable=SC2086
+    bench $c_port $A | field delivered_per_s 0 >>"$work/hc"
+done
+row "H A vs plain C" delivered_per_s "$(median <"$work/hf")" "$(median <"$work/hc")" "C"
+
 echo "ratio: fanoutd's advantage (higher is better for fanoutd; for latency and memory, other/fanoutd)"

@@ -298,6 +298,13 @@ public final class FanoutClient: BufferedSocketDelegate {
             handleMessage(line)
             return
         }
+        if let receivers = Self.publishAcknowledgement(line), let head = pending.first, case .publish(nil) = head.kind,
+           let onPublishAcknowledged {
+            // The load generator's hot path: `+OK <n>` for a PUB sent without a completion, with no strings.
+            pending.removeFirst()
+            onPublishAcknowledged(receivers)
+            return
+        }
         guard let parsed = ServerLine.parse(line) else {
             connectionLost(reason: ClientError.protocolViolation(String(decoding: line.prefix(80), as: UTF8.self)).description)
             return
@@ -322,6 +329,19 @@ public final class FanoutClient: BufferedSocketDelegate {
         case .message:
             break
         }
+    }
+
+    /// The count in a `+OK <digits>` line, or nil for any other line.
+    private static func publishAcknowledgement(_ line: UnsafeRawBufferPointer) -> Int? {
+        guard line.count > 4, line.count < 24, line[0] == UInt8(ascii: "+"), line[1] == UInt8(ascii: "O"),
+              line[2] == UInt8(ascii: "K"), line[3] == UInt8(ascii: " ") else { return nil }
+        var value = 0
+        for byte in line[4...] {
+            let digit = byte &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            value = value * 10 + Int(digit)
+        }
+        return value
     }
 
     private func greeted(serverName name: String) {

@@ -175,7 +175,8 @@ final class BenchRun {
         let peer = publishers[number]
         while peer.inFlight < scenario.window && sentBy[number] < quotas[number] && sent < limit {
             let subjectIndex = sent % scenario.subjects
-            BenchPayload.write(timestamp: MonotonicClock.nanoseconds(), into: &payload)
+            // Send times matter only to subscribers; publish-only runs spare the generator the clock.
+            if scenario.subscribers > 0 { BenchPayload.write(timestamp: MonotonicClock.nanoseconds(), into: &payload) }
             payload.withUnsafeBytes { peer.publish(subjectNames[subjectIndex], payload: $0) }
             sent += 1
             sentBy[number] += 1
