@@ -10,7 +10,7 @@ DESTDIR     ?=
 SWIFT       ?= swift
 # The Debian packages are listed once, in ./dev.
 
-.PHONY: deps build release run test install clean
+.PHONY: deps build release run test install clean bench micro-bench
 
 deps:
 	./dev deps
@@ -27,6 +27,15 @@ run: release
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+
+# Performance: fanoutd against redis-server and the plain-C baseline (scenarios A–H, medians of 5 runs),
+# and the in-process micro-benchmarks (a package of their own under Benchmarks/, built only here).
+bench: release
+	$(MAKE) -C Benchmarks/c-baseline
+	Benchmarks/scripts/compare.sh 5
+
+micro-bench:
+	cd Benchmarks && $(SWIFT) package -c release benchmark
 
 # Installs the binaries, the units (ExecStart pointing at $(PREFIX)/bin), the man page and, unless one is
 # there already, the configuration. BIN_DIR names prebuilt binaries; without them, builds release first.
@@ -46,4 +55,5 @@ install:
 	fi
 
 clean:
-	rm -rf .build
+	rm -rf .build Benchmarks/.build
+	$(MAKE) -C Benchmarks/c-baseline clean

@@ -35,6 +35,9 @@ public final class FanoutClient: BufferedSocketDelegate {
     private var hasConnected = false
     private var attempt = 0
     private var watchdog: LoopTimer?
+    /// Replies received so far, and the watchdog's last look at that count: for the reply deadline.
+    private var repliesReceived: UInt64 = 0
+    private var replyProgressMark: (replies: UInt64, at: ContinuousClock.Instant)?
     private var reconnectTimer: LoopTimer?
     private var scratch: [UInt8] = []
     private var generator = SystemRandomNumberGenerator()
@@ -138,7 +141,7 @@ public final class FanoutClient: BufferedSocketDelegate {
         scratch.append(contentsOf: payload)
         scratch.append(UInt8(ascii: "\n"))
         socket?.write(scratch)
-        pending.append(PendingReply(kind: .publish(completion), sentAt: .now))
+        pending.append(PendingReply(kind: .publish(completion)))
     }
 
     public func publish(_ subject: String, _ payload: String, completion: ((Result<Int, ClientError>) -> Void)? = nil) {
@@ -162,7 +165,7 @@ public final class FanoutClient: BufferedSocketDelegate {
     private func send(_ line: String, _ kind: PendingReply.Kind) {
         guard checkCanSend(kind) else { return }
         socket?.write(line + "\n")
-        pending.append(PendingReply(kind: kind, sentAt: .now))
+        pending.append(PendingReply(kind: kind))
     }
 
     private func checkCanSend(_ kind: PendingReply.Kind) -> Bool {
@@ -170,11 +173,11 @@ public final class FanoutClient: BufferedSocketDelegate {
         case .connecting, .ready:
             return true
         case .idle:
-            PendingReply(kind: kind, sentAt: .now).fail(.disconnected("not connected"))
+            PendingReply(kind: kind).fail(.disconnected("not connected"))
         case .waitingToReconnect:
-            PendingReply(kind: kind, sentAt: .now).fail(.disconnected("reconnecting"))
+            PendingReply(kind: kind).fail(.disconnected("reconnecting"))
         case .closed:
-            PendingReply(kind: kind, sentAt: .now).fail(.closed)
+            PendingReply(kind: kind).fail(.closed)
         }
         return false
     }
@@ -283,10 +286,19 @@ public final class FanoutClient: BufferedSocketDelegate {
         let now = ContinuousClock.now
         if phase == .connecting && now - connectStartedAt > options.timeout {
             connectionLost(reason: "no greeting within \(options.timeout)")
-        } else if phase == .ready, let oldest = pending.first, now - oldest.sentAt > options.timeout {
-            let error = ClientError.timeout("waiting for a reply from \(address)")
-            failPending(error)
-            connectionLost(reason: "no reply within \(options.timeout)")
+        } else if phase == .ready && !pending.isEmpty {
+            // No reply for `timeout` while commands wait: the mark moves whenever a reply arrives.
+            guard let mark = replyProgressMark, mark.replies == repliesReceived else {
+                replyProgressMark = (repliesReceived, now)
+                return
+            }
+            if now - mark.at > options.timeout {
+                let error = ClientError.timeout("waiting for a reply from \(address)")
+                failPending(error)
+                connectionLost(reason: "no reply within \(options.timeout)")
+            }
+        } else {
+            replyProgressMark = nil
         }
     }
 
@@ -302,6 +314,7 @@ public final class FanoutClient: BufferedSocketDelegate {
            let onPublishAcknowledged {
             // The load generator's hot path: `+OK <n>` for a PUB sent without a completion, with no strings.
             pending.removeFirst()
+            repliesReceived &+= 1
             onPublishAcknowledged(receivers)
             return
         }
@@ -349,7 +362,7 @@ public final class FanoutClient: BufferedSocketDelegate {
         if let token = options.token {
             // AUTH goes ahead of anything queued since the connect; the connection is ready once it succeeds.
             socket?.write("AUTH \(token)\n")
-            pending.prepend(PendingReply(kind: .authenticate, sentAt: .now))
+            pending.prepend(PendingReply(kind: .authenticate))
             return
         }
         becomeReady()
@@ -358,6 +371,7 @@ public final class FanoutClient: BufferedSocketDelegate {
     private func becomeReady() {
         guard let name = serverName else { return }
         phase = .ready
+        replyProgressMark = nil
         let reconnect = hasConnected
         hasConnected = true
         attempt = 0
@@ -369,7 +383,7 @@ public final class FanoutClient: BufferedSocketDelegate {
         if reconnect && !subscriptions.isEmpty {
             // Ahead of anything queued since: the server answers in order, so this is the head's reply.
             socket?.write("SUB " + subscriptions.joined(separator: " ") + "\n")
-            pending.prepend(PendingReply(kind: .resubscribe(count: subscriptions.count), sentAt: .now))
+            pending.prepend(PendingReply(kind: .resubscribe(count: subscriptions.count)))
         }
     }
 
@@ -378,6 +392,7 @@ public final class FanoutClient: BufferedSocketDelegate {
             connectionLost(reason: "reply with no command waiting for it")
             return
         }
+        repliesReceived &+= 1
         switch head.kind {
         case .publish(let completion):
             let count = result.flatMap { text in
@@ -392,7 +407,7 @@ public final class FanoutClient: BufferedSocketDelegate {
             if case .success = result { recordSubscription(patterns, subscribing: subscribing) }
             completion?(result.flatMap { Int($0).map { .success($0) } ?? .failure(.protocolViolation("+OK \($0)")) })
         case .ping(let completion):
-            completion(result.map { _ in ContinuousClock.now - head.sentAt })
+            completion(result.map { _ in ContinuousClock.now - (head.sentAt ?? .now) })
         case .text(let completion):
             completion(result)
         case .resubscribe(let count):

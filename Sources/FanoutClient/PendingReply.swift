@@ -16,7 +16,14 @@ struct PendingReply {
     }
 
     let kind: Kind
-    let sentAt: ContinuousClock.Instant
+    /// When a PING was sent, for its round-trip time; nil for other commands, which spares every publish a
+    /// clock read (reply deadlines are watched by progress instead, see `FanoutClient.checkDeadlines`).
+    let sentAt: ContinuousClock.Instant?
+
+    init(kind: Kind) {
+        self.kind = kind
+        if case .ping = kind { sentAt = .now } else { sentAt = nil }
+    }
 
     /// Completes with a failure, whatever the kind.
     func fail(_ error: ClientError) {
