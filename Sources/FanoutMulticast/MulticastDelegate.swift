@@ -68,11 +68,15 @@ public final class MulticastDelegate<Member: AnyObject> {
     public func notify(_ body: (Member) throws -> Void) rethrows {
         let snapshot = entries
         var sawDead = false
-        for entry in snapshot {
-            if let member = entry.member {
-                try body(member)
-            } else {
-                sawDead = true
+        // Indexing in place loads each weak reference once, without copying the entry (and its weak
+        // reference) out first: this walk is on the publish path.
+        try snapshot.withUnsafeBufferPointer { walk in
+            for index in walk.indices {
+                if let member = walk[index].member {
+                    try body(member)
+                } else {
+                    sawDead = true
+                }
             }
         }
         if sawDead { prune() }
