@@ -28,7 +28,6 @@ extension Server {
             }
         }
         closeRun()
-        connection.flushAcknowledgements()
     }
 
     private func execute(_ line: UnsafeRawBufferPointer, from connection: ClientConnection) {
@@ -111,10 +110,12 @@ extension Server {
         connection.send(Encoder.ok(String(connection.subscriptions.count)))
     }
 
-    /// `+OK <n>`, appended to the connection's acknowledgements, which go out after this read's fan-out.
+    /// `+OK <n>` built in a reused buffer: PUB's reply is on the hot path.
     private func replyOK(count: Int, to connection: ClientConnection) {
-        connection.pendingAcknowledgements.append(contentsOf: [UInt8(ascii: "+"), UInt8(ascii: "O"), UInt8(ascii: "K"), UInt8(ascii: " ")])
-        Encoder.appendDecimal(UInt64(count), to: &connection.pendingAcknowledgements)
-        connection.pendingAcknowledgements.append(UInt8(ascii: "\n"))
+        replyScratch.removeAll(keepingCapacity: true)
+        replyScratch.append(contentsOf: [UInt8(ascii: "+"), UInt8(ascii: "O"), UInt8(ascii: "K"), UInt8(ascii: " ")])
+        Encoder.appendDecimal(UInt64(count), to: &replyScratch)
+        replyScratch.append(UInt8(ascii: "\n"))
+        connection.send(replyScratch)
     }
 }

@@ -40,6 +40,8 @@ public final class Server {
     /// Publishers no longer held back by any subscriber, to be read again on the next pass.
     var releasedPublishers: [UInt64] = []
     var resumeTimer: LoopTimer?
+    /// Scratch for building short replies without allocating.
+    var replyScratch: [UInt8] = []
 
     private var signalWatchers: [SignalWatcher] = []
     private var sweepTimer: LoopTimer?
@@ -67,6 +69,7 @@ public final class Server {
         self.sequences = SequenceTable(limit: configuration.maxTrackedSubjects)
         self.logger.logLevel = configuration.logLevel
         self.anyUserWithholds = Self.withholds(configuration)
+        replyScratch.reserveCapacity(64)
     }
 
     static func withholds(_ configuration: ServerConfiguration) -> Bool {

@@ -59,27 +59,14 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// When this connection's output last went from empty to pending, while metrics are on.
     var pendingSince: ContinuousClock.Instant?
 
-    /// `+OK <n>` replies to PUBs in the current read, written after the read's fan-out: subscribers' messages
-    /// reach the kernel before the publisher's acknowledgements, as they should for delivery latency.
-    var pendingAcknowledgements: [UInt8] = []
-
     func send(_ text: String) {
-        flushAcknowledgements()
         server.stats.bytesOut += UInt64(text.utf8.count)
         socket?.write(text)
     }
 
     func send(_ bytes: [UInt8]) {
-        flushAcknowledgements()
         server.stats.bytesOut += UInt64(bytes.count)
         socket?.write(bytes)
-    }
-
-    func flushAcknowledgements() {
-        guard !pendingAcknowledgements.isEmpty else { return }
-        server.stats.bytesOut += UInt64(pendingAcknowledgements.count)
-        socket?.write(pendingAcknowledgements)
-        pendingAcknowledgements.removeAll(keepingCapacity: true)
     }
 
     // MARK: BufferedSocketDelegate
