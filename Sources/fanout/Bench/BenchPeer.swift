@@ -14,7 +14,6 @@ protocol BenchPeer: AnyObject {
     /// Stops reading from the socket for good: a stalled subscriber, for slow-consumer scenarios.
     func stall()
     var onAcknowledged: ((Int) -> Void)? { get set }
-    var onMessage: ((UnsafeRawBufferPointer) -> Void)? { get set }
     var onFailure: ((String) -> Void)? { get set }
     var afterReadBatch: (() -> Void)? { get set }
     /// How this peer's server frames deliveries.
@@ -37,12 +36,6 @@ final class FanoutPeer: BenchPeer {
     var onAcknowledged: ((Int) -> Void)? {
         get { client.onPublishAcknowledged }
         set { client.onPublishAcknowledged = newValue }
-    }
-    var onMessage: ((UnsafeRawBufferPointer) -> Void)? {
-        didSet {
-            let handler = onMessage
-            client.onRawMessage = handler.map { handler in { _, _, payload in handler(payload) } }
-        }
     }
     var onFailure: ((String) -> Void)?
     var afterReadBatch: (() -> Void)? {

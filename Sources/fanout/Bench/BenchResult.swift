@@ -10,7 +10,12 @@ struct BenchResult {
     var publishSeconds = 0.0
     var deliverSeconds = 0.0
     /// Publish-to-receive latency in nanoseconds.
-    var latency = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+    var latency = Self.latencyHistogram()
+
+    /// Nanoseconds up to a minute, to three significant digits.
+    static func latencyHistogram() -> Histogram<UInt64> {
+        Histogram(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+    }
     /// One delivery in this many was timed (per subscriber).
     var latencySampleEvery = 1
     /// The longest stretch with no delivery to any subscriber, from the first delivery to the last.

@@ -5,7 +5,7 @@ import Histogram
 /// What the receivers of one benchmark run saw, summed over all of them.
 final class DeliveryTally {
     var delivered = 0
-    var latency = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+    var latency = BenchResult.latencyHistogram()
     var firstDeliveryAt: UInt64 = 0
     var lastDeliveryAt: UInt64 = 0
     /// The longest time between two reads that brought deliveries, once delivery started (any receiver).

@@ -12,7 +12,6 @@ final class RedisPeer: BenchPeer, BufferedSocketDelegate {
     private var scratch: [UInt8] = []
     private(set) var inFlight = 0
     var onAcknowledged: ((Int) -> Void)?
-    var onMessage: ((UnsafeRawBufferPointer) -> Void)?
     var onFailure: ((String) -> Void)?
     var afterReadBatch: (() -> Void)?
 
@@ -88,10 +87,9 @@ final class RedisPeer: BenchPeer, BufferedSocketDelegate {
             case .integer(let receivers):
                 inFlight -= 1
                 onAcknowledged?(receivers)
-            case .push(let kind, let payload):
-                if kind == .message {
-                    onMessage?(payload)
-                } else if !subscribeWaiters.isEmpty {
+            case .push(let kind):
+                // Deliveries are counted by a DeliverySink once the subscription is confirmed, never here.
+                if kind != .message && !subscribeWaiters.isEmpty {
                     subscribeWaiters.removeFirst()(nil)
                 }
             case .error(let text):
@@ -150,8 +148,8 @@ struct RESPReader {
 
     enum Value {
         case integer(Int)
-        /// A push array; for `message`, the payload bytes, valid only during the `drain` callback.
-        case push(PushKind, UnsafeRawBufferPointer)
+        /// A push array, by its first element (`message`, `subscribe`, ...).
+        case push(PushKind)
         case error(String)
         case other
     }
@@ -241,23 +239,19 @@ struct RESPReader {
         case UInt8(ascii: "*"):
             let count = number(raw, header)
             var kind: Range<Int>?
-            var third: Range<Int>?
             for index in 0..<max(count, 0) {
                 switch element(raw, &cursor) {
                 case .incomplete: return nil
                 case .null: break
                 case .bytes(let range):
                     if index == 0 { kind = range }
-                    if index == 2 { third = range }
                 }
             }
             position = cursor
             guard let kind else { return .other }
             let word = UnsafeRawBufferPointer(rebasing: raw[kind])
-            if word.elementsEqual("message".utf8), let third {
-                return .push(.message, UnsafeRawBufferPointer(rebasing: raw[third]))
-            }
-            return .push(word.elementsEqual("subscribe".utf8) ? .subscribe : .other, UnsafeRawBufferPointer(rebasing: raw[0..<0]))
+            if word.elementsEqual("message".utf8) { return .push(.message) }
+            return .push(word.elementsEqual("subscribe".utf8) ? .subscribe : .other)
         default:
             position = cursor
             return .other
