@@ -73,10 +73,7 @@ let package = Package(
             dependencies: [
                 "FanoutEventLoop", "FanoutProtocol",
                 .product(name: "DequeModule", package: "swift-collections"),
-            ],
-            // Publishing and acknowledging are this library's hot path, and run-time exclusivity checks on its
-            // state were 15% of a publisher's time: release builds skip them (debug builds and tests keep them).
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+            ]
         ),
         .executableTarget(
             name: "fanout",
@@ -86,7 +83,7 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             // The load generator has one core and must outrun the servers it measures: in release builds it
-            // skips the run-time exclusivity checks, as FanoutClient does (debug builds and the tests keep them).
+            // skips the run-time exclusivity checks (debug builds and the tests keep them).
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
         // Helpers shared by the test targets (a seeded random generator).

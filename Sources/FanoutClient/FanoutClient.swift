@@ -17,11 +17,6 @@ public final class FanoutClient: BufferedSocketDelegate {
     public var onEvent: ((ClientEvent) -> Void)?
     /// Every pushed message (after per-subject handlers), when set.
     public var onMessage: ((Message) -> Void)?
-    /// A fast path for load generators: when set, messages come here as borrowed bytes and skip handlers,
-    /// `onMessage` and sequence tracking.
-    public var onRawMessage: ((_ subject: UnsafeRawBufferPointer, _ seq: UInt64, _ payload: UnsafeRawBufferPointer) -> Void)?
-    /// Receivers count of each publish sent without a completion.
-    public var onPublishAcknowledged: ((Int) -> Void)?
     /// Called after each batch of lines read from the socket: a moment to flush output built per message.
     public var afterReadBatch: (() -> Void)?
 
@@ -129,7 +124,7 @@ public final class FanoutClient: BufferedSocketDelegate {
              .subscription(patterns: patterns, subscribing: false, completion))
     }
 
-    /// Publishes `payload` to `subject`; the completion (or `onPublishAcknowledged`) gets the receivers count.
+    /// Publishes `payload` to `subject`; the completion, if any, gets the receivers count.
     public func publish(
         _ subject: String, payload: UnsafeRawBufferPointer, completion: ((Result<Int, ClientError>) -> Void)? = nil
     ) {
@@ -310,14 +305,6 @@ public final class FanoutClient: BufferedSocketDelegate {
             handleMessage(line)
             return
         }
-        if let receivers = Self.publishAcknowledgement(line), let head = pending.first, case .publish(nil) = head.kind,
-           let onPublishAcknowledged {
-            // The load generator's hot path: `+OK <n>` for a PUB sent without a completion, with no strings.
-            pending.removeFirst()
-            repliesReceived &+= 1
-            onPublishAcknowledged(receivers)
-            return
-        }
         guard let parsed = ServerLine.parse(line) else {
             connectionLost(reason: ClientError.protocolViolation(String(decoding: line.prefix(80), as: UTF8.self)).description)
             return
@@ -342,19 +329,6 @@ public final class FanoutClient: BufferedSocketDelegate {
         case .message:
             break
         }
-    }
-
-    /// The count in a `+OK <digits>` line, or nil for any other line.
-    private static func publishAcknowledgement(_ line: UnsafeRawBufferPointer) -> Int? {
-        guard line.count > 4, line.count < 24, line[0] == UInt8(ascii: "+"), line[1] == UInt8(ascii: "O"),
-              line[2] == UInt8(ascii: "K"), line[3] == UInt8(ascii: " ") else { return nil }
-        var value = 0
-        for byte in line[4...] {
-            let digit = byte &- UInt8(ascii: "0")
-            guard digit < 10 else { return nil }
-            value = value * 10 + Int(digit)
-        }
-        return value
     }
 
     private func greeted(serverName name: String) {
@@ -398,11 +372,7 @@ public final class FanoutClient: BufferedSocketDelegate {
             let count = result.flatMap { text in
                 Int(text).map { .success($0) } ?? .failure(.protocolViolation("+OK \(text)"))
             }
-            if let completion {
-                completion(count)
-            } else if case .success(let receivers) = count {
-                onPublishAcknowledged?(receivers)
-            }
+            completion?(count)
         case .subscription(let patterns, let subscribing, let completion):
             if case .success = result { recordSubscription(patterns, subscribing: subscribing) }
             completion?(result.flatMap { Int($0).map { .success($0) } ?? .failure(.protocolViolation("+OK \($0)")) })
@@ -450,10 +420,6 @@ public final class FanoutClient: BufferedSocketDelegate {
         }
         let subject = UnsafeRawBufferPointer(rebasing: line[4..<subjectEnd])
         let payload = UnsafeRawBufferPointer(rebasing: line[min(position + 1, line.count)...])
-        if let onRawMessage {
-            onRawMessage(subject, seq, payload)
-            return
-        }
         let message = Message(subject: String(decoding: subject, as: UTF8.self), seq: seq, payload: Array(payload))
         if case .gap(let expected, let received) = tracker.observe(subject: message.subject, seq: seq) {
             onEvent?(.gap(subject: message.subject, expected: expected, received: received))

@@ -1,7 +1,7 @@
 /// A command sent and waiting for its reply line. Replies come in command order, so these form a queue.
 struct PendingReply {
     enum Kind {
-        /// PUB: the receivers count, to the completion or, when none was given, to `onPublishAcknowledged`.
+        /// PUB: the receivers count, to the completion if one was given.
         case publish(((Result<Int, ClientError>) -> Void)?)
         /// SUB/UNSUB: the subscription count; `patterns` are recorded on success.
         case subscription(patterns: [String], subscribing: Bool, ((Result<Int, ClientError>) -> Void)?)

@@ -3,15 +3,19 @@ import CLibevent
 import Glibc
 #endif
 
-/// A connected socket read with plain `recv` calls into the caller's own memory, with no buffer layer in
-/// between: for a load generator's receivers, which only count and sample what arrives. Owns its fd.
+/// A connected socket read with plain `recv` and written with plain `send`, from and into the caller's own
+/// memory, with no buffer layer in between: for a load generator's connections, which only count what
+/// arrives and write prebuilt frames. Owns its fd.
 public final class RawStream {
     /// Strong: the event_base must outlive the event made from it.
     private let loop: EventLoop
     public let fd: Int32
     private var event: OpaquePointer?
+    private var writeEvent: OpaquePointer?
     /// Called on the loop thread whenever the socket is readable (again and again until it is drained).
     public var onReadable: (() -> Void)?
+    /// Called once on the loop thread after `waitUntilWritable`, when the socket can take more bytes.
+    public var onWritable: (() -> Void)?
 
     /// Takes over `fd`, which must be connected; the stream closes it.
     public init(loop: EventLoop, fd: Int32) {
@@ -23,10 +27,15 @@ public final class RawStream {
             let stream = Unmanaged<RawStream>.fromOpaque(context!).takeUnretainedValue()
             withExtendedLifetime(stream) { stream.onReadable?() }
         }, Unmanaged.passUnretained(self).toOpaque())
+        writeEvent = event_new(loop.base, fd, Int16(EV_WRITE), { _, _, context in
+            let stream = Unmanaged<RawStream>.fromOpaque(context!).takeUnretainedValue()
+            withExtendedLifetime(stream) { stream.onWritable?() }
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit {
         if let event { event_free(event) }
+        if let writeEvent { event_free(writeEvent) }
         Glibc.close(fd)
     }
 
@@ -36,6 +45,11 @@ public final class RawStream {
 
     public func stopReading() {
         if let event { event_del(event) }
+    }
+
+    /// Calls `onWritable` once, when the kernel has room again after a partial `send`.
+    public func waitUntilWritable() {
+        if let writeEvent { event_add(writeEvent, nil) }
     }
 
     /// What one `receive` found.
@@ -52,6 +66,23 @@ public final class RawStream {
         let got = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
         if got > 0 { return .bytes(got) }
         if got == 0 { return .end }
+        let error = errno
+        return error == EAGAIN || error == EWOULDBLOCK || error == EINTR ? .wouldBlock : .failed(errno: error)
+    }
+
+    /// What one `send` did.
+    public enum Sent: Equatable {
+        /// This many bytes went to the kernel, which may be fewer than offered.
+        case bytes(Int)
+        /// The kernel has no room now.
+        case wouldBlock
+        case failed(errno: Int32)
+    }
+
+    /// One `send` of `bytes`, without blocking and without SIGPIPE.
+    public func send(_ bytes: UnsafeRawBufferPointer) -> Sent {
+        let sent = Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
+        if sent >= 0 { return .bytes(sent) }
         let error = errno
         return error == EAGAIN || error == EWOULDBLOCK || error == EINTR ? .wouldBlock : .failed(errno: error)
     }

@@ -171,6 +171,28 @@ struct ClientToolTests {
                 "5 subscribers (2 of them stalled) and 1 publisher connected, and the INFO client")
     }
 
+    @Test func benchPublishOnlyCountsEveryAcknowledgement() throws {
+        let daemon = try Daemon()
+        // An odd window and an uneven split over the publishers: acknowledgements arrive in odd batches.
+        let result = try FanoutTool.run(["bench", "--server", "127.0.0.1:\(daemon.port)", "--subscribers", "0",
+                                         "--publishers", "3", "--window", "7", "--messages", "5000", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(result.stdout.joined().utf8)) as? [String: Any]
+        let run = try #require((report?["results"] as? [[String: Any]])?.first)
+        #expect(run["published"] as? Int == 5000)
+        #expect((run["published_per_s"] as? Int ?? 0) > 0)
+        #expect(infoFields(try daemon.client().command("INFO"))["published"] == "5000")
+    }
+
+    @Test func benchStopsWithTheServersErrorWhenAPublishIsRefused() throws {
+        let daemon = try Daemon(environment: ["FANOUTD_MAX_LINE": "64"])
+        let result = try FanoutTool.run(["bench", "--server", "127.0.0.1:\(daemon.port)", "--subscribers", "1",
+                                         "--payload", "100", "--messages", "100"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains { $0.contains("publisher: unexpected reply to a publish: -ERR too-long") },
+                "\(result.stderr)")
+    }
+
     static let redisServer = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].first {
         FileManager.default.isExecutableFile(atPath: $0)
     }

@@ -7,24 +7,18 @@ protocol BenchPeer: AnyObject {
     func connect(_ done: @escaping (String?) -> Void)
     /// Subscribes to one subject; `done` gets nil once the server confirmed it.
     func subscribe(_ subject: String, _ done: @escaping (String?) -> Void)
-    /// Publishes without waiting; the acknowledgement comes through `onAcknowledged`.
-    func publish(_ subject: String, payload: UnsafeRawBufferPointer)
-    /// Publishes not yet acknowledged.
-    var inFlight: Int { get }
     /// Stops reading from the socket for good: a stalled subscriber, for slow-consumer scenarios.
     func stall()
-    var onAcknowledged: ((Int) -> Void)? { get set }
     var onFailure: ((String) -> Void)? { get set }
-    var afterReadBatch: (() -> Void)? { get set }
-    /// How this peer's server frames deliveries.
-    var deliveryFormat: DeliveryFormat { get }
-    /// Gives up the connection, subscription made, to a `DeliverySink`: its fd and the bytes read past the
-    /// last reply. Nil when not connected.
-    func releaseForCounting() -> (fd: Int32, unread: [UInt8])?
+    /// The protocol this peer speaks.
+    var wireFormat: WireFormat { get }
+    /// Gives up the connection, once set up (greeted, subscribed), to a `DeliverySink` or a `PublishPump`:
+    /// its fd and the bytes read past the last reply. Nil when not connected.
+    func releaseConnection() -> (fd: Int32, unread: [UInt8])?
     func close()
 }
 
-/// A peer speaking the Fanout protocol, through the client library's fast paths.
+/// A peer speaking the Fanout protocol through the client library, until it hands its connection over.
 final class FanoutPeer: BenchPeer {
     private let client: FanoutClient
 
@@ -32,16 +26,7 @@ final class FanoutPeer: BenchPeer {
         client = FanoutClient(loop: loop, address: address, options: ClientOptions(timeout: timeout, reconnect: .never, token: token))
     }
 
-    var inFlight: Int { client.inFlight }
-    var onAcknowledged: ((Int) -> Void)? {
-        get { client.onPublishAcknowledged }
-        set { client.onPublishAcknowledged = newValue }
-    }
     var onFailure: ((String) -> Void)?
-    var afterReadBatch: (() -> Void)? {
-        get { client.afterReadBatch }
-        set { client.afterReadBatch = newValue }
-    }
 
     func connect(_ done: @escaping (String?) -> Void) {
         client.onEvent = { [weak self] event in
@@ -68,15 +53,11 @@ final class FanoutPeer: BenchPeer {
         })
     }
 
-    func publish(_ subject: String, payload: UnsafeRawBufferPointer) {
-        client.publish(subject, payload: payload)
-    }
-
     func stall() { client.stopReading() }
 
-    var deliveryFormat: DeliveryFormat { .fanout }
+    var wireFormat: WireFormat { .fanout }
 
-    func releaseForCounting() -> (fd: Int32, unread: [UInt8])? {
+    func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
         client.onEvent = nil
         return client.releaseConnection()
     }

@@ -14,7 +14,7 @@ final class BenchRun {
     /// The healthy subscribers' connections, read raw once subscribed.
     private var sinks: [DeliverySink] = []
     private let tally: DeliveryTally
-    private var publishers: [BenchPeer] = []
+    private var publishers: [PublishPump] = []
     private var quotas: [Int] = []
     private var sentBy: [Int] = []
     private var payload: [UInt8]
@@ -48,12 +48,12 @@ final class BenchRun {
     func run() throws -> BenchResult {
         ResourceLimits.raiseOpenFiles(to: scenario.subscribers + scenario.publishers + 256)
         connectSubscribers()
-        try loop.run()
+        try loop.run(polling: scenario.rate == nil)
         timers.removeAll()
         deferredTimer = nil
         sinks.removeAll()
         subscribers.forEach { $0.close() }
-        publishers.forEach { $0.close() }
+        publishers.removeAll()
         if showProgress { print("\r\u{1B}[K", terminator: "") }
         if let failure { throw BenchFailure(description: failure) }
         return result
@@ -102,10 +102,10 @@ final class BenchRun {
                 }
                 // Hand the connection to a sink once the peer's read callback (which called us) has returned.
                 self.afterCallback { [unowned self] in
-                    guard let (fd, unread) = peer.releaseForCounting() else {
+                    guard let (fd, unread) = peer.releaseConnection() else {
                         return self.fail("SUB \(subject): connection lost")
                     }
-                    let sink = DeliverySink(loop: self.loop, fd: fd, unread: unread, format: peer.deliveryFormat,
+                    let sink = DeliverySink(loop: self.loop, fd: fd, unread: unread, format: peer.wireFormat,
                                             tally: self.tally)
                     sink.onFailure = { [unowned self] reason in self.fail("subscriber: \(reason)") }
                     sink.afterRead = { [unowned self] in self.checkFinished() }
@@ -136,16 +136,27 @@ final class BenchRun {
         let base = scenario.messages / scenario.publishers
         quotas = (0..<scenario.publishers).map { base + ($0 < scenario.messages % scenario.publishers ? 1 : 0) }
         sentBy = [Int](repeating: 0, count: scenario.publishers)
-        connect(count: scenario.publishers, each: { peer, done in done() }, then: { [unowned self] peers in
-            self.publishers = peers
-            for (number, peer) in peers.enumerated() {
-                peer.onAcknowledged = { [unowned self] receivers in self.acknowledged(receivers) }
-                peer.onFailure = { [unowned self] reason in self.fail("publisher: \(reason)") }
-                peer.afterReadBatch = { [unowned self] in
+        connect(count: scenario.publishers, each: { [unowned self] peer, done in
+            // As with subscribers: the connection moves to a pump once the greeting's callback has returned.
+            self.afterCallback { [unowned self] in
+                guard let (fd, unread) = peer.releaseConnection() else {
+                    return self.fail("publisher: connection lost")
+                }
+                let number = self.publishers.count
+                let pump = PublishPump(loop: self.loop, fd: fd, unread: unread, format: peer.wireFormat,
+                                       subjects: self.subjectNames, payloadSize: self.scenario.payloadSize,
+                                       window: self.scenario.window)
+                pump.onAcknowledged = { [unowned self] count, receivers in self.acknowledged(count, receivers) }
+                pump.onFailure = { [unowned self] reason in self.fail("publisher: \(reason)") }
+                pump.afterRead = { [unowned self] in
                     if self.scenario.rate == nil { self.pump(number) }
                     self.checkFinished()
                 }
+                self.publishers.append(pump)
+                done()
             }
+        }, then: { [unowned self] peers in
+            peers.forEach { $0.close() }
             self.begin()
         })
     }
@@ -172,20 +183,21 @@ final class BenchRun {
 
     /// Publishes from publisher `number` while its window has room (and, paced, while `limit` allows).
     private func pump(_ number: Int, upTo limit: Int = .max) {
-        let peer = publishers[number]
-        while peer.inFlight < scenario.window && sentBy[number] < quotas[number] && sent < limit {
+        let pump = publishers[number]
+        while pump.inFlight < scenario.window && sentBy[number] < quotas[number] && sent < limit {
             let subjectIndex = sent % scenario.subjects
             // Send times matter only to subscribers; publish-only runs spare the generator the clock.
             if scenario.subscribers > 0 { BenchPayload.write(timestamp: MonotonicClock.nanoseconds(), into: &payload) }
-            payload.withUnsafeBytes { peer.publish(subjectNames[subjectIndex], payload: $0) }
+            payload.withUnsafeBytes { pump.publish(subject: subjectIndex, payload: $0) }
             sent += 1
             sentBy[number] += 1
             result.expected += perSubject[subjectIndex]
         }
+        pump.flush()
     }
 
-    private func acknowledged(_ receivers: Int) {
-        acknowledged += 1
+    private func acknowledged(_ count: Int, _ receivers: Int) {
+        acknowledged += count
         result.acknowledgedReceivers += receivers
         if acknowledged == scenario.messages {
             result.published = acknowledged

@@ -34,21 +34,13 @@ final class DeliveryTally {
     }
 }
 
-/// How deliveries are framed on the wire.
-enum DeliveryFormat {
-    /// `MSG <subject> <seq> <payload>\n`
-    case fanout
-    /// `*3\r\n$7\r\nmessage\r\n$<n>\r\n<channel>\r\n$<n>\r\n<payload>\r\n`
-    case redis
-}
-
 /// A subscriber's connection once its subscription is confirmed: read in large `recv`s straight into one
 /// buffer, deliveries counted where they lie, one message in `sampleEvery` timed. The load generator has
 /// one core, like the server; this keeps its cost per delivery to a few nanoseconds, so that it measures
 /// the server and not itself.
 final class DeliverySink {
     private let stream: RawStream
-    private let format: DeliveryFormat
+    private let format: WireFormat
     private let tally: DeliveryTally
     private let buffer: UnsafeMutableRawBufferPointer
     private var filled = 0
@@ -58,7 +50,7 @@ final class DeliverySink {
 
     static let capacity = 256 * 1024
 
-    init(loop: EventLoop, fd: Int32, unread: [UInt8], format: DeliveryFormat, tally: DeliveryTally) {
+    init(loop: EventLoop, fd: Int32, unread: [UInt8], format: WireFormat, tally: DeliveryTally) {
         stream = RawStream(loop: loop, fd: fd)
         self.format = format
         self.tally = tally

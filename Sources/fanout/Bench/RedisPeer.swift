@@ -10,10 +10,7 @@ final class RedisPeer: BenchPeer, BufferedSocketDelegate {
     private var connectDone: ((String?) -> Void)?
     private var subscribeWaiters: [(String?) -> Void] = []
     private var scratch: [UInt8] = []
-    private(set) var inFlight = 0
-    var onAcknowledged: ((Int) -> Void)?
     var onFailure: ((String) -> Void)?
-    var afterReadBatch: (() -> Void)?
 
     init(loop: EventLoop, address: SocketAddress) {
         self.loop = loop
@@ -41,16 +38,6 @@ final class RedisPeer: BenchPeer, BufferedSocketDelegate {
         socket?.write(scratch)
     }
 
-    func publish(_ subject: String, payload: UnsafeRawBufferPointer) {
-        scratch.removeAll(keepingCapacity: true)
-        RESP.appendArrayHeader(3, to: &scratch)
-        RESP.appendBulk("PUBLISH", to: &scratch)
-        RESP.appendBulk(subject, to: &scratch)
-        RESP.appendBulk(payload, to: &scratch)
-        socket?.write(scratch)
-        inFlight += 1
-    }
-
     func stall() {
         socket?.delegate = nil
         socket?.disableReading()
@@ -61,9 +48,9 @@ final class RedisPeer: BenchPeer, BufferedSocketDelegate {
         socket = nil
     }
 
-    var deliveryFormat: DeliveryFormat { .redis }
+    var wireFormat: WireFormat { .redis }
 
-    func releaseForCounting() -> (fd: Int32, unread: [UInt8])? {
+    func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
         guard let socket else { return nil }
         let released = socket.releaseDescriptor()
         socket.delegate = nil
@@ -84,9 +71,6 @@ final class RedisPeer: BenchPeer, BufferedSocketDelegate {
         }
         reader.drain { value in
             switch value {
-            case .integer(let receivers):
-                inFlight -= 1
-                onAcknowledged?(receivers)
             case .push(let kind):
                 // Deliveries are counted by a DeliverySink once the subscription is confirmed, never here.
                 if kind != .message && !subscribeWaiters.isEmpty {
@@ -94,11 +78,11 @@ final class RedisPeer: BenchPeer, BufferedSocketDelegate {
                 }
             case .error(let text):
                 onFailure?("redis error: \(text)")
-            case .other:
+            case .integer, .other:
+                // Publishes are acknowledged to a PublishPump, never here.
                 break
             }
         }
-        afterReadBatch?()
     }
 
     func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
@@ -111,8 +95,7 @@ final class RedisPeer: BenchPeer, BufferedSocketDelegate {
     }
 }
 
-/// Just enough RESP (the Redis protocol) for SUBSCRIBE and PUBLISH, encoded without intermediate strings so
-/// that the load generator costs Redis no more per publish than it costs fanoutd.
+/// Just enough RESP (the Redis protocol) to encode SUBSCRIBE and the prefix of a PUBLISH frame.
 enum RESP {
     static func appendArrayHeader(_ count: Int, to buffer: inout [UInt8]) {
         buffer.append(UInt8(ascii: "*"))
@@ -125,14 +108,6 @@ enum RESP {
         appendDecimal(text.utf8.count, to: &buffer)
         buffer.append(contentsOf: [0x0D, 0x0A])
         buffer.append(contentsOf: text.utf8)
-        buffer.append(contentsOf: [0x0D, 0x0A])
-    }
-
-    static func appendBulk(_ bytes: UnsafeRawBufferPointer, to buffer: inout [UInt8]) {
-        buffer.append(UInt8(ascii: "$"))
-        appendDecimal(bytes.count, to: &buffer)
-        buffer.append(contentsOf: [0x0D, 0x0A])
-        buffer.append(contentsOf: bytes)
         buffer.append(contentsOf: [0x0D, 0x0A])
     }
 

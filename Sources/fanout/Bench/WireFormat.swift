@@ -1,0 +1,24 @@
+/// The protocol a benchmark peer speaks, as far as the raw publish and delivery paths need it.
+enum WireFormat {
+    /// Fanout: `PUB <subject> <payload>\n` answered by `+OK <receivers>\n`; deliveries are
+    /// `MSG <subject> <seq> <payload>\n`.
+    case fanout
+    /// Redis: `PUBLISH` as a RESP array answered by `:<receivers>\r\n`; deliveries are
+    /// `*3\r\n$7\r\nmessage\r\n$<n>\r\n<channel>\r\n$<n>\r\n<payload>\r\n`.
+    case redis
+
+    /// The bytes around a payload of `payloadSize` bytes that make it a publish to `subject`.
+    func publishFrame(subject: String, payloadSize: Int) -> (prefix: [UInt8], suffix: [UInt8]) {
+        switch self {
+        case .fanout:
+            return (Array("PUB \(subject) ".utf8), [UInt8(ascii: "\n")])
+        case .redis:
+            var prefix: [UInt8] = []
+            RESP.appendArrayHeader(3, to: &prefix)
+            RESP.appendBulk("PUBLISH", to: &prefix)
+            RESP.appendBulk(subject, to: &prefix)
+            prefix += Array("$\(payloadSize)\r\n".utf8)
+            return (prefix, [0x0D, 0x0A])
+        }
+    }
+}
