@@ -1,6 +1,14 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+// Release builds of the publish path's modules and of the load generator skip Swift's run-time exclusivity
+// checks: on the publish path they were about a tenth of the server's user time (each access to a class's
+// stored property is registered and looked up). Debug builds and the tests keep them, so a violation still
+// traps there; the compile-time checks stay on everywhere.
+let uncheckedExclusivityInRelease: [SwiftSetting] = [
+    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
+]
+
 let package = Package(
     name: "fanout",
     platforms: [.macOS(.v15)],
@@ -42,7 +50,7 @@ let package = Package(
         // The one Swift module that imports CLibevent: loop, listener, buffered sockets, timers, signals.
         .target(name: "FanoutEventLoop", dependencies: ["CLibevent"]),
         // The in-process multicast-delegate core: weak, deduplicated member sets. No networking.
-        .target(name: "FanoutMulticast"),
+        .target(name: "FanoutMulticast", swiftSettings: uncheckedExclusivityInRelease),
         // The wire protocol: line framing, command parsing, subjects, reply encoding. No I/O.
         .target(name: "FanoutProtocol"),
         // The daemon's engine: connections, subject index, fan-out, limits, lifecycle.
@@ -53,7 +61,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            swiftSettings: uncheckedExclusivityInRelease
         ),
         .executableTarget(
             name: "fanoutd",
@@ -82,9 +91,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
-            // The load generator has one core and must outrun the servers it measures: in release builds it
-            // skips the run-time exclusivity checks (debug builds and the tests keep them).
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+            // The load generator has one core and must outrun the servers it measures.
+            swiftSettings: uncheckedExclusivityInRelease
         ),
         // Helpers shared by the test targets (a seeded random generator).
         .target(name: "FanoutTestSupport", path: "Tests/Support"),

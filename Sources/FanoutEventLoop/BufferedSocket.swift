@@ -52,6 +52,8 @@ extension BufferedSocketDelegate {
 /// which hands ownership to the loop until the output drains or the deadline passes.
 public final class BufferedSocket {
     let bev: OpaquePointer
+    /// The bufferevent's output buffer, which lives as long as it does: looked up once, not per write.
+    private let output: OpaquePointer
     /// Strong: the event_base must outlive the bufferevent made from it, whatever order owners let go in.
     let loop: EventLoop
     /// Told about reads, drains and the end. Weak: the delegate owns the socket, not the other way round.
@@ -89,7 +91,9 @@ public final class BufferedSocket {
             }
         }
         writesDirectly = tls == nil
+        output = bufferevent_get_output(bev)
         installCallbacks()
+        self.fd = fd
     }
 
     /// Starts an outgoing connection; the delegate hears `socketDidConnect` or `didEnd`. With `tls`, the
@@ -109,6 +113,7 @@ public final class BufferedSocket {
             }
         }
         writesDirectly = tls == nil
+        output = bufferevent_get_output(bev)
         installCallbacks()
         // The connect arms the write event by itself; direct writes wait for `socketDidConnect`.
         writeEventArmed = writesDirectly
@@ -117,6 +122,7 @@ public final class BufferedSocket {
                 bufferevent_socket_connect(bev, UnsafeMutablePointer(mutating: sockaddr), length)
             }
         }
+        fd = bufferevent_getfd(bev)
     }
 
     deinit {
@@ -149,7 +155,9 @@ public final class BufferedSocket {
         }, context)
     }
 
-    public var fd: Int32 { bufferevent_getfd(bev) }
+    /// The socket's descriptor (-1 once released); kept here because asking the bufferevent for it takes
+    /// an indirect call and its lock on every direct write.
+    public private(set) var fd: Int32 = -1
 
     // MARK: Reading
 
@@ -222,12 +230,13 @@ public final class BufferedSocket {
     // MARK: Writing
 
     /// Bytes queued for the peer and not yet written to the kernel.
-    public var outputCount: Int { evbuffer_get_length(bufferevent_get_output(bev)) }
+    public var outputCount: Int { evbuffer_get_length(output) }
 
     /// Queues a copy of `bytes`; they are written at the end of the loop pass.
     public func write(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress else { return }
-        bufferevent_write(bev, base, bytes.count)
+        // What bufferevent_write does, without its call and lock.
+        evbuffer_add(output, base, bytes.count)
         queueFlush()
     }
 
@@ -243,7 +252,7 @@ public final class BufferedSocket {
     /// Queues the bytes of a shared buffer without copying them: every socket given the same buffer points at
     /// the same memory, which libevent frees when the last of them has written it.
     public func write(sharing buffer: SharedBuffer) {
-        evbuffer_add_buffer_reference(bufferevent_get_output(bev), buffer.evbuffer)
+        evbuffer_add_buffer_reference(output, buffer.evbuffer)
         queueFlush()
     }
 
@@ -257,12 +266,18 @@ public final class BufferedSocket {
     /// what is left is handed to the bufferevent's write event, which also reports errors and write timeouts.
     func flushQueued() {
         guard writesDirectly, !writeEventArmed else { return }
-        let output = bufferevent_get_output(bev)
-        let fd = self.fd
         // A bufferevent keeps its output's front frozen except while it writes itself; do as it does.
         evbuffer_unfreeze(output, 1)
-        while evbuffer_get_length(output) > 0 {
-            if evbuffer_write(output, fd) <= 0 { break }
+        while case let length = evbuffer_get_length(output), length > 0 {
+            if evbuffer_get_contiguous_space(output) == length, let front = evbuffer_pullup(output, length) {
+                // One piece, the usual case for a small backlog: `send` takes the socket's short path in the
+                // kernel, where `writev` goes through the file layer and imports an iovec array first.
+                let sent = send(fd, front, length, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
+                if sent <= 0 { break }
+                evbuffer_drain(output, sent)
+            } else if evbuffer_write(output, fd) <= 0 {
+                break
+            }
         }
         evbuffer_freeze(output, 1)
         let left = evbuffer_get_length(output)
@@ -285,7 +300,6 @@ public final class BufferedSocket {
     /// partly written to the kernel is completed. Returns the number of bytes dropped.
     @discardableResult
     public func discardOutputAfterFirstLine() -> Int {
-        let output = bufferevent_get_output(bev)
         let total = evbuffer_get_length(output)
         let found = evbuffer_search_eol(output, nil, nil, EVBUFFER_EOL_LF)
         guard found.pos >= 0 else { return 0 }
@@ -313,10 +327,11 @@ public final class BufferedSocket {
             unread.append(contentsOf: chunk)
             return chunk.count
         }
-        let fd = self.fd
+        let released = fd
         bufferevent_disable(bev, Int16(EV_READ | EV_WRITE))
         bufferevent_setfd(bev, -1)
-        return (fd, unread)
+        fd = -1
+        return (released, unread)
     }
 
     // MARK: Timeouts and options

@@ -8,13 +8,23 @@
 /// Not thread-safe: one thread owns a `MulticastDelegate` (use `LockedMulticastDelegate` to share one).
 /// Notification order is unspecified.
 public final class MulticastDelegate<Member: AnyObject> {
-    struct Entry {
-        weak var member: Member?
+    /// A class rather than a struct: a weak reference in a struct is copied out (a weak-reference copy and
+    /// destroy) before it can be loaded, and the publish path loads one per subscriber per run.
+    @usableFromInline
+    final class Entry {
+        @usableFromInline weak var member: Member?
         let id: ObjectIdentifier
         let token: MembershipToken
+
+        init(member: Member, id: ObjectIdentifier, token: MembershipToken) {
+            self.member = member
+            self.id = id
+            self.token = token
+        }
     }
 
-    private var entries: ContiguousArray<Entry> = []
+    @usableFromInline
+    private(set) var entries: ContiguousArray<Entry> = []
     /// Where each member's entry is in `entries`, for dedupe and O(1) removal.
     private var slotByMember: [ObjectIdentifier: Int] = [:]
     private var memberByToken: [MembershipToken: ObjectIdentifier] = [:]
@@ -65,18 +75,18 @@ public final class MulticastDelegate<Member: AnyObject> {
 
     /// Calls `body` for each live member. `body` may add or remove members of this set.
     /// Dead members met on the way are pruned afterwards.
+    ///
+    /// Inlinable so that callers in other modules get a copy specialised to their member type: the generic
+    /// version looks up type metadata on every call, and a server calls this once per published run.
+    @inlinable
     public func notify(_ body: (Member) throws -> Void) rethrows {
         let snapshot = entries
         var sawDead = false
-        // Indexing in place loads each weak reference once, without copying the entry (and its weak
-        // reference) out first: this walk is on the publish path.
-        try snapshot.withUnsafeBufferPointer { walk in
-            for index in walk.indices {
-                if let member = walk[index].member {
-                    try body(member)
-                } else {
-                    sawDead = true
-                }
+        for entry in snapshot {
+            if let member = entry.member {
+                try body(member)
+            } else {
+                sawDead = true
             }
         }
         if sawDead { prune() }

@@ -27,7 +27,7 @@ extension Server {
                 return true
             }
         }
-        closeRun()
+        finishRuns()
     }
 
     private func execute(_ line: UnsafeRawBufferPointer, from connection: ClientConnection) {

@@ -8,8 +8,8 @@ extension Server {
         if !publishRun.isRun(of: subject) || publishRun.publisher !== publisher {
             closeRun()
             publishRun.open(subject: subject, lastSeq: 0)
-            publishRun.publisher = publisher
-            publishRun.seq = sequences.current(publishRun.subjectString)
+            if publishRun.publisher !== publisher { publishRun.publisher = publisher }
+            (publishRun.seq, publishRun.sequenceSlot) = sequences.find(publishRun.subjectString)
             index.collectReceivers(of: publishRun.subjectString, into: &publishRun.receivers)
             if anyUserWithholds {
                 let subject = publishRun.subjectString
@@ -26,12 +26,20 @@ extension Server {
         return receivers
     }
 
+    /// Closes the run and lets go of its publisher too: when a read ends, or the server does.
+    func finishRuns() {
+        closeRun()
+        publishRun.publisher = nil
+    }
+
     /// Writes out the run and forgets its receivers, releasing the strong references it took.
     func closeRun() {
         guard publishRun.isOpen else { return }
         flushRunBytes()
         let subject = publishRun.subjectString
-        sequences.store(publishRun.seq, for: subject) { [index] in index.hasReceivers(for: $0) }
+        sequences.store(publishRun.seq, for: subject, at: publishRun.sequenceSlot) { [index] in
+            index.hasReceivers(for: $0)
+        }
         publishRun.close()
     }
 

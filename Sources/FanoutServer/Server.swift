@@ -188,7 +188,7 @@ public final class Server {
         statusTimer = nil
         sweepTimer = nil
         acceptRetryTimer = nil
-        closeRun()
+        finishRuns()
         for connection in connections.values.sorted(by: { $0.id < $1.id }) {
             disconnect(connection, reason: .shutdown)
         }
@@ -205,7 +205,7 @@ public final class Server {
 
     private func tearDown() {
         // Free sockets before the loop they belong to.
-        closeRun()
+        finishRuns()
         connections.removeAll()
         listeners.removeAll()
         tlsListeners.removeAll()

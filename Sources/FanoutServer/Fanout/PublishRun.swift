@@ -8,10 +8,13 @@ struct PublishRun {
     private(set) var subject: [UInt8] = []
     private(set) var subjectString = ""
     var receivers: [ClientConnection] = []
-    /// Who publishes the run, for backpressure; strong only until the run closes, like `receivers`.
+    /// Who publishes the run, for backpressure. Kept from run to run within one read (retaining and
+    /// releasing a weakly referenced object takes the slow path) and let go when the read ends.
     var publisher: ClientConnection?
     var bytes: [UInt8] = []
     var seq: UInt64 = 0
+    /// Where the subject's sequence number is kept, from the lookup that opened the run.
+    var sequenceSlot: SequenceTable.Slot?
     private(set) var isOpen = false
 
     /// Bytes after which a run's lines are written out early, bounding the run's memory.
@@ -33,7 +36,7 @@ struct PublishRun {
     mutating func close() {
         receivers.removeAll(keepingCapacity: true)
         bytes.removeAll(keepingCapacity: true)
-        publisher = nil
+        sequenceSlot = nil
         isOpen = false
     }
 }

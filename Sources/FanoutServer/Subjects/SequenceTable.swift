@@ -12,14 +12,28 @@ struct SequenceTable {
         self.limit = limit
     }
 
-    /// The last number handed out for `subject` (0 when none).
-    func current(_ subject: String) -> UInt64 {
-        last[subject] ?? 0
+    /// Where `find` found a subject (or that it did not), so that `store` needs no second lookup: a publish
+    /// run looks its subject up once when it opens and stores once when it closes. Valid until the table
+    /// next changes; a stale one traps.
+    struct Slot {
+        fileprivate let index: [String: UInt64].Index?
     }
 
-    /// Records that numbers up to `value` are used for `subject`. `isSubscribed` is asked only on overflow.
-    mutating func store(_ value: UInt64, for subject: String, isSubscribed: (String) -> Bool) {
-        if last[subject] == nil && last.count >= limit {
+    /// The last number handed out for `subject` (0 when none), and where it is kept.
+    func find(_ subject: String) -> (last: UInt64, slot: Slot) {
+        guard let index = last.index(forKey: subject) else { return (0, Slot(index: nil)) }
+        return (last.values[index], Slot(index: index))
+    }
+
+    /// Records that numbers up to `value` are used for `subject`, at the `slot` that `find` gave for it if
+    /// there is one. `isSubscribed` is asked only on overflow.
+    mutating func store(_ value: UInt64, for subject: String, at slot: Slot? = nil, isSubscribed: (String) -> Bool) {
+        if let index = slot?.index {
+            last.values[index] = value
+            return
+        }
+        let isNew = slot != nil || last[subject] == nil
+        if isNew && last.count >= limit {
             last = last.filter { isSubscribed($0.key) }
             if last.count >= limit {
                 last = Dictionary(uniqueKeysWithValues: last.prefix(limit / 2).map { ($0.key, $0.value) })
