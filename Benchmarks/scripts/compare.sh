@@ -4,7 +4,8 @@
 #   Benchmarks/scripts/compare.sh [runs]       default 5; needs redis-server, cc, libevent-dev, a release build
 # Setup as in the performance issue: loopback, servers pinned to core 0, the load generator to core 1,
 # 100-byte payloads, a window of 100 unacknowledged publishes per publisher. Each run benches the servers
-# one after the other with the same generator, so a ratio compares figures taken seconds apart.
+# one after the other with the same generator, in an order that swaps from run to run, so a ratio compares
+# figures taken seconds apart.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs="${1:-5}"
@@ -91,22 +92,36 @@ scenarios=(
     "G A, 25 of 100 stalled|delivered_per_s|--publishers 1 --subscribers 75 --stalled 25 --subjects 1 --messages 400000"
 )
 G_BASE="--publishers 1 --subscribers 75 --subjects 1 --messages 400000"
+# The machine's speed drifts over seconds, so each pair of measurements swaps its order from one run to the
+# next: a drift then favours each side equally often instead of always the one measured first.
 for scenario in "${scenarios[@]}"; do
     IFS='|' read -r name figure arguments <<<"$scenario"
     : >"$work/f"; : >"$work/r"
-    for _ in $(seq "$runs"); do
-        if [ "${name:0:1}" = G ]; then
-            # The same 75 healthy subscribers with nobody stalled, just before: G's own baseline.
+    for run in $(seq "$runs"); do
+        if [ "${name:0:1}" = G ] && [ $((run % 2)) = 1 ]; then
+            # The same 75 healthy subscribers with nobody stalled: G's own baseline.
             # shellcheck disable=SC2086
             bench $fanout_port $G_BASE | field delivered_per_s 0 >>"$work/g0"
-            echo 5 >"/proc/$fanoutd_pid/clear_refs"  # reset the peak-RSS mark
         fi
+        [ "${name:0:1}" = G ] && echo 5 >"/proc/$fanoutd_pid/clear_refs"  # reset the peak-RSS mark
         # shellcheck disable=SC2086
-        result=$(bench $fanout_port --compare-redis 127.0.0.1:$redis_port $arguments)
-        field "$figure" 0 <<<"$result" >>"$work/f"
-        field "$figure" 1 <<<"$result" >>"$work/r"
-        [ "${name:0:1}" = G ] && field max_delivery_gap_ms 0 <<<"$result" >>"$work/gap"
-        [ "${name:0:1}" = G ] && awk '/VmHWM/ { print $2 }' "/proc/$fanoutd_pid/status" >>"$work/hwm"
+        if [ $((run % 2)) = 1 ]; then
+            fanoutd_result=$(bench $fanout_port $arguments)
+            redis_result=$(bench $redis_port --protocol redis $arguments)
+        else
+            redis_result=$(bench $redis_port --protocol redis $arguments)
+            fanoutd_result=$(bench $fanout_port $arguments)
+        fi
+        field "$figure" 0 <<<"$fanoutd_result" >>"$work/f"
+        field "$figure" 0 <<<"$redis_result" >>"$work/r"
+        if [ "${name:0:1}" = G ]; then
+            field max_delivery_gap_ms 0 <<<"$fanoutd_result" >>"$work/gap"
+            awk '/VmHWM/ { print $2 }' "/proc/$fanoutd_pid/status" >>"$work/hwm"
+            if [ $((run % 2)) = 0 ]; then
+                # shellcheck disable=SC2086
+                bench $fanout_port $G_BASE | field delivered_per_s 0 >>"$work/g0"
+            fi
+        fi
     done
     [ "$figure" = p99_us ] && low=1 || low=
     row "$name" "$figure" "$(median <"$work/f")" "$(median <"$work/r")" redis $low
@@ -142,11 +157,15 @@ printf '%-22s %-17s %14.1f %14s   (longest wait for any delivery)\n' "G delivery
 
 # H: scenario A against the plain-C libevent server, alternating with fanoutd.
 : >"$work/hf"; : >"$work/hc"
-for _ in $(seq "$runs"); do
+for run in $(seq "$runs"); do
     # shellcheck disable=SC2086
-    bench $fanout_port $A | field delivered_per_s 0 >>"$work/hf"
-    # shellcheck disable=SC2086
-    bench $c_port $A | field delivered_per_s 0 >>"$work/hc"
+    if [ $((run % 2)) = 1 ]; then
+        bench $fanout_port $A | field delivered_per_s 0 >>"$work/hf"
+        bench $c_port $A | field delivered_per_s 0 >>"$work/hc"
+    else
+        bench $c_port $A | field delivered_per_s 0 >>"$work/hc"
+        bench $fanout_port $A | field delivered_per_s 0 >>"$work/hf"
+    fi
 done
 row "H A vs plain C" delivered_per_s "$(median <"$work/hf")" "$(median <"$work/hc")" "C"
 
