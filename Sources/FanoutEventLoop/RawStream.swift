@@ -67,7 +67,7 @@ public final class RawStream {
         if got > 0 { return .bytes(got) }
         if got == 0 { return .end }
         let error = errno
-        return error == EAGAIN || error == EWOULDBLOCK || error == EINTR ? .wouldBlock : .failed(errno: error)
+        return Self.isRetryable(error) ? .wouldBlock : .failed(errno: error)
     }
 
     /// What one `send` did.
@@ -84,6 +84,11 @@ public final class RawStream {
         let sent = Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
         if sent >= 0 { return .bytes(sent) }
         let error = errno
-        return error == EAGAIN || error == EWOULDBLOCK || error == EINTR ? .wouldBlock : .failed(errno: error)
+        return Self.isRetryable(error) ? .wouldBlock : .failed(errno: error)
+    }
+
+    /// A non-blocking call that found nothing to do now, or was interrupted: try again on the next event.
+    private static func isRetryable(_ error: Int32) -> Bool {
+        error == EAGAIN || error == EWOULDBLOCK || error == EINTR
     }
 }
