@@ -7,9 +7,8 @@ extension Server {
     func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, from publisher: ClientConnection) -> Int {
         if !publishRun.isRun(of: subject) || publishRun.publisher !== publisher {
             closeRun()
-            publishRun.open(subject: subject, lastSeq: 0)
+            publishRun.open(subject: subject, numberedBy: sequences)
             if publishRun.publisher !== publisher { publishRun.publisher = publisher }
-            (publishRun.seq, publishRun.sequenceSlot) = sequences.find(publishRun.subjectString)
             index.collectReceivers(of: publishRun.subjectString, into: &publishRun.receivers)
             if anyUserWithholds {
                 let subject = publishRun.subjectString

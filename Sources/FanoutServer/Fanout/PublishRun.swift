@@ -14,7 +14,7 @@ struct PublishRun {
     var bytes: [UInt8] = []
     var seq: UInt64 = 0
     /// Where the subject's sequence number is kept, from the lookup that opened the run.
-    var sequenceSlot: SequenceTable.Slot?
+    private(set) var sequenceSlot: SequenceTable.Slot?
     private(set) var isOpen = false
 
     /// Bytes after which a run's lines are written out early, bounding the run's memory.
@@ -25,11 +25,12 @@ struct PublishRun {
         return subject.withUnsafeBytes { $0.elementsEqual(candidate) }
     }
 
-    mutating func open(subject candidate: UnsafeRawBufferPointer, lastSeq: UInt64) {
+    /// Starts a run of `candidate`, numbering on from the last number `sequences` holds for it.
+    mutating func open(subject candidate: UnsafeRawBufferPointer, numberedBy sequences: SequenceTable) {
         subject.removeAll(keepingCapacity: true)
         subject.append(contentsOf: candidate)
         subjectString = String(decoding: candidate, as: UTF8.self)
-        seq = lastSeq
+        (seq, sequenceSlot) = sequences.find(subjectString)
         isOpen = true
     }
 
