@@ -361,6 +361,12 @@ public final class BufferedSocket {
         setOption(Int32(IPPROTO_TCP), TCP_NODELAY, 1)
     }
 
+    /// Caps the kernel's send buffer (the kernel doubles `bytes` for its bookkeeping), which also turns off
+    /// its autotuning for this socket.
+    public func setSendBuffer(bytes: Int) {
+        setOption(SOL_SOCKET, SO_SNDBUF, Int32(clamping: bytes))
+    }
+
     private func setOption(_ level: Int32, _ name: Int32, _ value: Int32) {
         var value = value
         // Best effort: a socket that is not TCP (or already dead) simply keeps the kernel's default.

@@ -261,6 +261,7 @@ public final class Server {
         if !peer.isUnix {
             socket.disableNagle()
             if let keepalive = configuration.keepalive { socket.enableKeepalive(idle: keepalive) }
+            if configuration.sendBufferBytes > 0 { socket.setSendBuffer(bytes: configuration.sendBufferBytes) }
         }
         socket.setTimeouts(read: configuration.idleTimeout, write: configuration.writeTimeout)
         connections[id] = connection

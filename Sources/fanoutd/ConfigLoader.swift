@@ -14,7 +14,7 @@ struct ConfigLoader {
     enum Key: String, CaseIterable {
         case listen, serverName = "server_name", maxLine = "max_line", maxConnections = "max_connections"
         case maxSubscriptions = "max_subscriptions", maxPendingBytes = "max_pending_bytes"
-        case backpressureBytes = "backpressure_bytes"
+        case backpressureBytes = "backpressure_bytes", sendBufferBytes = "send_buffer_bytes"
         case writeTimeout = "write_timeout", idleTimeout = "idle_timeout", shutdownGrace = "shutdown_grace"
         case keepalive, maxTrackedSubjects = "max_tracked_subjects", logLevel = "log_level"
         case metricsListen = "metrics_listen"
@@ -47,6 +47,7 @@ struct ConfigLoader {
         if let value = try reader.int(.maxSubscriptions) { server.maxSubscriptions = value }
         if let value = try reader.int(.maxPendingBytes) { server.maxPendingBytes = value }
         if let value = try reader.int(.backpressureBytes) { server.backpressureBytes = value }
+        if let value = try reader.int(.sendBufferBytes) { server.sendBufferBytes = value }
         if let value = try reader.seconds(.writeTimeout) { server.writeTimeout = value }
         if let value = try reader.seconds(.idleTimeout) { server.idleTimeout = value == .zero ? nil : value }
         if let value = try reader.seconds(.shutdownGrace) { server.shutdownGrace = value }

@@ -160,6 +160,7 @@ struct Fanoutd: AsyncParsableCommand {
             max_connections: \(server.maxConnections)
             max_subscriptions: \(server.maxSubscriptions)
             max_pending_bytes: \(server.maxPendingBytes)
+            send_buffer_bytes: \(server.sendBufferBytes == 0 ? "0 (kernel autotuning)" : String(server.sendBufferBytes))
             write_timeout: \(seconds(server.writeTimeout))
             idle_timeout: \(seconds(server.idleTimeout))
             shutdown_grace: \(seconds(server.shutdownGrace))

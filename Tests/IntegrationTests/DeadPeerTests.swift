@@ -102,6 +102,29 @@ struct DeadPeerTests {
         #expect(lines.dropFirst().allSatisfy { $0.hasPrefix("MSG flood ") || $0 == "+OK 1" || $0.hasPrefix("-ERR slow-consumer ") })
     }
 
+    @Test func aStalledSubscriberHoldsNoMoreThanTheSendBufferInTheKernel() throws {
+        let pendingLimit = 128 << 10, sendBuffer = 64 << 10
+        let daemon = try Daemon(environment: [
+            "FANOUTD_MAX_PENDING_BYTES": String(pendingLimit), "FANOUTD_SEND_BUFFER_BYTES": String(sendBuffer),
+        ])
+        let stalled = try LineClient(port: daemon.port, receiveBuffer: 4096)
+        try stalled.sendLine("SUB slow")
+        let publisher = try daemon.client()
+        try eventually("the stalled peer is subscribed") { try publisher.command("PUB slow warmup") == "+OK 1" }
+        // Left to autotuning, the kernel would take megabytes before the server saw any backlog. Capped, the
+        // drop comes after the pending limit, twice the cap (Linux doubles SO_SNDBUF), the peer's small
+        // receive buffer and the batch in flight.
+        let line = "PUB slow \(String(repeating: "s", count: 1000))\n"
+        var published = 0
+        while infoFields(try publisher.command("INFO"))["slow_consumers"] == "0" {
+            try #require(published < 4 << 20, "no slow-consumer drop after \(published) bytes")
+            try publisher.send(String(repeating: line, count: 20))
+            for _ in 0..<20 { _ = try publisher.readLine() }
+            published += 20 * line.utf8.count
+        }
+        #expect(published < pendingLimit + 2 * sendBuffer + 256 << 10, "dropped after \(published) bytes")
+    }
+
     @Test func stalledOutputIsDroppedAfterTheWriteTimeout() throws {
         let daemon = try Daemon(environment: ["FANOUTD_WRITE_TIMEOUT": "1", "FANOUTD_MAX_PENDING_BYTES": String(64 << 20)])
         let stalled = try LineClient(port: daemon.port, receiveBuffer: 4096)

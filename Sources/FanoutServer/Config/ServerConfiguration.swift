@@ -16,6 +16,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maxSubscriptions: Int = Self.defaultMaxSubscriptions
     /// Unsent output above which a connection is dropped as a slow consumer.
     public var maxPendingBytes: Int = Self.defaultMaxPendingBytes
+    /// `SO_SNDBUF` for client sockets (Linux keeps twice this); 0 leaves the kernel's autotuning, which lets a
+    /// socket that is never read hold up to `net.ipv4.tcp_wmem`'s maximum, 4 MiB on Debian, on top of
+    /// `maxPendingBytes`. Filling that with copies into cold memory was what a stalled subscriber cost everyone
+    /// else; above the cap its backlog is shared references in user space, which cost next to nothing.
+    public var sendBufferBytes: Int = Self.defaultSendBufferBytes
     /// Publisher backpressure: unsent output on a subscriber above which the publishers feeding it stop being
     /// read until it drains to half. 0 (the default) turns it off; slow consumers are then only dropped.
     public var backpressureBytes: Int = 0
@@ -69,6 +74,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public static let defaultMaxConnections = 10_000
     public static let defaultMaxSubscriptions = 10_000
     public static let defaultMaxPendingBytes = 8 * 1024 * 1024
+    public static let defaultSendBufferBytes = 512 * 1024
     public static let defaultWriteTimeout = Duration.seconds(30)
     public static let defaultShutdownGrace = Duration.seconds(5)
     public static let defaultKeepalive: Duration? = .seconds(60)
@@ -92,6 +98,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         if maxSubscriptions < 1 { found.append("max_subscriptions: must be at least 1") }
         if maxPendingBytes < maxLine + 512 { found.append("max_pending_bytes: must be more than max_line + 512") }
         if writeTimeout <= .zero { found.append("write_timeout: must be positive") }
+        if sendBufferBytes < 0 || sendBufferBytes > 1 << 30 {
+            found.append("send_buffer_bytes: must be 0 (the kernel's autotuning) ... 1073741824")
+        }
         if backpressureBytes < 0 || (backpressureBytes > 0 && backpressureBytes >= maxPendingBytes) {
             found.append("backpressure_bytes: must be 0 (off) or less than max_pending_bytes")
         }
