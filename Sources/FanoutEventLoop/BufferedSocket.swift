@@ -229,6 +229,12 @@ public final class BufferedSocket {
 
     // MARK: Writing
 
+    /// Whether a direct write that brings the output down to its low-water mark tells the delegate, as the
+    /// bufferevent's own writes always do. An owner that waits for drains only now and then turns this off
+    /// and back on when it starts waiting: the call goes through a weak reference, and that costs more
+    /// than the rest of a small write's bookkeeping.
+    public var reportsDirectDrains = true
+
     /// Bytes queued for the peer and not yet written to the kernel.
     public var outputCount: Int { evbuffer_get_length(output) }
 
@@ -287,7 +293,7 @@ public final class BufferedSocket {
             return halfClose()
         }
         // As the bufferevent would after a write: tell the owner the output is down to its low-water mark.
-        if left <= writeLowWatermark { delegate?.socketDidDrain(self) }
+        if reportsDirectDrains && left <= writeLowWatermark { delegate?.socketDidDrain(self) }
     }
 
     private func armWriteEvent() {

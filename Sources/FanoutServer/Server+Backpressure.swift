@@ -12,6 +12,7 @@ extension Server {
             return
         }
         subscriber.heldPublishers.append(publisher.id)
+        socket.reportsDirectDrains = true
         // Told when the backlog is down to half; the lower mark wins if it is also paused on its own replies.
         let resumeMark = configuration.backpressureBytes / 2
         socket.setWriteLowWatermark(subscriber.state == .paused ? min(resumeMark, configuration.readPauseBytes / 2) : resumeMark)

@@ -9,10 +9,11 @@ extension Server {
             closeRun()
             publishRun.open(subject: subject, numberedBy: sequences)
             if publishRun.publisher !== publisher { publishRun.publisher = publisher }
-            index.collectReceivers(of: publishRun.subjectString, into: &publishRun.receivers)
-            if anyUserWithholds {
-                let subject = publishRun.subjectString
-                publishRun.receivers.removeAll { $0.permissions?.withholds(subject) == true }
+            let withholds = anyUserWithholds
+            index.forEachReceiver(of: publishRun.subjectString) { connection in
+                guard let socket = connection.socket else { return }
+                if withholds && connection.permissions?.withholds(publishRun.subjectString) == true { return }
+                publishRun.receivers.append(.init(connection: .passUnretained(connection), socket: socket))
             }
         }
         publishRun.seq += 1
@@ -40,6 +41,7 @@ extension Server {
             index.hasReceivers(for: $0)
         }
         publishRun.close()
+        if !retiredDuringRun.isEmpty { retiredDuringRun.removeAll() }
     }
 
     /// Queues the run's lines to each receiver still connected: shared by reference when several receivers
@@ -51,28 +53,37 @@ extension Server {
         stats.bytesOut += UInt64(publishRun.bytes.count * publishRun.receivers.count)
         if metrics != nil {
             let now = ContinuousClock.now
-            for receiver in publishRun.receivers where receiver.pendingSince == nil { receiver.pendingSince = now }
+            for receiver in publishRun.receivers where receiver.isConnected {
+                receiver.connection._withUnsafeGuaranteedRef { if $0.pendingSince == nil { $0.pendingSince = now } }
+                receiver.socket.reportsDirectDrains = true
+            }
         }
         if publishRun.receivers.count > 1 && publishRun.bytes.count >= 4096 {
             let shared = SharedBuffer()
             publishRun.bytes.withUnsafeBytes { shared.append($0) }
-            for receiver in publishRun.receivers {
-                guard let socket = receiver.socket else { continue }
-                socket.write(sharing: shared)
-                if socket.outputCount > holdAbove { holdBack(publishRun.publisher, for: receiver) }
-                if socket.outputCount > limit { dropSlowConsumer(receiver, pending: socket.outputCount) }
+            for receiver in publishRun.receivers where receiver.isConnected {
+                receiver.socket.write(sharing: shared)
+                checkBacklog(of: receiver, holdAbove: holdAbove, limit: limit)
             }
         } else {
             publishRun.bytes.withUnsafeBytes { bytes in
-                for receiver in publishRun.receivers {
-                    guard let socket = receiver.socket else { continue }
-                    socket.write(bytes)
-                    if socket.outputCount > holdAbove { holdBack(publishRun.publisher, for: receiver) }
-                    if socket.outputCount > limit { dropSlowConsumer(receiver, pending: socket.outputCount) }
+                for receiver in publishRun.receivers where receiver.isConnected {
+                    receiver.socket.write(bytes)
+                    checkBacklog(of: receiver, holdAbove: holdAbove, limit: limit)
                 }
             }
         }
         publishRun.bytes.removeAll(keepingCapacity: true)
+    }
+
+    /// Holds the publisher back, or drops the receiver, when its backlog is past the marks.
+    @inline(__always)
+    private func checkBacklog(of receiver: PublishRun.Receiver, holdAbove: Int, limit: Int) {
+        let pending = receiver.socket.outputCount
+        guard pending > holdAbove || pending > limit else { return }
+        let connection = receiver.connection.takeUnretainedValue()
+        if pending > holdAbove { holdBack(publishRun.publisher, for: connection) }
+        if pending > limit { dropSlowConsumer(connection, pending: pending) }
     }
 
     private func dropSlowConsumer(_ connection: ClientConnection, pending: Int) {

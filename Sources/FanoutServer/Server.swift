@@ -25,6 +25,9 @@ public final class Server {
     let index = SubjectIndex<ClientConnection>()
     var sequences: SequenceTable
     var publishRun = PublishRun()
+    /// Connections dropped while a publish run was open, kept alive until it closes: the run refers to its
+    /// receivers unretained.
+    var retiredDuringRun: [ClientConnection] = []
     var stats = ServerStats()
     /// Live connection objects: equal to `connections.count` between callbacks, or something leaks.
     let census = ObjectCensus()
@@ -258,6 +261,9 @@ public final class Server {
             census: census
         )
         socket.delegate = connection
+        // Told about drains only while something waits for one: a pause on its own replies, a held publisher,
+        // or a publish-to-write measurement (see `ClientConnection.socketDidDrain`).
+        socket.reportsDirectDrains = false
         if !peer.isUnix {
             socket.disableNagle()
             if let keepalive = configuration.keepalive { socket.enableKeepalive(idle: keepalive) }
@@ -324,6 +330,7 @@ public final class Server {
         subscriptionCount -= connection.subscriptions.count
         staleSubscriptions += connection.subscriptions.count
         connection.authTimer = nil
+        if publishRun.isOpen { retiredDuringRun.append(connection) }
         connections[connection.id] = nil
         if let count = connectionsPerHost[connection.peerHost] {
             connectionsPerHost[connection.peerHost] = count > 1 ? count - 1 : nil

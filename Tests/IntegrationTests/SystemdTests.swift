@@ -239,6 +239,7 @@ struct SystemdTests {
         #expect(sample("fanout_subscriptions", in: after) == 1)
         #expect((sample("fanout_bytes_in_total", in: after) ?? 0) > 0)
         #expect(after.contains { $0.hasPrefix("fanout_publish_to_write_seconds_bucket") })
+        #expect(sample("fanout_publish_to_write_seconds_count", in: after) == 5, "each delivery's write was timed")
     }
 
     @Test func logLinesCarrySyslogPrioritiesUnderJournald() throws {

@@ -109,6 +109,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         guard state.handle(.outputFull) == .stopReading, let socket else { return }
         socket.disableReading()
         socket.setWriteLowWatermark(pauseBytes / 2)
+        socket.reportsDirectDrains = true
     }
 
     /// Whether commands are read now: open, and not held back by a subscriber's backlog.

@@ -1,13 +1,27 @@
+import FanoutEventLoop
+
 /// Consecutive publishes to one subject within one read callback, fanned out together.
 ///
 /// The receivers are resolved from the weak subscriber sets once per run instead of once per message, and
 /// the run's `MSG` lines are built once into `bytes` and then queued to every receiver in one write each.
 /// A run ends at any other command or subject, so a connection's messages keep their order across subjects.
-/// `receivers` holds strong references only until the run is flushed, at the end of the callback at most.
+/// `receivers` holds their sockets strongly only until the run is flushed, at the end of the callback at most.
 struct PublishRun {
+    /// One connection the run goes to. The connection is not retained: retaining an object that is weakly
+    /// referenced takes the runtime's slow path, twice per receiver per run. It stays alive meanwhile because
+    /// the connection table owns it, and one dropped during the run is kept by `Server.retiredDuringRun`
+    /// until the run closes. Its socket is held strongly, which is cheap.
+    struct Receiver {
+        let connection: Unmanaged<ClientConnection>
+        let socket: BufferedSocket
+
+        /// False once the connection was dropped during the run: nothing more is queued to it.
+        var isConnected: Bool { connection._withUnsafeGuaranteedRef { $0.socket != nil } }
+    }
+
     private(set) var subject: [UInt8] = []
     private(set) var subjectString = ""
-    var receivers: [ClientConnection] = []
+    var receivers: [Receiver] = []
     /// Who publishes the run, for backpressure. Kept from run to run within one read (retaining and
     /// releasing a weakly referenced object takes the slow path) and let go when the read ends.
     var publisher: ClientConnection?

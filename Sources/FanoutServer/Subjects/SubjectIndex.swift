@@ -41,23 +41,31 @@ public final class SubjectIndex<Member: Subscriber> {
         return set.remove(member)
     }
 
-    /// Appends each live member subscribed to a pattern matching `subject` to `receivers`, once, however
-    /// many of its patterns match. Returns how many were appended.
-    @discardableResult
-    public func collectReceivers(of subject: String, into receivers: inout [Member]) -> Int {
+    /// Calls `body` once for each live member subscribed to a pattern matching `subject`, however many of
+    /// its patterns match. `body` gets the member for the length of the call only, so a caller that keeps
+    /// something else (its socket, say) never retains the member itself: a weakly referenced object's
+    /// reference count lives in a side table, and each retain or release of it takes the slow path.
+    public func forEachReceiver(of subject: String, _ body: (Member) -> Void) {
         lastMark &+= 1
         let mark = lastMark
-        let before = receivers.count
         func take(_ set: MulticastDelegate<Member>) {
             set.notify { member in
                 if member.deliveryMark != mark {
                     member.deliveryMark = mark
-                    receivers.append(member)
+                    body(member)
                 }
             }
         }
         if let set = exact[subject] { take(set) }
         if !wildcards.isEmpty { trie.forEachMatch(subject[...], take) }
+    }
+
+    /// Appends each live member subscribed to a pattern matching `subject` to `receivers`, once, however
+    /// many of its patterns match. Returns how many were appended.
+    @discardableResult
+    public func collectReceivers(of subject: String, into receivers: inout [Member]) -> Int {
+        let before = receivers.count
+        forEachReceiver(of: subject) { receivers.append($0) }
         return receivers.count - before
     }
 
