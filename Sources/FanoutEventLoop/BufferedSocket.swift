@@ -230,9 +230,9 @@ public final class BufferedSocket {
     // MARK: Writing
 
     /// Whether a direct write that brings the output down to its low-water mark tells the delegate, as the
-    /// bufferevent's own writes always do. An owner that waits for drains only now and then turns this off
-    /// and back on when it starts waiting: the call goes through a weak reference, and that costs more
-    /// than the rest of a small write's bookkeeping.
+    /// bufferevent's own writes always do. An owner that may never wait for a drain turns this off, and on
+    /// again the first time it does: the call goes through a weak reference, and that costs more than the
+    /// rest of a small write's bookkeeping.
     public var reportsDirectDrains = true
 
     /// Bytes queued for the peer and not yet written to the kernel.

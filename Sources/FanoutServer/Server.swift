@@ -261,8 +261,9 @@ public final class Server {
             census: census
         )
         socket.delegate = connection
-        // Told about drains only while something waits for one: a pause on its own replies, a held publisher,
-        // or a publish-to-write measurement (see `ClientConnection.socketDidDrain`).
+        // Told about drains from the first time something waits for one: a pause on its own replies, a held
+        // publisher, or a publish-to-write measurement (see `ClientConnection.socketDidDrain`). Left on after
+        // that: a drain notice nobody waits for does nothing.
         socket.reportsDirectDrains = false
         if !peer.isUnix {
             socket.disableNagle()
