@@ -53,11 +53,16 @@ let package = Package(
         .target(name: "FanoutMulticast", swiftSettings: uncheckedExclusivityInRelease),
         // The wire protocol: line framing, command parsing, subjects, reply encoding. No I/O.
         .target(name: "FanoutProtocol"),
-        // The daemon's engine: connections, subject index, fan-out, limits, lifecycle.
+        // Engines: where each subject's messages get their order (and, with history, are kept). The in-memory
+        // engine is the embedded default. No I/O of its own.
+        .target(name: "FanoutEngine", swiftSettings: uncheckedExclusivityInRelease),
+        // The HTTP front on the loop: routes for /metrics and /healthz (browser transports join it).
+        .target(name: "FanoutHTTP", dependencies: ["FanoutEventLoop"]),
+        // The server core: connections, subject index, fan-out, limits, lifecycle.
         .target(
             name: "FanoutServer",
             dependencies: [
-                "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol",
+                "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol", "FanoutEngine", "FanoutHTTP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -84,14 +89,22 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
-        .executableTarget(
-            name: "fanout",
+        // The load generator: raw delivery sinks and publish pumps for fanoutd and redis-server, one core's worth.
+        .target(
+            name: "FanoutBench",
             dependencies: [
                 "FanoutClient", "FanoutEventLoop", "FanoutProtocol",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             // The load generator has one core and must outrun the servers it measures.
+            swiftSettings: uncheckedExclusivityInRelease
+        ),
+        .executableTarget(
+            name: "fanout",
+            dependencies: [
+                "FanoutClient", "FanoutEventLoop", "FanoutBench",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: uncheckedExclusivityInRelease
         ),
         // Helpers shared by the test targets (a seeded random generator).
@@ -100,6 +113,7 @@ let package = Package(
         .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
         .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(name: "FanoutServerTests", dependencies: ["FanoutServer", "FanoutProtocol", "FanoutTestSupport"]),
+        .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["FanoutProtocol", "FanoutTestSupport"],

@@ -300,8 +300,7 @@ public final class FanoutClient: BufferedSocketDelegate {
     // MARK: Lines from the server
 
     private func handleLine(_ line: UnsafeRawBufferPointer) {
-        if line.count > 4, line[0] == UInt8(ascii: "M"), line[1] == UInt8(ascii: "S"), line[2] == UInt8(ascii: "G"),
-           line[3] == UInt8(ascii: " ") {
+        if MessageLine.looksLikeMessage(line) {
             handleMessage(line)
             return
         }
@@ -409,18 +408,13 @@ public final class FanoutClient: BufferedSocketDelegate {
     }
 
     private func handleMessage(_ line: UnsafeRawBufferPointer) {
-        // MSG <subject> <seq> <payload>
-        let space = UInt8(ascii: " ")
-        guard let subjectEnd = line[4...].firstIndex(of: space) else { return }
-        var seq: UInt64 = 0
-        var position = subjectEnd + 1
-        while position < line.count, line[position] != space {
-            seq = seq &* 10 &+ UInt64(line[position] &- UInt8(ascii: "0"))
-            position += 1
+        guard let parsed = MessageLine(line) else {
+            connectionLost(reason: ClientError.protocolViolation(String(decoding: line.prefix(80), as: UTF8.self)).description)
+            return
         }
-        let subject = UnsafeRawBufferPointer(rebasing: line[4..<subjectEnd])
-        let payload = UnsafeRawBufferPointer(rebasing: line[min(position + 1, line.count)...])
-        let message = Message(subject: String(decoding: subject, as: UTF8.self), seq: seq, payload: Array(payload))
+        let seq = parsed.seq
+        let message = Message(subject: String(decoding: parsed.subject, as: UTF8.self), seq: seq,
+                              payload: Array(parsed.payload))
         if case .gap(let expected, let received) = tracker.observe(subject: message.subject, seq: seq) {
             onEvent?(.gap(subject: message.subject, expected: expected, received: received))
         }

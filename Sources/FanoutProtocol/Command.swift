@@ -23,22 +23,42 @@ public enum Command {
     /// `AUTH <token>`
     case auth(token: String)
 
-    /// The verbs, in the order `HELP` lists them.
-    public static let verbs = ["SUB", "UNSUB", "PUB", "PING", "QUIT", "HELP", "INFO", "CHANNELS", "CLIENTS", "AUTH"]
+    /// The verbs, in the order `HELP` lists them: the one list of them.
+    public enum Verb: String, CaseIterable, Sendable {
+        case sub = "SUB", unsub = "UNSUB", pub = "PUB", ping = "PING", quit = "QUIT", help = "HELP", info = "INFO"
+        case channels = "CHANNELS", clients = "CLIENTS", auth = "AUTH"
 
-    /// The verb's name, upper-case.
-    public var verb: String {
+        /// The verb's name, upper-case, as `HELP` lists it and configurations name it.
+        public var name: String { rawValue }
+
+        /// The verb spelled by `bytes`, in any case, without building a String.
+        init?(matching bytes: UnsafeRawBufferPointer) {
+            for verb in Self.allCases where verb.rawValue.utf8.count == bytes.count {
+                var equal = true
+                for (index, expected) in verb.rawValue.utf8.enumerated() {
+                    var byte = bytes[index]
+                    if byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") { byte -= 32 }
+                    if byte != expected { equal = false; break }
+                }
+                if equal { self = verb; return }
+            }
+            return nil
+        }
+    }
+
+    /// The command's verb.
+    public var verb: Verb {
         switch self {
-        case .sub: "SUB"
-        case .unsub: "UNSUB"
-        case .pub: "PUB"
-        case .ping: "PING"
-        case .quit: "QUIT"
-        case .help: "HELP"
-        case .info: "INFO"
-        case .channels: "CHANNELS"
-        case .clients: "CLIENTS"
-        case .auth: "AUTH"
+        case .sub: .sub
+        case .unsub: .unsub
+        case .pub: .pub
+        case .ping: .ping
+        case .quit: .quit
+        case .help: .help
+        case .info: .info
+        case .channels: .channels
+        case .clients: .clients
+        case .auth: .auth
         }
     }
 }

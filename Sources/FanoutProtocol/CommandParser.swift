@@ -13,7 +13,7 @@ public enum CommandParser {
         cursor = wordEnd(line, from: cursor)
         let verb = UnsafeRawBufferPointer(rebasing: line[verbStart..<cursor])
 
-        switch Verb(verb) {
+        switch Command.Verb(matching: verb) {
         case .pub:
             return try parsePub(line, after: cursor)
         case .sub:
@@ -95,30 +95,5 @@ public enum CommandParser {
         var position = start
         while position < line.count, line[position] != space, line[position] != tab { position += 1 }
         return position
-    }
-}
-
-/// A verb recognised case-insensitively without building a String.
-private enum Verb {
-    case sub, unsub, pub, ping, quit, help, info, channels, clients, auth
-
-    private static let table: [(name: [UInt8], verb: Verb)] = [
-        (Array("PUB".utf8), .pub), (Array("SUB".utf8), .sub), (Array("UNSUB".utf8), .unsub),
-        (Array("PING".utf8), .ping), (Array("QUIT".utf8), .quit), (Array("HELP".utf8), .help),
-        (Array("INFO".utf8), .info), (Array("CHANNELS".utf8), .channels), (Array("CLIENTS".utf8), .clients),
-        (Array("AUTH".utf8), .auth),
-    ]
-
-    init?(_ bytes: UnsafeRawBufferPointer) {
-        for entry in Self.table where entry.name.count == bytes.count {
-            var equal = true
-            for index in 0..<bytes.count {
-                var byte = bytes[index]
-                if byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") { byte -= 32 }
-                if byte != entry.name[index] { equal = false; break }
-            }
-            if equal { self = entry.verb; return }
-        }
-        return nil
     }
 }

@@ -28,9 +28,6 @@ public struct LineFramer {
     /// The bytes of the unfinished line held so far.
     public var pendingBytes: [UInt8] { partial }
 
-    /// True while the rest of an over-long line is being skipped.
-    public var isDiscarding: Bool { discarding }
-
     /// Feeds one chunk. `handler` returns false to stop early (backpressure); the return value is how many
     /// bytes of `chunk` were consumed, always up to a line boundary when stopped early.
     public mutating func feed(_ chunk: UnsafeRawBufferPointer, _ handler: (Event) -> Bool) -> Int {

@@ -47,22 +47,8 @@ public enum ServerLine: Equatable, Sendable {
     }
 
     private static func parseMessage(_ line: UnsafeRawBufferPointer) -> ServerLine? {
-        let space = UInt8(ascii: " ")
-        guard line.count > 4, line[0] == UInt8(ascii: "M"), line[1] == UInt8(ascii: "S"),
-              line[2] == UInt8(ascii: "G"), line[3] == space else { return nil }
-        guard let subjectEnd = line[4...].firstIndex(of: space) else { return nil }
-        let seqStart = subjectEnd + 1
-        let seqEnd = line[seqStart...].firstIndex(of: space) ?? line.count
-        var seq: UInt64 = 0
-        guard seqEnd > seqStart else { return nil }
-        for byte in line[seqStart..<seqEnd] {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-            let (multiplied, overflow1) = seq.multipliedReportingOverflow(by: 10)
-            let (added, overflow2) = multiplied.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
-            guard !overflow1, !overflow2 else { return nil }
-            seq = added
-        }
-        let payload = seqEnd < line.count ? Array(line[(seqEnd + 1)...]) : []
-        return .message(subject: String(decoding: line[4..<subjectEnd], as: UTF8.self), seq: seq, payload: payload)
+        guard let message = MessageLine(line) else { return nil }
+        return .message(subject: String(decoding: message.subject, as: UTF8.self), seq: message.seq,
+                        payload: Array(message.payload))
     }
 }

@@ -7,15 +7,17 @@ struct Fanout: ParsableCommand {
         abstract: "Subscribe, publish and inspect a Fanout server, and measure it.",
         discussion: """
             Examples:
-              fanout sub 'news.>'                        print each message's payload
-              fanout pub news.uk 'hello world'           publish one message, print the receivers count
-              tail -f app.log | fanout pub logs.app      publish each input line
+              fanout sub 'news.>'                   print each message's payload
+              fanout pub news.uk 'hello world'      publish; print the receivers
+              tail -f app.log | fanout pub logs.app publish each input line
               fanout sub 'logs.>' | grep ERROR
               fanout info
               fanout bench --subscribers 100 --messages 200000
 
-            Every subcommand takes --server HOST:PORT (or FANOUT_SERVER; default 127.0.0.1:7411) and --timeout.
-            Exit codes: 0 success, 1 the server answered -ERR, 2 cannot connect or connection lost,
+            Every subcommand takes --server HOST:PORT (or FANOUT_SERVER; default 127.0.0.1:7411) and \
+            --timeout.
+
+            Exit codes: 0 success, 1 the server answered -ERR, 2 cannot connect or connection lost, \
             3 timed out, 64 bad usage.
             """,
         version: "0.1.0",

@@ -33,46 +33,46 @@ struct ConfigLoader {
             }
         }
         var configuration = try read(ConfigReader(providers: providers))
-        if let path { configuration.users = try UsersSection.load(path: path) }
+        if let path { configuration.auth.users = try UsersSection.load(path: path) }
         return configuration
     }
 
     static func read(_ config: ConfigReader) throws -> ServerConfiguration {
         var server = ServerConfiguration()
         let reader = TypedReader(config: config)
-        if let listen = try reader.strings(.listen) { server.listen = listen }
+        if let listen = try reader.strings(.listen) { server.listeners.listen = listen }
         if let name = try reader.string(.serverName) { server.serverName = name }
-        if let value = try reader.int(.maxLine) { server.maxLine = value }
-        if let value = try reader.int(.maxConnections) { server.maxConnections = value }
-        if let value = try reader.int(.maxSubscriptions) { server.maxSubscriptions = value }
-        if let value = try reader.int(.maxPendingBytes) { server.maxPendingBytes = value }
-        if let value = try reader.int(.backpressureBytes) { server.backpressureBytes = value }
-        if let value = try reader.int(.sendBufferBytes) { server.sendBufferBytes = value }
-        if let value = try reader.seconds(.writeTimeout) { server.writeTimeout = value }
-        if let value = try reader.seconds(.idleTimeout) { server.idleTimeout = value == .zero ? nil : value }
-        if let value = try reader.seconds(.shutdownGrace) { server.shutdownGrace = value }
-        if let value = try reader.seconds(.keepalive) { server.keepalive = value == .zero ? nil : value }
-        if let value = try reader.int(.maxTrackedSubjects) { server.maxTrackedSubjects = value }
+        if let value = try reader.int(.maxLine) { server.limits.maxLine = value }
+        if let value = try reader.int(.maxConnections) { server.limits.maxConnections = value }
+        if let value = try reader.int(.maxSubscriptions) { server.limits.maxSubscriptions = value }
+        if let value = try reader.int(.maxPendingBytes) { server.limits.maxPendingBytes = value }
+        if let value = try reader.int(.backpressureBytes) { server.limits.backpressureBytes = value }
+        if let value = try reader.int(.sendBufferBytes) { server.limits.sendBufferBytes = value }
+        if let value = try reader.seconds(.writeTimeout) { server.timeouts.writeTimeout = value }
+        if let value = try reader.seconds(.idleTimeout) { server.timeouts.idleTimeout = value == .zero ? nil : value }
+        if let value = try reader.seconds(.shutdownGrace) { server.timeouts.shutdownGrace = value }
+        if let value = try reader.seconds(.keepalive) { server.timeouts.keepalive = value == .zero ? nil : value }
+        if let value = try reader.int(.maxTrackedSubjects) { server.limits.maxTrackedSubjects = value }
         if let text = try reader.string(.logLevel) {
             guard let parsed = Logger.Level(rawValue: text.lowercased()) else {
                 throw Problem(description: "log_level: '\(text)' is not one of trace, debug, info, notice, warning, error, critical")
             }
             server.logLevel = parsed
         }
-        if let text = try reader.string(.metricsListen) { server.metricsListen = text.isEmpty ? nil : text }
-        if let value = try reader.seconds(.authTimeout) { server.authTimeout = value }
-        if let value = try reader.int(.maxAuthFailures) { server.maxAuthFailures = value }
-        if let verbs = try reader.strings(.adminCommands) { server.adminCommands = Set(verbs.map { $0.uppercased() }) }
-        if let value = try reader.int(.maxConnectionsPerIP) { server.maxConnectionsPerIP = value == 0 ? nil : value }
-        if let list = try reader.strings(.tlsListen) { server.tlsListen = list }
-        if let text = try reader.string(.tlsCert) { server.tlsCertificate = text }
-        if let text = try reader.string(.tlsKey) { server.tlsKey = text }
-        if let text = try reader.string(.tlsClientCA) { server.tlsClientCA = text.isEmpty ? nil : text }
+        if let text = try reader.string(.metricsListen) { server.listeners.metricsListen = text.isEmpty ? nil : text }
+        if let value = try reader.seconds(.authTimeout) { server.auth.authTimeout = value }
+        if let value = try reader.int(.maxAuthFailures) { server.auth.maxAuthFailures = value }
+        if let verbs = try reader.strings(.adminCommands) { server.auth.adminCommands = Set(verbs.map { $0.uppercased() }) }
+        if let value = try reader.int(.maxConnectionsPerIP) { server.limits.maxConnectionsPerIP = value == 0 ? nil : value }
+        if let list = try reader.strings(.tlsListen) { server.tls.listen = list }
+        if let text = try reader.string(.tlsCert) { server.tls.certificate = text }
+        if let text = try reader.string(.tlsKey) { server.tls.key = text }
+        if let text = try reader.string(.tlsClientCA) { server.tls.clientCA = text.isEmpty ? nil : text }
         if let text = try reader.string(.unixSocketMode) {
             guard let mode = UInt32(text.hasPrefix("0o") ? String(text.dropFirst(2)) : text, radix: 8) else {
                 throw Problem(description: "unix_socket_mode: '\(text)' is not an octal mode like \"0660\"")
             }
-            server.unixSocketMode = mode
+            server.listeners.unixSocketMode = mode
         }
         return server
     }

@@ -19,15 +19,17 @@ struct Fanoutd: AsyncParsableCommand {
               SUB news.*
               PUB news.uk hello world
 
-            Settings come from --config (YAML), then FANOUTD_* environment variables (FANOUTD_MAX_LINE=...),
-            then the options below; config/fanoutd.yaml documents every setting and its default.
+            Settings come from --config (YAML), then FANOUTD_* environment variables \
+            (FANOUTD_MAX_LINE=...), then the options below; config/fanoutd.yaml documents every setting and \
+            its default.
 
-            Signals: SIGTERM or SIGINT stops gracefully (clients get -ERR shutting-down and their output is
-            flushed for up to shutdown_grace seconds; a second signal stops at once). SIGHUP re-reads the
-            configuration and applies limits, timeouts, log level and listen addresses without disconnecting
-            anyone; an invalid file is rejected and the running configuration kept.
+            Signals: SIGTERM or SIGINT stops gracefully (clients get -ERR shutting-down, and each connection \
+            closes as soon as its last bytes are acknowledged, or after shutdown_grace seconds for a peer \
+            that does not read; a second signal stops at once). SIGHUP re-reads the configuration and \
+            applies limits, timeouts, log level and listen addresses without disconnecting anyone; an \
+            invalid file is rejected and the running configuration kept.
 
-            Under systemd: Type=notify readiness, STATUS= lines, the watchdog, and socket activation
+            Under systemd: Type=notify readiness, STATUS= lines, the watchdog, and socket activation \
             (LISTEN_FDS) are supported; logs carry syslog priorities when stderr is the journal.
 
             Exit codes: 0 stopped cleanly, 1 could not start (e.g. address in use), 78 bad configuration.
@@ -62,7 +64,7 @@ struct Fanoutd: AsyncParsableCommand {
     /// Reads the file and environment, then applies the command line's overrides.
     private func loadConfiguration() async throws -> ServerConfiguration {
         var configuration = try await ConfigLoader.load(path: config)
-        if !listen.isEmpty { configuration.listen = listen }
+        if !listen.isEmpty { configuration.listeners.listen = listen }
         if let logLevel { configuration.logLevel = Logger.Level(rawValue: logLevel.lowercased())! }
         return configuration
     }
@@ -154,28 +156,28 @@ struct Fanoutd: AsyncParsableCommand {
         }
         return """
             configuration OK
-            listen: \(server.listen.joined(separator: ", "))
+            listen: \(server.listeners.listen.joined(separator: ", "))
             server_name: \(server.serverName)
-            max_line: \(server.maxLine)
-            max_connections: \(server.maxConnections)
-            max_subscriptions: \(server.maxSubscriptions)
-            max_pending_bytes: \(server.maxPendingBytes)
-            send_buffer_bytes: \(server.sendBufferBytes == 0 ? "0 (kernel autotuning)" : String(server.sendBufferBytes))
-            write_timeout: \(seconds(server.writeTimeout))
-            idle_timeout: \(seconds(server.idleTimeout))
-            shutdown_grace: \(seconds(server.shutdownGrace))
-            keepalive: \(seconds(server.keepalive))
-            max_tracked_subjects: \(server.maxTrackedSubjects)
+            max_line: \(server.limits.maxLine)
+            max_connections: \(server.limits.maxConnections)
+            max_subscriptions: \(server.limits.maxSubscriptions)
+            max_pending_bytes: \(server.limits.maxPendingBytes)
+            send_buffer_bytes: \(server.limits.sendBufferBytes == 0 ? "0 (kernel autotuning)" : String(server.limits.sendBufferBytes))
+            write_timeout: \(seconds(server.timeouts.writeTimeout))
+            idle_timeout: \(seconds(server.timeouts.idleTimeout))
+            shutdown_grace: \(seconds(server.timeouts.shutdownGrace))
+            keepalive: \(seconds(server.timeouts.keepalive))
+            max_tracked_subjects: \(server.limits.maxTrackedSubjects)
             log_level: \(server.logLevel.rawValue)
-            metrics_listen: \(server.metricsListen ?? "off")
-            users: \(server.users.isEmpty ? "none (auth=none)" : server.users.map(\.name).joined(separator: ", "))
-            auth_timeout: \(seconds(server.authTimeout))
-            max_auth_failures: \(server.maxAuthFailures)
-            admin_commands: \(server.adminCommands.sorted().joined(separator: ", "))
-            max_connections_per_ip: \(server.maxConnectionsPerIP.map(String.init) ?? "0 (off)")
-            unix_socket_mode: 0\(String(server.unixSocketMode, radix: 8))
-            tls_listen: \(server.tlsListen.isEmpty ? "off" : server.tlsListen.joined(separator: ", "))
-            tls_client_ca: \(server.tlsClientCA ?? "off (no client certificates required)")
+            metrics_listen: \(server.listeners.metricsListen ?? "off")
+            users: \(server.auth.users.isEmpty ? "none (auth=none)" : server.auth.users.map(\.name).joined(separator: ", "))
+            auth_timeout: \(seconds(server.auth.authTimeout))
+            max_auth_failures: \(server.auth.maxAuthFailures)
+            admin_commands: \(server.auth.adminCommands.sorted().joined(separator: ", "))
+            max_connections_per_ip: \(server.limits.maxConnectionsPerIP.map(String.init) ?? "0 (off)")
+            unix_socket_mode: 0\(String(server.listeners.unixSocketMode, radix: 8))
+            tls_listen: \(server.tls.listen.isEmpty ? "off" : server.tls.listen.joined(separator: ", "))
+            tls_client_ca: \(server.tls.clientCA ?? "off (no client certificates required)")
             """
     }
 

@@ -21,7 +21,7 @@ private func parse(_ text: String) -> Parsed {
             case .ping(let text): return .command("PING [\(String(decoding: text, as: UTF8.self))]")
             case .channels(let filter): return .command("CHANNELS \(filter ?? "-")")
             case .auth(let token): return .command("AUTH \(token)")
-            default: return .command(command.verb)
+            default: return .command(command.verb.name)
             }
         } catch {
             return .error(error.code)

@@ -6,7 +6,7 @@ struct ConnectionStateTests {
     @Test func pausesAndResumesOnOutputPressure() {
         var state = ConnectionState.open
         #expect(state.handle(.outputFull) == .stopReading)
-        #expect(state == .paused && !state.isReading && state.isLive)
+        #expect(state == .paused && !state.isReading)
         #expect(state.handle(.outputFull) == .none, "pausing twice does nothing")
         #expect(state.handle(.outputDrained) == .resumeReading)
         #expect(state == .open && state.isReading)
@@ -17,7 +17,7 @@ struct ConnectionStateTests {
     func closingIsFinal(from start: ConnectionState) {
         var state = start
         #expect(state.handle(.close) == .tearDown)
-        #expect(state == .closed && !state.isLive)
+        #expect(state == .closed && !state.isReading)
         for event in [ConnectionState.Event.close, .outputFull, .outputDrained] {
             #expect(state.handle(event) == .none)
             #expect(state == .closed)

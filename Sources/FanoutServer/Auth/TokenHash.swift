@@ -3,17 +3,17 @@ import Crypto
 /// A stored token: `sha256$<salt hex>$<digest hex>`, where digest = SHA-256(salt ‖ token).
 ///
 /// Verification runs on the event loop, so the hash is fast on purpose (as in Redis ACLs): tokens are meant
-/// to be long and random (`fanoutd hash-token` makes 256-bit ones), which no fast hash makes guessable.
+/// to be long and random (`fanoutd --hash-token` makes 256-bit ones), which no fast hash makes guessable.
 /// The comparison takes the same time whatever the input.
 public struct TokenHash: Sendable, Equatable, CustomStringConvertible {
     let salt: [UInt8]
     let digest: [UInt8]
 
     public init(parsing text: String) throws(ConfigurationProblem) {
-        let parts = text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "$")
+        let parts = text.trimmingWhitespace.split(separator: "$")
         guard parts.count == 3, parts[0] == "sha256", let salt = Self.bytes(hex: parts[1]),
               let digest = Self.bytes(hex: parts[2]), salt.count >= 8, digest.count == 32 else {
-            throw ConfigurationProblem("token hash must look like sha256$<salt hex>$<64 hex digits> (see fanoutd hash-token)")
+            throw ConfigurationProblem("token hash must look like sha256$<salt hex>$<64 hex digits> (see fanoutd --hash-token)")
         }
         self.salt = salt
         self.digest = digest
@@ -81,4 +81,13 @@ public struct ConfigurationProblem: Error, CustomStringConvertible, Sendable {
     public init(_ description: String) { self.description = description }
 }
 
-import Foundation
+extension StringProtocol {
+    /// Without leading and trailing spaces, tabs, CRs and LFs (a hash file usually ends in a newline).
+    var trimmingWhitespace: SubSequence {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
+    }
+}

@@ -1,11 +1,12 @@
 import FanoutEventLoop
 import FanoutProtocol
 
-/// One connected client: its socket, its line framer, and the patterns it subscribes to.
+/// One connected client: its socket, its line framer, and the patterns it subscribes to. It reads and frames
+/// its own input and hands each complete line to the server, which executes it.
 ///
 /// Ownership: the server's connection table is the only strong owner. Subject sets hold it weakly, and a
-/// publish holds it only until the end of the read callback that publishes. Dropping it from the table
-/// therefore removes it from every subscriber set, and its deinit frees its socket.
+/// publish run refers to it unretained (see `PublishRun.Receiver`). Dropping it from the table therefore
+/// removes it from every subscriber set, and its deinit frees its socket.
 final class ClientConnection: Subscriber, BufferedSocketDelegate {
     let id: UInt64
     /// `host:port` of the peer, for CLIENTS and logs.
@@ -72,7 +73,32 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     // MARK: BufferedSocketDelegate
 
     func socketDidRead(_ socket: BufferedSocket) {
-        server.readCommands(from: self)
+        readCommands()
+    }
+
+    /// Executes every complete line of input, until it is consumed, the connection stops reading (paused or
+    /// closed), or its unsent output reaches the pause mark. Then closes the server's publish run.
+    func readCommands() {
+        guard isReading, let socket else { return }
+        let pauseBytes = server.configuration.limits.readPauseBytes
+        // Take all the pipelined input at once (up to a cap), so that one callback forms long publish runs.
+        socket.readAvailable()
+        socket.readInput { chunk in
+            server.stats.bytesIn += UInt64(chunk.count)
+            return framer.feed(chunk) { event in
+                switch event {
+                case .line(let line): server.execute(line, from: self)
+                case .tooLong: server.lineTooLong(from: self)
+                }
+                guard isReading else { return false }
+                if socket.outputCount >= pauseBytes {
+                    pauseReading(pauseBytes: pauseBytes)
+                    return false
+                }
+                return true
+            }
+        }
+        server.finishRuns()
     }
 
     func socketDidDrain(_ socket: BufferedSocket) {
@@ -80,15 +106,15 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
             pendingSince = nil
             server.metrics?.publishToWrite.record(duration: ContinuousClock.now - since)
         }
-        if !heldPublishers.isEmpty && socket.outputCount <= server.configuration.backpressureBytes / 2 {
+        if !heldPublishers.isEmpty && socket.outputCount <= server.configuration.limits.backpressureBytes / 2 {
             server.releasePublishers(heldBy: self)
         }
         guard state.handle(.outputDrained) == .resumeReading else { return }
-        socket.setWriteLowWatermark(heldPublishers.isEmpty ? 0 : server.configuration.backpressureBytes / 2)
+        socket.setWriteLowWatermark(heldPublishers.isEmpty ? 0 : server.configuration.limits.backpressureBytes / 2)
         guard heldBy == 0 else { return }
         socket.enableReading()
         // Input that arrived before the pause is already buffered and will not trigger a read callback.
-        server.readCommands(from: self)
+        readCommands()
     }
 
     func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {

@@ -57,7 +57,4 @@ enum ConnectionState: Equatable, Sendable {
 
     /// Whether commands are executed in this state.
     var isReading: Bool { self == .open }
-
-    /// Whether the connection still receives messages.
-    var isLive: Bool { self != .closed }
 }

@@ -1,3 +1,4 @@
+import FanoutEngine
 import FanoutEventLoop
 
 /// Consecutive publishes to one subject within one read callback, fanned out together.
@@ -27,8 +28,8 @@ struct PublishRun {
     var publisher: ClientConnection?
     var bytes: [UInt8] = []
     var seq: UInt64 = 0
-    /// Where the subject's sequence number is kept, from the lookup that opened the run.
-    private(set) var sequenceSlot: SequenceTable.Slot?
+    /// Where the engine keeps the subject's numbering, from the lookup that opened the run.
+    private(set) var position: MemoryEngine.Position?
     private(set) var isOpen = false
 
     /// Bytes after which a run's lines are written out early, bounding the run's memory.
@@ -39,19 +40,19 @@ struct PublishRun {
         return subject.withUnsafeBytes { $0.elementsEqual(candidate) }
     }
 
-    /// Starts a run of `candidate`, numbering on from the last number `sequences` holds for it.
-    mutating func open(subject candidate: UnsafeRawBufferPointer, numberedBy sequences: SequenceTable) {
+    /// Starts a run of `candidate`, numbering on from the last number `engine` handed out for it.
+    mutating func open(subject candidate: UnsafeRawBufferPointer, numberedBy engine: MemoryEngine) {
         subject.removeAll(keepingCapacity: true)
         subject.append(contentsOf: candidate)
         subjectString = String(decoding: candidate, as: UTF8.self)
-        (seq, sequenceSlot) = sequences.find(subjectString)
+        (seq, position) = engine.openRun(subject: subjectString)
         isOpen = true
     }
 
     mutating func close() {
         receivers.removeAll(keepingCapacity: true)
         bytes.removeAll(keepingCapacity: true)
-        sequenceSlot = nil
+        position = nil
         isOpen = false
     }
 }

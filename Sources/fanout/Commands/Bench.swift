@@ -1,4 +1,5 @@
 import ArgumentParser
+import FanoutBench
 import FanoutEventLoop
 import Foundation
 
@@ -6,16 +7,17 @@ struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Generate load and measure throughput, loss and latency.",
         discussion: """
-            Connects the subscribers (subscriber i listens to subject bench.<i mod subjects>) and waits until
-            every subscription is confirmed, then publishes --messages messages round-robin over the subjects,
-            each publisher keeping at most --window publishes unacknowledged (or pacing to --rate). Each
-            payload carries its send time, so subscribers measure publish-to-receive latency.
+            Connects the subscribers (subscriber i listens to subject bench.<i mod subjects>) and waits \
+            until every subscription is confirmed, then publishes --messages messages round-robin over the \
+            subjects, each publisher keeping at most --window publishes unacknowledged (or pacing to \
+            --rate). Each payload carries its send time, so subscribers measure publish-to-receive latency.
+
               fanout bench --subscribers 100 --messages 200000
               fanout bench --subjects 1000 --subscribers 1000
               fanout bench --rate 2000 --subscribers 50 --messages 20000
-              fanout bench --subscribers 75 --stalled 25 --messages 200000   healthy rate with stalled peers
+              fanout bench --subscribers 75 --stalled 25      healthy rate with stalled peers
               fanout bench --protocol redis --server 127.0.0.1:6379
-              fanout bench --compare-redis 127.0.0.1:6379     same scenario against both, one table
+              fanout bench --compare-redis 127.0.0.1:6379     both servers, one table
             """
     )
 

@@ -8,10 +8,11 @@ struct Pub: ParsableCommand {
         abstract: "Publish one message, or every line of stdin.",
         discussion: """
               fanout pub news.uk 'hello world'        prints the receivers count
-              tail -f app.log | fanout pub logs.app   one message per line, until end of input
+              tail -f app.log | fanout pub logs.app   one message per line
               fanout pub metrics < samples.txt
-            Reading stdin, up to --window publishes are in flight at once (not one round trip per line); at
-            the end it prints how many were published and the total receivers.
+
+            Reading stdin, up to --window publishes are in flight at once (not one round trip per line); \
+            at the end it prints how many were published and the total receivers.
             """
     )
 

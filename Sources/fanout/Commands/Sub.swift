@@ -7,12 +7,14 @@ struct Sub: ParsableCommand {
         abstract: "Subscribe and print messages as they arrive.",
         discussion: """
             Prints one message per line on stdout; reconnects, gaps and errors go to stderr only.
+
               fanout sub 'news.*'                       payloads, one per line
               fanout sub 'logs.>' | grep ERROR
               fanout sub --format json orders | jq .seq
               fanout sub --count 1 jobs.done            wait for one message, then exit
-            After a lost connection it reconnects with backoff and resubscribes (unless --no-reconnect), and
-            reports any gap in a subject's sequence numbers.
+
+            After a lost connection it reconnects with backoff and resubscribes (unless --no-reconnect), \
+            and reports any gap in a subject's sequence numbers.
             """
     )
 

@@ -3,7 +3,7 @@
 /// Memory is bounded: at most `limit` subjects are remembered. When the table is full, subjects that
 /// nobody is subscribed to are forgotten (their next message starts again at 1, which no live subscriber
 /// can notice as a regression, because none was listening). If that is not enough, the table is halved.
-struct SequenceTable {
+public struct SequenceTable {
     private var last: [String: UInt64] = [:]
     /// May shrink or grow on reload; the table adapts at its next insertion.
     var limit: Int
@@ -15,7 +15,7 @@ struct SequenceTable {
     /// Where `find` found a subject (or that it did not), so that `store` needs no second lookup: a publish
     /// run looks its subject up once when it opens and stores once when it closes. Valid until the table
     /// next changes; a stale one traps.
-    struct Slot {
+    public struct Slot {
         fileprivate let index: [String: UInt64].Index?
     }
 

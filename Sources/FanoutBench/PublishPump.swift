@@ -1,4 +1,5 @@
 import FanoutEventLoop
+import FanoutProtocol
 import Foundation
 
 /// A publisher's connection once it is set up: each publish is three copies into one output buffer (the
@@ -183,13 +184,9 @@ final class PublishPump {
             guard digits.first == UInt8(ascii: ":") else { return nil }
             digits = digits.dropFirst()
         }
-        guard !digits.isEmpty, digits.count < 19 else { return nil }
-        var value = 0
-        for byte in digits {
-            let digit = byte &- UInt8(ascii: "0")
-            guard digit < 10 else { return nil }
-            value = value * 10 + Int(digit)
+        guard digits.count < 19, let value = DecimalDigits.parse(UnsafeRawBufferPointer(rebasing: digits)) else {
+            return nil
         }
-        return value
+        return Int(value)
     }
 }

@@ -1,4 +1,3 @@
-import FanoutEventLoop
 import Metrics
 
 /// The server's metrics, published through swift-metrics (the daemon bootstraps a Prometheus backend).
@@ -32,39 +31,5 @@ final class ServerMetrics {
         slowConsumers.increment(by: Int64(stats.slowConsumers - reported.slowConsumers))
         limitRefusals.increment(by: Int64(stats.limitRefusals - reported.limitRefusals))
         reported = stats
-    }
-}
-
-extension Server {
-    /// Serves `/metrics` and `/healthz` on `metrics_listen`, when set.
-    func startMetrics() throws {
-        guard let text = configuration.metricsListen else {
-            metrics = nil
-            return
-        }
-        if metrics == nil { metrics = ServerMetrics() }
-        let server = try HTTPServer(loop: loop, address: try SocketAddress(parsing: text)) { [unowned self] path in
-            self.answerHTTP(path)
-        }
-        metricsServer = server
-        logger.notice("serving metrics on http://\(server.address)/metrics")
-    }
-
-    private func answerHTTP(_ path: String) -> HTTPServer.Response {
-        switch path {
-        case "/metrics":
-            if staleSubscriptions > 0 { sweepIndex() }
-            metrics?.sync(stats, clients: connections.count, subscriptionCount: subscriptionCount,
-                          subjectCount: index.storedPatternCount,
-                          pendingBytes: connections.values.reduce(0) { $0 + $1.pendingBytes })
-            return HTTPServer.Response(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
-                                       body: metricsExposition?() ?? [])
-        case "/healthz":
-            return isShuttingDown
-                ? HTTPServer.Response(status: 503, body: Array("shutting down\n".utf8))
-                : HTTPServer.Response(status: 200, body: Array("ok\n".utf8))
-        default:
-            return HTTPServer.Response(status: 404, body: Array("not found: try /metrics or /healthz\n".utf8))
-        }
     }
 }

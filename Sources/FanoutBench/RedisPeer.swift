@@ -1,8 +1,9 @@
 import FanoutEventLoop
+import FanoutProtocol
 
 /// A peer speaking Redis pub/sub over RESP (SUBSCRIBE, PUBLISH), so that the same scenario can be run
 /// against a redis-server.
-final class RedisPeer: BenchPeer, BufferedSocketDelegate {
+public final class RedisPeer: BenchPeer, BufferedSocketDelegate {
     private let loop: EventLoop
     private let address: SocketAddress
     private var socket: BufferedSocket?
@@ -10,14 +11,14 @@ final class RedisPeer: BenchPeer, BufferedSocketDelegate {
     private var connectDone: ((String?) -> Void)?
     private var subscribeWaiters: [(String?) -> Void] = []
     private var scratch: [UInt8] = []
-    var onFailure: ((String) -> Void)?
+    public var onFailure: ((String) -> Void)?
 
-    init(loop: EventLoop, address: SocketAddress) {
+    public init(loop: EventLoop, address: SocketAddress) {
         self.loop = loop
         self.address = address
     }
 
-    func connect(_ done: @escaping (String?) -> Void) {
+    public func connect(_ done: @escaping (String?) -> Void) {
         connectDone = done
         do {
             let socket = try BufferedSocket(loop: loop, connectingTo: address)
@@ -29,7 +30,7 @@ final class RedisPeer: BenchPeer, BufferedSocketDelegate {
         }
     }
 
-    func subscribe(_ subject: String, _ done: @escaping (String?) -> Void) {
+    public func subscribe(_ subject: String, _ done: @escaping (String?) -> Void) {
         subscribeWaiters.append(done)
         scratch.removeAll(keepingCapacity: true)
         RESP.appendArrayHeader(2, to: &scratch)
@@ -38,19 +39,19 @@ final class RedisPeer: BenchPeer, BufferedSocketDelegate {
         socket?.write(scratch)
     }
 
-    func stall() {
+    public func stall() {
         socket?.delegate = nil
         socket?.disableReading()
     }
 
-    func close() {
+    public func close() {
         socket?.delegate = nil
         socket = nil
     }
 
-    var wireFormat: WireFormat { .redis }
+    public var wireFormat: WireFormat { .redis }
 
-    func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
+    public func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
         guard let socket else { return nil }
         let released = socket.releaseDescriptor()
         socket.delegate = nil
@@ -58,13 +59,13 @@ final class RedisPeer: BenchPeer, BufferedSocketDelegate {
         return (released.fd, reader.unconsumed + released.unread)
     }
 
-    func socketDidConnect(_ socket: BufferedSocket) {
+    public func socketDidConnect(_ socket: BufferedSocket) {
         socket.disableNagle()
         connectDone?(nil)
         connectDone = nil
     }
 
-    func socketDidRead(_ socket: BufferedSocket) {
+    public func socketDidRead(_ socket: BufferedSocket) {
         socket.readInput { chunk in
             reader.append(chunk)
             return chunk.count
@@ -85,7 +86,7 @@ final class RedisPeer: BenchPeer, BufferedSocketDelegate {
         }
     }
 
-    func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
+    public func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
         if let connectDone {
             self.connectDone = nil
             connectDone("cannot connect to \(address): \(reason)")
@@ -168,13 +169,11 @@ struct RESPReader {
         return nil
     }
 
+    /// A RESP length or integer: digits, or `-1` for null.
     private static func number(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int {
-        var value = 0
-        var negative = false
-        for index in range {
-            if raw[index] == UInt8(ascii: "-") { negative = true; continue }
-            value = value * 10 + Int(raw[index] &- UInt8(ascii: "0"))
-        }
+        let negative = range.first.map { raw[$0] == UInt8(ascii: "-") } ?? false
+        let digits = UnsafeRawBufferPointer(rebasing: raw[(negative ? range.dropFirst() : range[...])])
+        let value = Int(clamping: DecimalDigits.parse(digits) ?? 0)
         return negative ? -value : value
     }
 

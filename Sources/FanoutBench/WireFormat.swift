@@ -1,5 +1,5 @@
 /// The protocol a benchmark peer speaks, as far as the raw publish and delivery paths need it.
-enum WireFormat {
+public enum WireFormat {
     /// Fanout: `PUB <subject> <payload>\n` answered by `+OK <receivers>\n`; deliveries are
     /// `MSG <subject> <seq> <payload>\n`.
     case fanout

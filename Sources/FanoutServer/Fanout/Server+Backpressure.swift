@@ -14,8 +14,8 @@ extension Server {
         subscriber.heldPublishers.append(publisher.id)
         socket.reportsDirectDrains = true
         // Told when the backlog is down to half; the lower mark wins if it is also paused on its own replies.
-        let resumeMark = configuration.backpressureBytes / 2
-        socket.setWriteLowWatermark(subscriber.state == .paused ? min(resumeMark, configuration.readPauseBytes / 2) : resumeMark)
+        let resumeMark = configuration.limits.backpressureBytes / 2
+        socket.setWriteLowWatermark(subscriber.state == .paused ? min(resumeMark, configuration.limits.readPauseBytes / 2) : resumeMark)
         publisher.heldBy += 1
         if publisher.heldBy == 1 {
             stats.backpressurePauses += 1
@@ -49,7 +49,7 @@ extension Server {
             guard let publisher = connections[id], publisher.isReading, let socket = publisher.socket else { continue }
             socket.enableReading()
             // Its commands read before the hold are still buffered and would not trigger a read callback.
-            readCommands(from: publisher)
+            publisher.readCommands()
         }
     }
 }

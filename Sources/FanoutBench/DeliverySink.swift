@@ -1,4 +1,5 @@
 import FanoutEventLoop
+import FanoutProtocol
 import Foundation
 import Histogram
 
@@ -131,23 +132,13 @@ final class DeliverySink {
             untilSample -= 1
             if untilSample == 0 {
                 untilSample = tally.sampleEvery
-                samplePayload(of: UnsafeRawBufferPointer(rebasing: bytes[position..<end]), now)
+                if let message = MessageLine(UnsafeRawBufferPointer(rebasing: bytes[position..<end])) {
+                    tally.sample(payload: message.payload, at: now)
+                }
             }
             position = end + 1
         }
         return (count, position, nil)
-    }
-
-    /// `MSG <subject> <seq> <payload>`: the payload starts after the third space.
-    private func samplePayload(of line: UnsafeRawBufferPointer, _ now: UInt64) {
-        var spaces = 0
-        for index in line.indices where line[index] == UInt8(ascii: " ") {
-            spaces += 1
-            if spaces == 3 {
-                tally.sample(payload: UnsafeRawBufferPointer(rebasing: line[(index + 1)...]), at: now)
-                return
-            }
-        }
     }
 
     private func countRedis(_ bytes: UnsafeRawBufferPointer, _ now: UInt64) -> (Int, Int, String?) {
@@ -175,12 +166,10 @@ final class DeliverySink {
 
     /// The bulk string `$<n>\r\n<n bytes>\r\n` at `cursor`, advancing past it; nil when incomplete.
     private static func bulk(_ bytes: UnsafeRawBufferPointer, _ cursor: inout Int) -> Range<Int>? {
-        var index = cursor + 1
-        var length = 0
-        while index < bytes.count, bytes[index] != 0x0D {
-            length = length * 10 + Int(bytes[index] &- UInt8(ascii: "0"))
-            index += 1
+        guard case let (value, index)? = DecimalDigits.scan(bytes, from: cursor + 1), index < bytes.count else {
+            return nil
         }
+        let length = Int(value)
         let start = index + 2
         guard start + length + 2 <= bytes.count else { return nil }
         cursor = start + length + 2

@@ -3,7 +3,7 @@ import Foundation
 
 /// Runs one scenario against one server on a loop of its own: connects and confirms every subscriber,
 /// then publishers, publishes with a bounded window (or at a fixed rate), and waits for delivery to finish.
-final class BenchRun {
+public final class BenchRun {
     private let loop: EventLoop
     private let scenario: BenchScenario
     private let makePeer: (EventLoop) -> BenchPeer
@@ -31,7 +31,7 @@ final class BenchRun {
     private var deferredTimer: LoopTimer?
     private var finished = false
 
-    init(scenario: BenchScenario, target: String, showProgress: Bool, makePeer: @escaping (EventLoop) -> BenchPeer) throws {
+    public init(scenario: BenchScenario, target: String, showProgress: Bool, makePeer: @escaping (EventLoop) -> BenchPeer) throws {
         loop = try EventLoop()
         self.scenario = scenario
         self.makePeer = makePeer
@@ -45,7 +45,7 @@ final class BenchRun {
         tally = DeliveryTally(sampleEvery: scenario.rate == nil ? 16 : 1)
     }
 
-    func run() throws -> BenchResult {
+    public func run() throws -> BenchResult {
         ResourceLimits.raiseOpenFiles(to: scenario.subscribers + scenario.publishers + 256)
         connectSubscribers()
         try loop.run(polling: scenario.rate == nil)

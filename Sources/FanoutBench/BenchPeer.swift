@@ -2,7 +2,7 @@ import FanoutClient
 import FanoutEventLoop
 
 /// One load-generator connection, whatever protocol it speaks. Runs on the benchmark's loop thread.
-protocol BenchPeer: AnyObject {
+public protocol BenchPeer: AnyObject {
     /// Connects; `done` gets nil when ready, or why not.
     func connect(_ done: @escaping (String?) -> Void)
     /// Subscribes to one subject; `done` gets nil once the server confirmed it.
@@ -19,16 +19,16 @@ protocol BenchPeer: AnyObject {
 }
 
 /// A peer speaking the Fanout protocol through the client library, until it hands its connection over.
-final class FanoutPeer: BenchPeer {
+public final class FanoutPeer: BenchPeer {
     private let client: FanoutClient
 
-    init(loop: EventLoop, address: SocketAddress, timeout: Duration, token: String?) {
+    public init(loop: EventLoop, address: SocketAddress, timeout: Duration, token: String?) {
         client = FanoutClient(loop: loop, address: address, options: ClientOptions(timeout: timeout, reconnect: .never, token: token))
     }
 
-    var onFailure: ((String) -> Void)?
+    public var onFailure: ((String) -> Void)?
 
-    func connect(_ done: @escaping (String?) -> Void) {
+    public func connect(_ done: @escaping (String?) -> Void) {
         client.onEvent = { [weak self] event in
             switch event {
             case .disconnected(let reason): self?.onFailure?("connection lost: \(reason)")
@@ -44,7 +44,7 @@ final class FanoutPeer: BenchPeer {
         }
     }
 
-    func subscribe(_ subject: String, _ done: @escaping (String?) -> Void) {
+    public func subscribe(_ subject: String, _ done: @escaping (String?) -> Void) {
         client.subscribe([subject], completion: { result in
             switch result {
             case .success: done(nil)
@@ -53,14 +53,14 @@ final class FanoutPeer: BenchPeer {
         })
     }
 
-    func stall() { client.stopReading() }
+    public func stall() { client.stopReading() }
 
-    var wireFormat: WireFormat { .fanout }
+    public var wireFormat: WireFormat { .fanout }
 
-    func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
+    public func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
         client.onEvent = nil
         return client.releaseConnection()
     }
 
-    func close() { client.close() }
+    public func close() { client.close() }
 }

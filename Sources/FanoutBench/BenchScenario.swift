@@ -1,19 +1,36 @@
 /// What a benchmark run does: who publishes what to whom, how fast.
-struct BenchScenario: Sendable {
-    var publishers: Int
-    var subscribers: Int
+public struct BenchScenario: Sendable {
+    public var publishers: Int
+    public var subscribers: Int
     /// Extra subscribers that subscribe and then never read (not counted as receivers of deliveries).
-    var stalled: Int = 0
-    var subjects: Int
-    var payloadSize: Int
-    var messages: Int
+    public var stalled: Int
+    public var subjects: Int
+    public var payloadSize: Int
+    public var messages: Int
     /// Total publishes per second, or nil for as fast as the window allows.
-    var rate: Int?
+    public var rate: Int?
     /// Unacknowledged publishes per publisher.
-    var window: Int
+    public var window: Int
     /// How long delivery may make no progress after the last acknowledgement before the rest count as lost.
-    var drainTimeout: Duration
-    var timeout: Duration
+    public var drainTimeout: Duration
+    /// How long connecting and each reply may take.
+    public var timeout: Duration
+
+    public init(
+        publishers: Int, subscribers: Int, stalled: Int = 0, subjects: Int, payloadSize: Int, messages: Int,
+        rate: Int?, window: Int, drainTimeout: Duration, timeout: Duration
+    ) {
+        self.publishers = publishers
+        self.subscribers = subscribers
+        self.stalled = stalled
+        self.subjects = subjects
+        self.payloadSize = payloadSize
+        self.messages = messages
+        self.rate = rate
+        self.window = window
+        self.drainTimeout = drainTimeout
+        self.timeout = timeout
+    }
 
     func subject(_ index: Int) -> String { "bench.\(index)" }
 
@@ -32,7 +49,7 @@ struct BenchScenario: Sendable {
         return total
     }
 
-    var summary: String {
+    public var summary: String {
         func plural(_ count: Int, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
         var parts = [plural(publishers, "publisher"), plural(subscribers, "subscriber")]
         if stalled > 0 { parts.append("\(stalled) stalled") }

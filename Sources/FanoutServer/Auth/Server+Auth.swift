@@ -7,7 +7,7 @@ extension Server {
         let timer = LoopTimer(loop: loop) { [unowned self, unowned connection] in
             if connection.permissions == nil { self.disconnect(connection, reason: .authTimeout) }
         }
-        timer.schedule(after: configuration.authTimeout)
+        timer.schedule(after: configuration.auth.authTimeout)
         connection.authTimer = timer
     }
 
@@ -15,12 +15,12 @@ extension Server {
     /// which user, if any, came close. A failure delays the connection's next command, and the
     /// max_auth_failures-th failure closes it.
     func authenticate(_ connection: ClientConnection, token: String) {
-        guard configuration.requiresAuth else {
+        guard configuration.auth.requiresAuth else {
             connection.send(Encoder.ok("auth not required"))
             return
         }
         var matched: User?
-        for user in configuration.users where user.tokenHash.matches(token) && matched == nil {
+        for user in configuration.auth.users where user.tokenHash.matches(token) && matched == nil {
             matched = user
         }
         if let matched {
@@ -36,7 +36,7 @@ extension Server {
         connection.authFailures += 1
         logger.info("AUTH failed", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                               "failures": "\(connection.authFailures)"])
-        if connection.authFailures >= configuration.maxAuthFailures {
+        if connection.authFailures >= configuration.auth.maxAuthFailures {
             connection.send(ProtocolError(.denied, "too many failed AUTH attempts; closing").line)
             disconnect(connection, reason: .authFailures)
             return
@@ -49,7 +49,7 @@ extension Server {
             guard connection.state.handle(.delayOver) == .resumeReading, let socket = connection.socket else { return }
             if connection.heldBy == 0 { socket.enableReading() }
             self.startAuthDeadline(for: connection)
-            self.readCommands(from: connection)
+            connection.readCommands()
         }
         timer.schedule(after: delay)
         connection.authTimer = timer
@@ -58,7 +58,7 @@ extension Server {
     /// The error for a command this connection may not run, or nil when it may.
     func refusal(of command: Command, by connection: ClientConnection) -> ProtocolError? {
         // Without users everyone may do everything: PUB's hot path skips every check.
-        guard configuration.requiresAuth else { return nil }
+        guard configuration.auth.requiresAuth else { return nil }
         guard let permissions = connection.permissions else {
             switch command {
             case .auth, .ping, .help, .quit: return nil
@@ -80,12 +80,11 @@ extension Server {
         }
         // Not for PUB, the hot verb: no admin command is a PUB, so it skips this set lookup.
         if case .pub = command { return nil }
-        if configuration.adminCommands.contains(command.verb), !permissions.admin {
-            return ProtocolError(.denied, "\(command.verb) needs an admin user")
+        if configuration.auth.adminCommands.contains(command.verb.name), !permissions.admin {
+            return ProtocolError(.denied, "\(command.verb.name) needs an admin user")
         }
         return nil
     }
-
 
     /// After a reload: gives each authenticated connection its user's new permissions, dropping (and telling
     /// it about) subscriptions it may no longer hold. Turning auth on sends unauthenticated connections back
@@ -93,10 +92,10 @@ extension Server {
     func reapplyPermissions() {
         for connection in connections.values.sorted(by: { $0.id < $1.id }) {
             let fresh: Permissions?
-            if !configuration.requiresAuth {
+            if !configuration.auth.requiresAuth {
                 fresh = .unrestricted
             } else if let name = connection.userName {
-                fresh = configuration.users.first { $0.name == name }?.permissions ?? Permissions()
+                fresh = configuration.auth.users.first { $0.name == name }?.permissions ?? Permissions()
             } else {
                 fresh = nil
             }
@@ -105,12 +104,7 @@ extension Server {
             if fresh == nil && connection.authTimer == nil { startAuthDeadline(for: connection) }
             let revoked = connection.subscriptions.filter { fresh?.maySubscribe($0) != true }.sorted()
             guard !revoked.isEmpty else { continue }
-            for pattern in revoked {
-                connection.subscriptions.remove(pattern)
-                index.unsubscribe(connection, from: pattern)
-            }
-            subscriptionCount -= revoked.count
-            staleSubscriptions += revoked.count
+            removeSubscriptions(revoked, for: connection)
             connection.send(ProtocolError.revoked(revoked).line)
             logger.info("subscriptions revoked by reload", metadata: ["client": "\(connection.id)", "subjects": "\(revoked.joined(separator: " "))"])
         }

@@ -7,7 +7,7 @@ extension Server {
     func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, from publisher: ClientConnection) -> Int {
         if !publishRun.isRun(of: subject) || publishRun.publisher !== publisher {
             closeRun()
-            publishRun.open(subject: subject, numberedBy: sequences)
+            publishRun.open(subject: subject, numberedBy: engine)
             if publishRun.publisher !== publisher { publishRun.publisher = publisher }
             let withholds = anyUserWithholds
             index.forEachReceiver(of: publishRun.subjectString) { connection in
@@ -37,8 +37,10 @@ extension Server {
         guard publishRun.isOpen else { return }
         flushRunBytes()
         let subject = publishRun.subjectString
-        sequences.store(publishRun.seq, for: subject, at: publishRun.sequenceSlot) { [index] in
-            index.hasReceivers(for: $0)
+        if let position = publishRun.position {
+            engine.closeRun(subject: subject, at: position, lastSeq: publishRun.seq) { [index] in
+                index.hasReceivers(for: $0)
+            }
         }
         publishRun.close()
         if !retiredDuringRun.isEmpty { retiredDuringRun.removeAll() }
@@ -48,8 +50,8 @@ extension Server {
     /// take a large batch, copied when small (a copy into a chain's free space beats a reference's allocation).
     private func flushRunBytes() {
         guard !publishRun.bytes.isEmpty else { return }
-        let limit = configuration.maxPendingBytes
-        let holdAbove = configuration.backpressureBytes > 0 ? configuration.backpressureBytes : Int.max
+        let limit = configuration.limits.maxPendingBytes
+        let holdAbove = configuration.limits.backpressureBytes > 0 ? configuration.limits.backpressureBytes : Int.max
         stats.bytesOut += UInt64(publishRun.bytes.count * publishRun.receivers.count)
         if metrics != nil {
             let now = ContinuousClock.now
@@ -88,6 +90,6 @@ extension Server {
 
     private func dropSlowConsumer(_ connection: ClientConnection, pending: Int) {
         disconnect(connection, reason: .slowConsumer(
-            "\(pending) bytes pending, max_pending_bytes=\(configuration.maxPendingBytes)"))
+            "\(pending) bytes pending, max_pending_bytes=\(configuration.limits.maxPendingBytes)"))
     }
 }

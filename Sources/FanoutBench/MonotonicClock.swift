@@ -1,3 +1,4 @@
+import FanoutProtocol
 import Foundation
 
 /// Nanoseconds on the monotonic clock: the timestamps carried in benchmark payloads (one process writes and
@@ -11,8 +12,8 @@ enum MonotonicClock {
 }
 
 /// Benchmark payloads: 19 decimal digits of send time, then filler up to the requested size.
-enum BenchPayload {
-    static let timestampDigits = 19
+public enum BenchPayload {
+    public static let timestampDigits = 19
 
     static func write(timestamp: UInt64, into payload: inout [UInt8]) {
         var value = timestamp
@@ -25,13 +26,7 @@ enum BenchPayload {
     /// The send time in a received payload, or nil when it is not a benchmark payload.
     static func timestamp(in payload: UnsafeRawBufferPointer) -> UInt64? {
         guard payload.count >= timestampDigits else { return nil }
-        var value: UInt64 = 0
-        for index in 0..<timestampDigits {
-            let digit = payload[index] &- UInt8(ascii: "0")
-            guard digit < 10 else { return nil }
-            value = value * 10 + UInt64(digit)
-        }
-        return value
+        return DecimalDigits.parse(UnsafeRawBufferPointer(rebasing: payload.prefix(timestampDigits)))
     }
 
     static func make(size: Int) -> [UInt8] {

@@ -24,7 +24,7 @@ extension Server {
         }
         // Certificates are read again on every reload (they may have been renewed in place).
         var freshTLS: TLSContext?
-        if !fresh.tlsListen.isEmpty {
+        if !fresh.tls.listen.isEmpty {
             do {
                 freshTLS = try makeTLSContext(fresh)
             } catch {
@@ -42,19 +42,19 @@ extension Server {
         let old = configuration
         configuration = fresh
         logger.logLevel = fresh.logLevel
-        sequences.limit = fresh.maxTrackedSubjects
-        if fresh.maxLine != old.maxLine || fresh.writeTimeout != old.writeTimeout || fresh.idleTimeout != old.idleTimeout {
+        engine.subjectLimit = fresh.limits.maxTrackedSubjects
+        if fresh.limits.maxLine != old.limits.maxLine || fresh.timeouts.writeTimeout != old.timeouts.writeTimeout || fresh.timeouts.idleTimeout != old.timeouts.idleTimeout {
             for connection in connections.values {
-                connection.framer.maxLine = fresh.maxLine
-                connection.socket?.setTimeouts(read: fresh.idleTimeout, write: fresh.writeTimeout)
+                connection.framer.maxLine = fresh.limits.maxLine
+                connection.socket?.setTimeouts(read: fresh.timeouts.idleTimeout, write: fresh.timeouts.writeTimeout)
             }
         }
-        if inheritedListeners.isEmpty && fresh.listen != old.listen {
-            for (text, _) in listeners where !fresh.listen.contains(text) {
+        if inheritedListeners.isEmpty && fresh.listeners.listen != old.listeners.listen {
+            for (text, _) in listeners where !fresh.listeners.listen.contains(text) {
                 listeners[text] = nil
                 logger.notice("stopped listening on \(text)")
             }
-            for text in fresh.listen where listeners[text] == nil {
+            for text in fresh.listeners.listen where listeners[text] == nil {
                 do {
                     listeners[text] = try bind(text)
                 } catch {
@@ -62,12 +62,12 @@ extension Server {
                 }
             }
         }
-        if fresh.tlsListen != old.tlsListen {
-            for (text, _) in tlsListeners where !fresh.tlsListen.contains(text) {
+        if fresh.tls.listen != old.tls.listen {
+            for (text, _) in tlsListeners where !fresh.tls.listen.contains(text) {
                 tlsListeners[text] = nil
                 logger.notice("stopped listening on \(text) (tls)")
             }
-            for text in fresh.tlsListen where tlsListeners[text] == nil {
+            for text in fresh.tls.listen where tlsListeners[text] == nil {
                 do {
                     tlsListeners[text] = try bind(text, tls: true)
                 } catch {
@@ -76,13 +76,13 @@ extension Server {
             }
         }
         anyUserWithholds = Self.withholds(fresh)
-        if fresh.users != old.users { reapplyPermissions() }
-        if fresh.metricsListen != old.metricsListen {
-            metricsServer = nil
+        if fresh.auth.users != old.auth.users { reapplyPermissions() }
+        if fresh.listeners.metricsListen != old.listeners.metricsListen {
+            httpFront = nil
             do {
-                try startMetrics()
+                try startHTTP()
             } catch {
-                logger.error("cannot serve metrics on \(fresh.metricsListen ?? ""): \(error)")
+                logger.error("cannot serve metrics on \(fresh.listeners.metricsListen ?? ""): \(error)")
             }
         }
     }

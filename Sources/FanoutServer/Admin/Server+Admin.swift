@@ -26,9 +26,9 @@ extension Server {
             ("backpressure_pauses", String(stats.backpressurePauses)),
             ("limit_refusals", String(stats.limitRefusals)),
             ("connections_total", String(stats.accepted)),
-            ("tracked_subjects", String(sequences.count)),
-            ("max_connections", String(configuration.maxConnections)),
-            ("max_pending_bytes", String(configuration.maxPendingBytes)),
+            ("tracked_subjects", String(engine.trackedSubjects)),
+            ("max_connections", String(configuration.limits.maxConnections)),
+            ("max_pending_bytes", String(configuration.limits.maxPendingBytes)),
         ]
         return fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }

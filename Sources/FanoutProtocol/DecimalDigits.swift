@@ -1,0 +1,28 @@
+/// Unsigned decimal numbers in protocol bytes (seqs, counts, lengths): the one reader of digits.
+public enum DecimalDigits {
+    /// The value of `bytes` when they are one or more ASCII digits and fit in 64 bits; nil otherwise (a sign,
+    /// an exponent, a space or an overflow included).
+    @inlinable
+    public static func parse(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
+        guard !bytes.isEmpty, case let (value, end)? = scan(bytes, from: 0), end == bytes.count else { return nil }
+        return value
+    }
+
+    /// Reads the digits from `start` up to the first byte that is not one: their value and where they end.
+    /// Nil when there is no digit at `start` or the value does not fit in 64 bits.
+    @inlinable
+    public static func scan(_ bytes: UnsafeRawBufferPointer, from start: Int) -> (value: UInt64, end: Int)? {
+        var value: UInt64 = 0
+        var index = start
+        while index < bytes.count {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { break }
+            let (multiplied, overflowed) = value.multipliedReportingOverflow(by: 10)
+            let (added, carried) = multiplied.addingReportingOverflow(UInt64(digit))
+            guard !overflowed, !carried else { return nil }
+            value = added
+            index += 1
+        }
+        return index > start ? (value, index) : nil
+    }
+}

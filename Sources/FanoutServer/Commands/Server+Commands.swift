@@ -1,0 +1,68 @@
+import FanoutEventLoop
+import FanoutProtocol
+
+/// Command dispatch: each line a connection reads comes here, in order, on the loop thread.
+extension Server {
+    /// Executes one line from `connection`: PUB joins or opens a publish run; anything else first closes the
+    /// run, so that replies, subscriptions and listings see its effect.
+    func execute(_ line: UnsafeRawBufferPointer, from connection: ClientConnection) {
+        let command: Command
+        do {
+            guard let parsed = try CommandParser.parse(line) else { return }
+            command = parsed
+        } catch {
+            closeRun()
+            connection.send(error.line)
+            return
+        }
+        if let refusal = refusal(of: command, by: connection) {
+            closeRun()
+            connection.send(refusal.line)
+            return
+        }
+        if case .pub(let subject, let payload) = command {
+            let receivers = publish(subject: subject, payload: payload, from: connection)
+            replyOK(count: receivers, to: connection)
+            return
+        }
+        closeRun()
+        switch command {
+        case .sub(let patterns):
+            subscribe(connection, to: patterns)
+        case .unsub(let patterns):
+            unsubscribe(connection, from: patterns)
+        case .ping(let text):
+            connection.send(text.isEmpty ? "+PONG\n" : "+PONG \(String(decoding: text, as: UTF8.self))\n")
+        case .quit:
+            connection.send(Encoder.ok("bye"))
+            disconnect(connection, reason: .quit)
+        case .help:
+            connection.send(Encoder.ok(Command.Verb.allCases.map(\.name).joined(separator: " ")))
+        case .info:
+            connection.send(Encoder.ok(infoFields()))
+        case .channels(let filter):
+            connection.send(Encoder.ok(channelsListing(filter: filter)))
+        case .clients:
+            connection.send(Encoder.ok(clientsListing()))
+        case .auth(let token):
+            authenticate(connection, token: token)
+        case .pub:
+            break
+        }
+    }
+
+    /// A line over `max_line` ends any run (its place in the order is taken by the error) and is answered.
+    func lineTooLong(from connection: ClientConnection) {
+        closeRun()
+        connection.send(ProtocolError(.tooLong, "line exceeds max_line=\(configuration.limits.maxLine) bytes").line)
+    }
+
+    /// `+OK <n>` built in a reused buffer: PUB's reply is on the hot path.
+    private func replyOK(count: Int, to connection: ClientConnection) {
+        replyScratch.removeAll(keepingCapacity: true)
+        replyScratch.append(contentsOf: [UInt8(ascii: "+"), UInt8(ascii: "O"), UInt8(ascii: "K"), UInt8(ascii: " ")])
+        Encoder.appendDecimal(UInt64(count), to: &replyScratch)
+        replyScratch.append(UInt8(ascii: "\n"))
+        connection.send(replyScratch)
+    }
+}

@@ -1,0 +1,48 @@
+/// What one connection may hold, and how much the server keeps for everyone.
+public struct Limits: Sendable, Equatable {
+    /// Longest accepted line in bytes (LF and a CR before it excluded).
+    public var maxLine = 65_536
+    /// Connections served at once; one more is answered `-ERR limit` and closed.
+    public var maxConnections = 10_000
+    /// Connections one client address may hold; nil means no per-address limit.
+    public var maxConnectionsPerIP: Int?
+    /// Subscriptions one connection may hold.
+    public var maxSubscriptions = 10_000
+    /// Unsent output above which a connection is dropped as a slow consumer.
+    public var maxPendingBytes = 8 * 1024 * 1024
+    /// `SO_SNDBUF` for client sockets (Linux keeps twice this); 0 leaves the kernel's autotuning, which lets a
+    /// socket that is never read hold up to `net.ipv4.tcp_wmem`'s maximum (4 MiB on Debian) on top of
+    /// `maxPendingBytes`, copied into cold memory while everyone else waits. Above the cap a stalled reader's
+    /// backlog is shared references in user space, which cost next to nothing.
+    public var sendBufferBytes = 512 * 1024
+    /// Publisher backpressure: unsent output on a subscriber above which the publishers feeding it stop being
+    /// read until it drains to half. 0 turns it off; slow consumers are then only dropped.
+    public var backpressureBytes = 0
+    /// How many subjects' sequence numbers are remembered; see `SequenceTable`.
+    public var maxTrackedSubjects = 1_000_000
+
+    public init() {}
+
+    /// Unsent output at which the server stops reading a connection's commands until it drains to half:
+    /// a client that floods commands without reading replies cannot grow its output without bound.
+    public var readPauseBytes: Int { max(4096, min(256 * 1024, maxPendingBytes / 2)) }
+
+    func problems() -> [String] {
+        var found: [String] = []
+        if maxLine < 64 || maxLine > 64 * 1024 * 1024 { found.append("max_line: must be 64 ... 67108864") }
+        if maxConnections < 1 { found.append("max_connections: must be at least 1") }
+        if let maxConnectionsPerIP, maxConnectionsPerIP < 1 {
+            found.append("max_connections_per_ip: must be at least 1, or 0 for off")
+        }
+        if maxSubscriptions < 1 { found.append("max_subscriptions: must be at least 1") }
+        if maxPendingBytes < maxLine + 512 { found.append("max_pending_bytes: must be more than max_line + 512") }
+        if sendBufferBytes < 0 || sendBufferBytes > 1 << 30 {
+            found.append("send_buffer_bytes: must be 0 (the kernel's autotuning) ... 1073741824")
+        }
+        if backpressureBytes < 0 || (backpressureBytes > 0 && backpressureBytes >= maxPendingBytes) {
+            found.append("backpressure_bytes: must be 0 (off) or less than max_pending_bytes")
+        }
+        if maxTrackedSubjects < 1 { found.append("max_tracked_subjects: must be at least 1") }
+        return found
+    }
+}

@@ -1,0 +1,43 @@
+extension Server {
+    /// Lets go of a connection: it leaves the table (and with that every subscriber set) at once; its socket
+    /// flushes a last line when the reason has one, then closes.
+    func disconnect(_ connection: ClientConnection, reason: DisconnectReason) {
+        guard connection.state.handle(.close) == .tearDown else { return }
+        switch reason {
+        case .slowConsumer:
+            stats.slowConsumers += 1
+            logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
+                                                 "reason": "\(reason)"])
+        case .idleTimeout, .socketError, .authTimeout, .authFailures:
+            logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
+                                                 "reason": "\(reason)"])
+        case .quit, .eof, .shutdown:
+            logger.debug("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
+                                                  "reason": "\(reason)"])
+        }
+        if let socket = connection.socket {
+            if reason.flushesOutput {
+                if case .slowConsumer = reason { socket.discardOutputAfterFirstLine() }
+                if let farewell = reason.farewell { socket.write(farewell.line) }
+                socket.closeGracefully(within: configuration.timeouts.shutdownGrace)
+            }
+            connection.socket = nil
+        }
+        if !connection.heldPublishers.isEmpty { releasePublishers(heldBy: connection) }
+        forgetSubscriptions(of: connection)
+        connection.authTimer = nil
+        if publishRun.isOpen { retiredDuringRun.append(connection) }
+        connections[connection.id] = nil
+        if let count = connectionsPerHost[connection.peerHost] {
+            connectionsPerHost[connection.peerHost] = count > 1 ? count - 1 : nil
+        }
+        // No per-subject cleanup: the weak sets no longer yield this connection. Sweeping only reclaims the
+        // dead entries' memory, amortised over enough departures to cost O(1) each.
+        if staleSubscriptions > max(4096, subscriptionCount) { sweepIndex() }
+    }
+
+    func sweepIndex() {
+        index.sweep()
+        staleSubscriptions = 0
+    }
+}
