@@ -31,7 +31,7 @@ public final class Listener {
         self.address = address
         var flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC
         if address.isIPv6 { flags |= LEV_OPT_BIND_IPV6ONLY }
-        if address.isUnix { try Self.removeStaleSocket(address.unixPath) }
+        if address.isUnix { try Self.removeStaleSocket(address) }
         let context = Unmanaged.passUnretained(self).toOpaque()
         let made = try address.withSockaddr { (sockaddr, length) throws(SystemError) in
             try nonNull("listen on \(address)") {
@@ -51,10 +51,25 @@ public final class Listener {
     }
 
     /// Removes a socket file left by a previous run (a file of another kind is left alone: bind then fails).
-    private static func removeStaleSocket(_ path: String) throws(SystemError) {
+    /// A socket file where a server still answers is in use: taking it over would leave that server running
+    /// but unreachable, and its exit would then remove this one's file.
+    private static func removeStaleSocket(_ address: SocketAddress) throws(SystemError) {
+        let path = address.unixPath
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return }
+        if isAnswered(address) {
+            throw SystemError(errno: EADDRINUSE, operation: "listen on \(address): another server answers there")
+        }
         try syscall("remove stale socket \(path)") { unlink(path) }
+    }
+
+    /// Whether a connect to the unix socket `address` succeeds (a unix connect answers at once).
+    private static func isAnswered(_ address: SocketAddress) -> Bool {
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard probe >= 0 else { return false }
+        defer { close(probe) }
+        let result = (try? address.withSockaddr { sockaddr, length in connect(probe, sockaddr, socklen_t(length)) }) ?? -1
+        return result == 0 || errno == EAGAIN
     }
 
     /// Serves on a socket that is already bound and listening (socket activation). The fd becomes the

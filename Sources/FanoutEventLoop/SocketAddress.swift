@@ -28,6 +28,11 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         guard let (host, port) = Self.split(text) else {
             throw SystemError(errno: EINVAL, operation: "address '\(text)' is not HOST:PORT or [V6HOST]:PORT")
         }
+        // getaddrinfo takes any number and keeps its low 16 bits: 99999 would quietly be port 34463.
+        guard port.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), port.utf8.count <= 5,
+              let number = Int(port), number <= 65535 else {
+            throw SystemError(errno: EINVAL, operation: "address '\(text)': the port must be a number from 0 to 65535")
+        }
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

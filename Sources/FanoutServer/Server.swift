@@ -32,6 +32,11 @@ public final class Server {
     /// receivers unretained.
     var retiredDuringRun: [ClientConnection] = []
     var stats = ServerStats()
+    /// Connections with large backlogs, for the server-wide memory bound (max_memory).
+    var backlogWatch = BacklogWatch()
+    /// Failed-AUTH buckets per address, their log, and the unauthenticated connections' count.
+    var authGate = AuthGate()
+    var memoryTimer: LoopTimer?
     /// Live connection objects: equal to `connections.count` between callbacks, or something leaks.
     let census = ObjectCensus()
     /// Subscriptions held by live connections.
@@ -195,6 +200,8 @@ public final class Server {
         graceTimer = nil
         acceptRetryTimer = nil
         resumeTimer = nil
+        memoryTimer = nil
+        authGate.summaryTimer = nil
         loop.dropLingeringSockets()
         logger.notice("stopped")
     }

@@ -16,9 +16,11 @@ struct ConfigLoader {
         case maxSubscriptions = "max_subscriptions", maxPendingBytes = "max_pending_bytes"
         case backpressureBytes = "backpressure_bytes", sendBufferBytes = "send_buffer_bytes"
         case writeTimeout = "write_timeout", idleTimeout = "idle_timeout", shutdownGrace = "shutdown_grace"
-        case keepalive, maxTrackedSubjects = "max_tracked_subjects", logLevel = "log_level"
+        case keepalive, maxTrackedSubjects = "max_tracked_subjects", logLevel = "log_level", maxMemory = "max_memory"
         case metricsListen = "metrics_listen"
         case authTimeout = "auth_timeout", maxAuthFailures = "max_auth_failures", adminCommands = "admin_commands"
+        case maxUnauthenticated = "max_unauthenticated", idleUnsubscribedTimeout = "idle_unsubscribed_timeout"
+        case tlsHandshakeTimeout = "tls_handshake_timeout"
         case maxConnectionsPerIP = "max_connections_per_ip", unixSocketMode = "unix_socket_mode"
         case tlsListen = "tls_listen", tlsCert = "tls_cert", tlsKey = "tls_key", tlsClientCA = "tls_client_ca"
     }
@@ -53,6 +55,7 @@ struct ConfigLoader {
         if let value = try reader.seconds(.shutdownGrace) { server.timeouts.shutdownGrace = value }
         if let value = try reader.seconds(.keepalive) { server.timeouts.keepalive = value == .zero ? nil : value }
         if let value = try reader.int(.maxTrackedSubjects) { server.limits.maxTrackedSubjects = value }
+        if let value = try reader.int(.maxMemory) { server.limits.maxMemory = value }
         if let text = try reader.string(.logLevel) {
             guard let parsed = Logger.Level(rawValue: text.lowercased()) else {
                 throw Problem(description: "log_level: '\(text)' is not one of trace, debug, info, notice, warning, error, critical")
@@ -62,6 +65,11 @@ struct ConfigLoader {
         if let text = try reader.string(.metricsListen) { server.listeners.metricsListen = text.isEmpty ? nil : text }
         if let value = try reader.seconds(.authTimeout) { server.auth.authTimeout = value }
         if let value = try reader.int(.maxAuthFailures) { server.auth.maxAuthFailures = value }
+        if let value = try reader.int(.maxUnauthenticated) { server.auth.maxUnauthenticated = value }
+        if let value = try reader.seconds(.idleUnsubscribedTimeout) {
+            server.timeouts.idleUnsubscribedTimeout = value == .zero ? nil : value
+        }
+        if let value = try reader.seconds(.tlsHandshakeTimeout) { server.timeouts.tlsHandshakeTimeout = value }
         if let verbs = try reader.strings(.adminCommands) { server.auth.adminCommands = Set(verbs.map { $0.uppercased() }) }
         if let value = try reader.int(.maxConnectionsPerIP) { server.limits.maxConnectionsPerIP = value == 0 ? nil : value }
         if let list = try reader.strings(.tlsListen) { server.tls.listen = list }

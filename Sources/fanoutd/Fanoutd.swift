@@ -55,6 +55,13 @@ struct Fanoutd: AsyncParsableCommand {
         discussion: "  fanoutd --hash-token                      prints a new token and its hash\n  printf %s \"$TOKEN\" | fanoutd --hash-token"))
     var hashToken = false
 
+    @Flag(name: .long, help: "With --hash-token: accept a token shorter than 16 bytes.")
+    var force = false
+
+    /// Tokens are checked with a fast hash (AUTH runs on the event loop), so only their length makes them
+    /// hard to guess.
+    static let minimumTokenBytes = 16
+
     mutating func validate() throws {
         if let logLevel, Logger.Level(rawValue: logLevel.lowercased()) == nil {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
@@ -71,7 +78,7 @@ struct Fanoutd: AsyncParsableCommand {
 
     func run() async throws {
         if hashToken {
-            Self.printTokenHash()
+            Self.printTokenHash(force: force)
             return
         }
         let configuration: ServerConfiguration
@@ -168,11 +175,15 @@ struct Fanoutd: AsyncParsableCommand {
             shutdown_grace: \(seconds(server.timeouts.shutdownGrace))
             keepalive: \(seconds(server.timeouts.keepalive))
             max_tracked_subjects: \(server.limits.maxTrackedSubjects)
+            max_memory: \(server.limits.maxMemory == 0 ? "0 (off)" : String(server.limits.maxMemory))
             log_level: \(server.logLevel.rawValue)
             metrics_listen: \(server.listeners.metricsListen ?? "off")
             users: \(server.auth.users.isEmpty ? "none (auth=none)" : server.auth.users.map(\.name).joined(separator: ", "))
             auth_timeout: \(seconds(server.auth.authTimeout))
             max_auth_failures: \(server.auth.maxAuthFailures)
+            max_unauthenticated: \(server.auth.maxUnauthenticated)
+            idle_unsubscribed_timeout: \(seconds(server.timeouts.idleUnsubscribedTimeout))
+            tls_handshake_timeout: \(seconds(server.timeouts.tlsHandshakeTimeout))
             admin_commands: \(server.auth.adminCommands.sorted().joined(separator: ", "))
             max_connections_per_ip: \(server.limits.maxConnectionsPerIP.map(String.init) ?? "0 (off)")
             unix_socket_mode: 0\(String(server.listeners.unixSocketMode, radix: 8))
@@ -183,7 +194,7 @@ struct Fanoutd: AsyncParsableCommand {
 
     /// `--hash-token`: hashes the token read from stdin (when stdin is not a terminal and has one), else a
     /// new 256-bit random token, which is printed too.
-    private static func printTokenHash() {
+    private static func printTokenHash(force: Bool) {
         var token = ""
         if isatty(0) == 0 {
             token = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
@@ -195,6 +206,10 @@ struct Fanoutd: AsyncParsableCommand {
             token = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
                 .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
             print("token: \(token)")
+        }
+        if token.utf8.count < minimumTokenBytes && !force {
+            fail("the token is \(token.utf8.count) bytes; use at least \(minimumTokenBytes) random bytes " +
+                 "(run --hash-token with no input for a new one), or add --force", code: 64)
         }
         print("token_hash: \(TokenHash.make(token: token))")
     }

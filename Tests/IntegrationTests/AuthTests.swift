@@ -132,24 +132,93 @@ struct AuthTests {
         #expect(wrong.stderr.first?.hasPrefix("fanout: server error: denied ") == true)
     }
 
-    @Test func hashTokenPrintsAUsableHash() throws {
+    /// Runs `fanoutd --hash-token` (plus `extra`) with `token` on stdin.
+    private func hashToken(_ token: String, _ extra: [String] = []) throws -> (status: Int32, lines: [String]) {
         let tool = Process()
         tool.executableURL = Daemon.executable
-        tool.arguments = ["--hash-token"]
+        tool.arguments = ["--hash-token"] + extra
         let input = try CloexecPipe(), output = try CloexecPipe()
         tool.standardInput = input.read
         tool.standardOutput = output.write
+        tool.standardError = output.write
         try tool.run()
         try input.read.close()
         try output.write.close()
-        try input.write.write(contentsOf: Data("my-new-token".utf8))
+        try input.write.write(contentsOf: Data(token.utf8))
         try input.write.close()
         let lines = LineCollector()
         lines.attach(output.read)
         lines.waitForEnd(timeout: 10)
         tool.waitUntilExit()
-        #expect(tool.terminationStatus == 0)
-        let line = try #require(lines.all.first)
+        return (tool.terminationStatus, lines.all)
+    }
+
+    @Test func hashTokenPrintsAUsableHash() throws {
+        let result = try hashToken("my-new-token-with-enough-bytes")
+        #expect(result.status == 0)
+        let line = try #require(result.lines.first)
         #expect(line.wholeMatch(of: #/token_hash: sha256\$[0-9a-f]{32}\$[0-9a-f]{64}/#) != nil, "\(line)")
+    }
+
+    @Test func hashTokenRefusesShortTokensUnlessForced() throws {
+        let refused = try hashToken("short-token")
+        #expect(refused.status == 64)
+        #expect(refused.lines.first?.contains("use at least 16 random bytes") == true, "\(refused.lines)")
+        let forced = try hashToken("short-token", ["--force"])
+        #expect(forced.status == 0)
+        #expect(forced.lines.first?.hasPrefix("token_hash: sha256$") == true)
+    }
+
+    @Test func failedAttemptsAreThrottledPerAddressAcrossConnections() throws {
+        let daemon = try authDaemon(environment: ["FANOUTD_AUTH_TIMEOUT": "10"])
+        // Connect, one wrong AUTH, close: the bucket of 10 failures empties, then the address is refused unchecked.
+        var replies: [String] = []
+        for _ in 0..<12 {
+            let client = try login(daemon, nil)
+            replies.append(try client.command("AUTH wrong-token"))
+            client.close()
+        }
+        #expect(replies.prefix(10).allSatisfy { $0 == "-ERR denied invalid token" }, "\(replies)")
+        #expect(replies[10].hasPrefix("-ERR denied too many failed AUTH attempts from 127.0.0.1; try again in "))
+        // Even the right token waits out the lockout: it is not checked.
+        let blocked = try login(daemon, nil)
+        #expect(try blocked.command("AUTH \(readerToken)").hasPrefix("-ERR denied too many failed AUTH attempts"))
+        // The log says it once per interval, not once per attempt.
+        let logged = daemon.stderr.all.filter { $0.contains("AUTH failed") }
+        #expect(logged.count == 1, "\(logged)")
+    }
+
+    @Test func failuresDoNotExtendTheAuthDeadline() throws {
+        let daemon = try authDaemon(environment: ["FANOUTD_MAX_AUTH_FAILURES": "100"])
+        let client = try login(daemon, nil)
+        let started = Date()
+        // auth_timeout is 1 s in the fixture: a failure every 300 ms must not keep the connection.
+        var closedAfter: TimeInterval?
+        for _ in 0..<20 {
+            guard (try? client.sendLine("AUTH wrong")) != nil else { break }
+            if let line = try client.readLineOrEOF(), line.hasPrefix("-ERR auth-required ") || line.hasPrefix("-ERR denied") {
+                if line.hasPrefix("-ERR auth-required ") {
+                    closedAfter = Date().timeIntervalSince(started)
+                    break
+                }
+                continue
+            }
+            closedAfter = Date().timeIntervalSince(started)
+            break
+        }
+        let after = try #require(closedAfter, "the connection outlived 20 failed attempts")
+        #expect(after < 3, "closed at auth_timeout, not later: \(after)s")
+    }
+
+    @Test func unauthenticatedConnectionsHaveTheirOwnCap() throws {
+        let daemon = try authDaemon(environment: ["FANOUTD_MAX_UNAUTHENTICATED": "3", "FANOUTD_AUTH_TIMEOUT": "30"])
+        let waiting = try (0..<3).map { _ in try login(daemon, nil) }
+        let refused = try LineClient(port: daemon.port)
+        #expect(try refused.readLine().hasPrefix("-ERR limit too many connections waiting to authenticate"))
+        // One authenticates and frees its place for a newcomer.
+        #expect(try waiting[0].command("AUTH \(readerToken)") == "+OK")
+        let admitted = try LineClient(port: daemon.port)
+        #expect(try admitted.readLine().hasSuffix(" auth=required"))
+        #expect(try waiting[0].command("INFO").contains("clients=4"))
     }
 }

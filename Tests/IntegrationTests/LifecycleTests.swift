@@ -102,7 +102,34 @@ struct LifecycleTests {
         #expect(outOfRange.stderr.contains("max_connections"))
         let badAddress = try runDaemon(["--listen", "nonsense"])
         #expect(badAddress.status == 78)
-        #expect(badAddress.stderr.hasPrefix("fanoutd: configuration: address 'nonsense'"))
+        #expect(badAddress.stderr.hasPrefix("fanoutd: configuration: listen: address 'nonsense'"))
+    }
+
+    @Test func portsOutsideSixteenBitsAreRefusedNamingTheSetting() throws {
+        let tooHigh = try runDaemon(["--listen", "127.0.0.1:99999"])
+        #expect(tooHigh.status == 78)
+        #expect(tooHigh.stderr.contains("listen: address '127.0.0.1:99999': the port must be a number from 0 to 65535"),
+                "\(tooHigh.stderr)")
+        let checked = try runDaemon(["--check-config"], environment: ["FANOUTD_METRICS_LISTEN": "127.0.0.1:70000"])
+        #expect(checked.status == 78, "--check-config refuses it too")
+        #expect(checked.stderr.contains("metrics_listen: address '127.0.0.1:70000'"), "\(checked.stderr)")
+        let signed = try runDaemon(["--check-config", "--listen", "127.0.0.1:+80"])
+        #expect(signed.status == 78)
+    }
+
+    @Test func aUnixSocketWhereAServerAnswersIsInUseNotTakenOver() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-unix-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("fanoutd.sock").path
+        let first = try Daemon(listen: ["unix:\(path)"])
+        let second = try runDaemon(["--listen", "unix:\(path)"])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("another server answers there"), "\(second.stderr)")
+        let client = try LineClient(unixPath: path)
+        #expect(try client.readLine().hasPrefix("+HELLO fanout/1 "), "the first server still answers on its path")
+        first.signal(SIGTERM)
+        #expect(first.waitForExit(timeout: 15) == 0)
     }
 
     @Test func addressInUseIsAClearError() throws {

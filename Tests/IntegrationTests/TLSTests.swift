@@ -56,9 +56,12 @@ private let hasOpenSSL = FileManager.default.isExecutableFile(atPath: "/usr/bin/
 @Suite("TLS listeners", .enabled(if: hasOpenSSL, "the openssl command is not installed (apt-get install openssl)"),
        .timeLimit(.minutes(1)))
 struct TLSTests {
-    private func tlsDaemon(_ pki: TestPKI, clientCA: Bool = false) throws -> (Daemon, tlsPort: Int) {
+    private func tlsDaemon(
+        _ pki: TestPKI, clientCA: Bool = false, extra: [String: String] = [:]
+    ) throws -> (Daemon, tlsPort: Int) {
         var environment = ["FANOUTD_TLS_LISTEN": "127.0.0.1:\(try freePort())", "FANOUTD_TLS_CERT": pki.path("server.pem"),
                            "FANOUTD_TLS_KEY": pki.path("server-key.pem")]
+        environment.merge(extra) { $1 }
         if clientCA { environment["FANOUTD_TLS_CLIENT_CA"] = pki.path("ca.pem") }
         let daemon = try Daemon(environment: environment)
         let line = try daemon.stderr.waitForLine(containing: "(tls)", timeout: 10)
@@ -160,5 +163,36 @@ struct TLSTests {
         let withCertificate = try FanoutTool.run(["ping", "--tls", "--ca", pki.path("ca.pem"), "--cert", pki.path("client.pem"),
                                                   "--key", pki.path("client-key.pem"), "--server", server, "-c", "1"])
         #expect(withCertificate.status == 0, "\(withCertificate.stderr) \(daemon.stderr.all)")
+    }
+
+    @Test func aHandshakeThatNeverFinishesIsClosedAtTheTimeout() throws {
+        let pki = try TestPKI()
+        let (daemon, port) = try tlsDaemon(pki, extra: ["FANOUTD_TLS_HANDSHAKE_TIMEOUT": "1"])
+        let observer = try daemon.client()
+        // A finished handshake is not touched by the timeout.
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        client.arguments = ["s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", pki.path("ca.pem"), "-quiet"]
+        let input = Pipe(), output = try CloexecPipe()
+        client.standardInput = input
+        client.standardOutput = output.write
+        client.standardError = FileHandle.nullDevice
+        let lines = LineCollector()
+        lines.attach(output.read)
+        try client.run()
+        try output.write.close()
+        defer { if client.isRunning { kill(client.processIdentifier, SIGKILL) } }
+        _ = try lines.waitForLine(containing: "+HELLO", timeout: 10)
+        // A TCP connection to the TLS port that never starts a handshake.
+        let silent = try LineClient(port: port, timeout: 10)
+        let started = Date()
+        #expect(try silent.readLineOrEOF() == nil, "closed without a line")
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited >= 0.5 && waited < 5, "closed at tls_handshake_timeout: \(waited)s")
+        try eventually("the half-open connection left the table") {
+            infoFields(try observer.command("INFO"))["clients"] == "2"
+        }
+        try input.fileHandleForWriting.write(contentsOf: Data("PING still here\n".utf8))
+        #expect(try lines.waitForLine(containing: "+PONG", timeout: 10) == "+PONG still here")
     }
 }

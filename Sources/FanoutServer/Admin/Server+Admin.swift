@@ -29,6 +29,10 @@ extension Server {
             ("tracked_subjects", String(engine.trackedSubjects)),
             ("max_connections", String(configuration.limits.maxConnections)),
             ("max_pending_bytes", String(configuration.limits.maxPendingBytes)),
+            ("max_memory", String(configuration.limits.maxMemory)),
+            ("backlog_bytes", String(backlogWatch.lastQueued)),
+            ("index_bytes_estimate", String(indexBytes)),
+            ("memory_drops", String(backlogWatch.drops)),
         ]
         return fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }

@@ -1,58 +1,100 @@
 import FanoutEventLoop
 import FanoutProtocol
 
+/// What AUTH keeps across connections: per-address failure buckets, the rate-limited failure log, and the
+/// number of connections still unauthenticated (capped by max_unauthenticated).
+struct AuthGate {
+    var throttle = AuthThrottle()
+    var failureLog = SuppressedLog()
+    var summaryTimer: LoopTimer?
+    /// Connections whose `permissions` are nil: on a server that requires AUTH, those that have not passed it.
+    var unauthenticated = 0
+}
+
 extension Server {
-    /// Closes the connection unless it authenticates within auth_timeout.
+    /// Closes the connection unless it authenticates within auth_timeout of connecting. Set once: failed
+    /// attempts never extend it.
     func startAuthDeadline(for connection: ClientConnection) {
         let timer = LoopTimer(loop: loop) { [unowned self, unowned connection] in
             if connection.permissions == nil { self.disconnect(connection, reason: .authTimeout) }
         }
         timer.schedule(after: configuration.auth.authTimeout)
-        connection.authTimer = timer
+        connection.authDeadline = timer
     }
 
     /// `AUTH <token>`: every user's hash is checked (no early exit), so the time taken says nothing about
     /// which user, if any, came close. A failure delays the connection's next command, and the
-    /// max_auth_failures-th failure closes it.
+    /// max_auth_failures-th failure closes it. An address that fails too often has its attempts refused
+    /// unchecked for a while (`AuthThrottle`), however many connections it opens.
     func authenticate(_ connection: ClientConnection, token: String) {
         guard configuration.auth.requiresAuth else {
             connection.send(Encoder.ok("auth not required"))
+            return
+        }
+        let now = ContinuousClock.now
+        if let wait = authGate.throttle.admit(connection.peerHost, at: now) {
+            let seconds = max(1, wait.components.seconds + (wait.components.attoseconds > 0 ? 1 : 0))
+            failAuthentication(connection, at: now, ProtocolError(
+                .denied, "too many failed AUTH attempts from \(connection.peerHost); try again in \(seconds)s"))
             return
         }
         var matched: User?
         for user in configuration.auth.users where user.tokenHash.matches(token) && matched == nil {
             matched = user
         }
-        if let matched {
-            connection.permissions = matched.permissions
-            connection.userName = matched.name
-            connection.lastPermittedSubject = []
-            connection.authFailures = 0
-            connection.authTimer = nil
-            connection.send(Encoder.ok())
-            logger.info("authenticated", metadata: ["client": "\(connection.id)", "user": "\(matched.name)"])
+        guard let matched else {
+            authGate.throttle.recordFailure(connection.peerHost, at: now)
+            failAuthentication(connection, at: now, ProtocolError(.denied, "invalid token"))
             return
         }
+        if connection.permissions == nil { authGate.unauthenticated -= 1 }
+        connection.permissions = matched.permissions
+        connection.userName = matched.name
+        connection.lastPermittedSubject = []
+        connection.authFailures = 0
+        connection.authDeadline = nil
+        connection.send(Encoder.ok())
+        logger.info("authenticated", metadata: ["client": "\(connection.id)", "user": "\(matched.name)"])
+    }
+
+    /// Answers a failed or refused AUTH, logs it (rate-limited), and delays the connection's next command,
+    /// or closes it at max_auth_failures.
+    private func failAuthentication(_ connection: ClientConnection, at now: ContinuousClock.Instant, _ error: ProtocolError) {
         connection.authFailures += 1
-        logger.info("AUTH failed", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
-                                              "failures": "\(connection.authFailures)"])
+        logAuthFailure(connection, at: now)
         if connection.authFailures >= configuration.auth.maxAuthFailures {
             connection.send(ProtocolError(.denied, "too many failed AUTH attempts; closing").line)
             disconnect(connection, reason: .authFailures)
             return
         }
-        connection.send(ProtocolError(.denied, "invalid token").line)
+        connection.send(error.line)
         guard connection.state.handle(.delay) == .stopReading, let socket = connection.socket else { return }
         socket.disableReading()
-        let delay = Duration.milliseconds(250) * connection.authFailures
-        let timer = LoopTimer(loop: loop) { [unowned self, unowned connection] in
+        let timer = LoopTimer(loop: loop) { [unowned connection] in
             guard connection.state.handle(.delayOver) == .resumeReading, let socket = connection.socket else { return }
             if connection.heldBy == 0 { socket.enableReading() }
-            self.startAuthDeadline(for: connection)
             connection.readCommands()
         }
-        timer.schedule(after: delay)
-        connection.authTimer = timer
+        timer.schedule(after: .milliseconds(250) * connection.authFailures)
+        connection.retryDelay = timer
+    }
+
+    /// One line per failure at most every `SuppressedLog.interval`; the rest are summed up in one line then.
+    private func logAuthFailure(_ connection: ClientConnection, at now: ContinuousClock.Instant) {
+        if authGate.failureLog.shouldWrite(from: connection.peerHost, at: now) {
+            logger.info("AUTH failed", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
+                                                  "failures": "\(connection.authFailures)"])
+            return
+        }
+        guard authGate.summaryTimer?.isScheduled != true else { return }
+        if authGate.summaryTimer == nil {
+            authGate.summaryTimer = LoopTimer(loop: loop) { [unowned self] in
+                guard let summary = self.authGate.failureLog.takeSummary() else { return }
+                self.logger.info("\(summary.count) more failed AUTH attempts in the last \(SuppressedLog.interval)",
+                                 metadata: ["from": "\(summary.sources.joined(separator: ","))"])
+            }
+        }
+        authGate.summaryTimer?.schedule(after: SuppressedLog.interval)
     }
 
     /// The error for a command this connection may not run, or nil when it may.
@@ -90,6 +132,7 @@ extension Server {
     /// it about) subscriptions it may no longer hold. Turning auth on sends unauthenticated connections back
     /// to AUTH; turning it off frees everyone.
     func reapplyPermissions() {
+        defer { authGate.unauthenticated = connections.values.reduce(0) { $0 + ($1.permissions == nil ? 1 : 0) } }
         for connection in connections.values.sorted(by: { $0.id < $1.id }) {
             let fresh: Permissions?
             if !configuration.auth.requiresAuth {
@@ -101,7 +144,8 @@ extension Server {
             }
             connection.permissions = fresh
             connection.lastPermittedSubject = []
-            if fresh == nil && connection.authTimer == nil { startAuthDeadline(for: connection) }
+            if fresh == nil && connection.authDeadline == nil { startAuthDeadline(for: connection) }
+            if fresh != nil { connection.authDeadline = nil }
             let revoked = connection.subscriptions.filter { fresh?.maySubscribe($0) != true }.sorted()
             guard !revoked.isEmpty else { continue }
             removeSubscriptions(revoked, for: connection)

@@ -8,6 +8,8 @@ public struct AuthSettings: Sendable, Equatable {
     public var authTimeout = Duration.seconds(10)
     /// Failed AUTH attempts after which the connection is closed; each failure first delays the next read.
     public var maxAuthFailures = 3
+    /// Connections that may be waiting to authenticate at once; one more is answered `-ERR limit` and closed.
+    public var maxUnauthenticated = 1000
     /// Verbs that need a user with `admin: true` (when users are configured).
     public var adminCommands: Set<String> = ["INFO", "CLIENTS"]
 
@@ -25,6 +27,7 @@ public struct AuthSettings: Sendable, Equatable {
         var found: [String] = []
         if authTimeout <= .zero { found.append("auth_timeout: must be positive") }
         if maxAuthFailures < 1 { found.append("max_auth_failures: must be at least 1") }
+        if maxUnauthenticated < 1 { found.append("max_unauthenticated: must be at least 1") }
         for verb in adminCommands.sorted() where !Self.restrictableVerbs.contains(verb) {
             let known = Self.restrictableVerbs.sorted().joined(separator: ", ")
             found.append("admin_commands: \(verb) is not one of \(known)")

@@ -18,6 +18,9 @@ public struct Limits: Sendable, Equatable {
     /// Publisher backpressure: unsent output on a subscriber above which the publishers feeding it stop being
     /// read until it drains to half. 0 turns it off; slow consumers are then only dropped.
     public var backpressureBytes = 0
+    /// Server-wide bound on queued output plus the subject index, in bytes; 0 turns it off. Over it, the
+    /// connections with the largest backlogs are dropped as slow consumers and new subscriptions refused.
+    public var maxMemory = 1 << 30
     /// How many subjects' sequence numbers are remembered; see `SequenceTable`.
     public var maxTrackedSubjects = 1_000_000
 
@@ -43,6 +46,9 @@ public struct Limits: Sendable, Equatable {
             found.append("backpressure_bytes: must be 0 (off) or less than max_pending_bytes")
         }
         if maxTrackedSubjects < 1 { found.append("max_tracked_subjects: must be at least 1") }
+        if maxMemory < 0 || (maxMemory > 0 && maxMemory < 4 * maxPendingBytes) {
+            found.append("max_memory: must be 0 (off) or at least 4 × max_pending_bytes")
+        }
         return found
     }
 }

@@ -15,8 +15,11 @@ public struct Listeners: Sendable, Equatable {
         var found: [String] = []
         if listen.isEmpty { found.append("listen: at least one address is needed") }
         if unixSocketMode > 0o777 { found.append("unix_socket_mode: must be an octal mode like \"0660\"") }
-        for address in listen + (metricsListen.map { [$0] } ?? []) {
-            if let problem = SocketAddress.problem(parsing: address) { found.append(problem) }
+        for address in listen {
+            if let problem = SocketAddress.problem(parsing: address) { found.append("listen: \(problem)") }
+        }
+        if let metricsListen, let problem = SocketAddress.problem(parsing: metricsListen) {
+            found.append("metrics_listen: \(problem)")
         }
         return found
     }

@@ -15,7 +15,7 @@ public struct TLSSettings: Sendable, Equatable {
         var found: [String] = []
         if !listen.isEmpty && (certificate == nil || key == nil) { found.append("tls_listen: needs tls_cert and tls_key") }
         for address in listen {
-            if let problem = SocketAddress.problem(parsing: address) { found.append(problem) }
+            if let problem = SocketAddress.problem(parsing: address) { found.append("tls_listen: \(problem)") }
         }
         return found
     }

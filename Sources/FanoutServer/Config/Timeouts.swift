@@ -7,6 +7,11 @@ public struct Timeouts: Sendable, Equatable {
     /// The longest a closing connection may spend flushing its last lines to a peer that does not read them,
     /// and so the longest a shutdown waits.
     public var shutdownGrace = Duration.seconds(5)
+    /// Close a connection that holds no subscription and sends nothing for this long, so that idle sockets
+    /// cannot hold every slot; nil means never.
+    public var idleUnsubscribedTimeout: Duration? = .seconds(60)
+    /// Close a TLS connection whose handshake has not finished this long after it connected.
+    public var tlsHandshakeTimeout = Duration.seconds(10)
     /// TCP keepalive idle time for accepted sockets; nil turns keepalive off.
     public var keepalive: Duration? = .seconds(60)
 
@@ -17,6 +22,10 @@ public struct Timeouts: Sendable, Equatable {
         if writeTimeout <= .zero { found.append("write_timeout: must be positive") }
         if let idleTimeout, idleTimeout <= .zero { found.append("idle_timeout: must be positive, or 0 for off") }
         if shutdownGrace < .zero { found.append("shutdown_grace: must not be negative") }
+        if let idleUnsubscribedTimeout, idleUnsubscribedTimeout <= .zero {
+            found.append("idle_unsubscribed_timeout: must be positive, or 0 for off")
+        }
+        if tlsHandshakeTimeout <= .zero { found.append("tls_handshake_timeout: must be positive") }
         return found
     }
 }

@@ -28,8 +28,12 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// The authenticated user's name, for logs and permission reloads.
     var userName: String?
     var authFailures = 0
-    /// Closes an unauthenticated connection at auth_timeout, or ends a failed-AUTH delay.
-    var authTimer: LoopTimer?
+    /// Closes the connection at auth_timeout unless it has authenticated.
+    var authDeadline: LoopTimer?
+    /// Ends the pause after a failed AUTH.
+    var retryDelay: LoopTimer?
+    /// Closes a TLS connection whose handshake has not finished within tls_handshake_timeout.
+    var handshakeDeadline: LoopTimer?
     /// The last subject this connection was allowed to publish to: consecutive PUBs skip the check.
     var lastPermittedSubject: [UInt8] = []
     /// The peer's host, for the per-address connection limit.
@@ -71,6 +75,11 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     }
 
     // MARK: BufferedSocketDelegate
+
+    /// The TLS handshake finished (libevent reports it as "connected" on the accepting side too).
+    func socketDidConnect(_ socket: BufferedSocket) {
+        handshakeDeadline = nil
+    }
 
     func socketDidRead(_ socket: BufferedSocket) {
         readCommands()
@@ -124,7 +133,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         case .error, .tls:
             server.disconnect(self, reason: .socketError(reason.description))
         case .readTimeout:
-            server.disconnect(self, reason: .idleTimeout)
+            server.disconnect(self, reason: .idleTimeout(setting: server.idleSetting(subscribed: !subscriptions.isEmpty)))
         case .writeTimeout:
             server.disconnect(self, reason: .slowConsumer("no output drained for write_timeout"))
         }

@@ -10,8 +10,11 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
     case socketError(String)
     /// Output not read fast enough: over `max_pending_bytes`, or stalled for `write_timeout`.
     case slowConsumer(String)
-    /// Nothing received for `idle_timeout`.
-    case idleTimeout
+    /// Nothing received for the named setting's time: `idle_timeout`, or `idle_unsubscribed_timeout` for a
+    /// connection that holds no subscription.
+    case idleTimeout(setting: String)
+    /// The TLS handshake did not finish within `tls_handshake_timeout`.
+    case handshakeTimeout
     /// The server is stopping.
     case shutdown
     /// No successful AUTH within auth_timeout.
@@ -25,7 +28,8 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .eof: "eof"
         case .socketError(let detail): detail
         case .slowConsumer(let detail): "slow-consumer (\(detail))"
-        case .idleTimeout: "idle-timeout"
+        case .idleTimeout(let setting): "idle-timeout (\(setting))"
+        case .handshakeTimeout: "tls-handshake-timeout"
         case .shutdown: "shutdown"
         case .authTimeout: "auth-timeout"
         case .authFailures: "auth-failures"
@@ -36,16 +40,18 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
     var farewell: ProtocolError? {
         switch self {
         case .slowConsumer(let detail): ProtocolError(.slowConsumer, "disconnected: \(detail)")
-        case .idleTimeout: ProtocolError(.idleTimeout, "disconnected: nothing received for idle_timeout")
+        case .idleTimeout(let setting): ProtocolError(.idleTimeout, "disconnected: nothing received for \(setting)")
         case .shutdown: ProtocolError(.shuttingDown, "server is shutting down")
         case .authTimeout: ProtocolError(.authRequired, "disconnected: no AUTH within auth_timeout")
-        case .quit, .eof, .socketError, .authFailures: nil
+        case .quit, .eof, .socketError, .authFailures, .handshakeTimeout: nil
         }
     }
 
     /// Whether queued output is still worth flushing before the socket closes.
     var flushesOutput: Bool {
-        if case .socketError = self { return false }
-        return true
+        switch self {
+        case .socketError, .handshakeTimeout: false
+        default: true
+        }
     }
 }

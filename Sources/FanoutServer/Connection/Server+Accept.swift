@@ -10,6 +10,10 @@ extension Server {
         if let perHost = configuration.limits.maxConnectionsPerIP, !peer.isUnix, connectionsPerHost[host, default: 0] >= perHost {
             return refuse(fd, peer: peer, "too many connections from \(host) (max_connections_per_ip=\(perHost))")
         }
+        if configuration.auth.requiresAuth && authGate.unauthenticated >= configuration.auth.maxUnauthenticated {
+            let limit = configuration.auth.maxUnauthenticated
+            return refuse(fd, peer: peer, "too many connections waiting to authenticate (max_unauthenticated=\(limit))")
+        }
         let socket: BufferedSocket
         do {
             socket = try BufferedSocket(loop: loop, fd: fd, tls: tls ? tlsContext : nil)
@@ -34,16 +38,18 @@ extension Server {
             if let keepalive = configuration.timeouts.keepalive { socket.enableKeepalive(idle: keepalive) }
             if configuration.limits.sendBufferBytes > 0 { socket.setSendBuffer(bytes: configuration.limits.sendBufferBytes) }
         }
-        socket.setTimeouts(read: configuration.timeouts.idleTimeout, write: configuration.timeouts.writeTimeout)
+        socket.setTimeouts(read: readTimeout(subscribed: false), write: configuration.timeouts.writeTimeout)
         connections[id] = connection
         connectionsPerHost[host, default: 0] += 1
         stats.accepted += 1
         if configuration.auth.requiresAuth {
+            authGate.unauthenticated += 1
             startAuthDeadline(for: connection)
         } else {
             connection.permissions = .unrestricted
         }
         socket.write(Encoder.greeting(serverName: configuration.serverName, authRequired: configuration.auth.requiresAuth))
+        if tls { startHandshakeDeadline(for: connection) }
         socket.enableReading()
         logger.debug("connect", metadata: ["client": "\(id)", "peer": "\(peer)"])
     }
@@ -63,5 +69,37 @@ extension Server {
         }
         retry.schedule(after: .seconds(1))
         acceptRetryTimer = retry
+    }
+}
+
+extension Server {
+    /// The read timeout for a connection: idle_timeout, or idle_unsubscribed_timeout when that is shorter and
+    /// the connection holds no subscription. libevent restarts it on every read.
+    func readTimeout(subscribed: Bool) -> Duration? {
+        let idle = configuration.timeouts.idleTimeout
+        guard !subscribed, let unsubscribed = configuration.timeouts.idleUnsubscribedTimeout else { return idle }
+        return min(idle ?? unsubscribed, unsubscribed)
+    }
+
+    /// The name of the setting behind `readTimeout(subscribed:)`, for the farewell line.
+    func idleSetting(subscribed: Bool) -> String {
+        readTimeout(subscribed: subscribed) == configuration.timeouts.idleTimeout ? "idle_timeout"
+            : "idle_unsubscribed_timeout"
+    }
+
+    /// Moves a connection to the read timeout for its subscriptions, when it has just gained its first or
+    /// lost its last.
+    func updateReadTimeout(of connection: ClientConnection) {
+        connection.socket?.setTimeouts(read: readTimeout(subscribed: !connection.subscriptions.isEmpty),
+                                       write: configuration.timeouts.writeTimeout)
+    }
+
+    /// Closes a TLS connection whose handshake has not finished within tls_handshake_timeout.
+    func startHandshakeDeadline(for connection: ClientConnection) {
+        let timer = LoopTimer(loop: loop) { [unowned self, unowned connection] in
+            self.disconnect(connection, reason: .handshakeTimeout)
+        }
+        timer.schedule(after: configuration.timeouts.tlsHandshakeTimeout)
+        connection.handshakeDeadline = timer
     }
 }

@@ -8,7 +8,7 @@ extension Server {
             stats.slowConsumers += 1
             logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                                  "reason": "\(reason)"])
-        case .idleTimeout, .socketError, .authTimeout, .authFailures:
+        case .idleTimeout, .socketError, .authTimeout, .authFailures, .handshakeTimeout:
             logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                                  "reason": "\(reason)"])
         case .quit, .eof, .shutdown:
@@ -25,7 +25,10 @@ extension Server {
         }
         if !connection.heldPublishers.isEmpty { releasePublishers(heldBy: connection) }
         forgetSubscriptions(of: connection)
-        connection.authTimer = nil
+        connection.authDeadline = nil
+        connection.retryDelay = nil
+        connection.handshakeDeadline = nil
+        if connection.permissions == nil { authGate.unauthenticated -= 1 }
         if publishRun.isOpen { retiredDuringRun.append(connection) }
         connections[connection.id] = nil
         if let count = connectionsPerHost[connection.peerHost] {

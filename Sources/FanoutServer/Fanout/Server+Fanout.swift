@@ -52,6 +52,8 @@ extension Server {
         guard !publishRun.bytes.isEmpty else { return }
         let limit = configuration.limits.maxPendingBytes
         let holdAbove = configuration.limits.backpressureBytes > 0 ? configuration.limits.backpressureBytes : Int.max
+        // One comparison per receiver on the fast path: below every mark, nothing else is looked at.
+        let watchAbove = min(holdAbove, limit, BacklogWatch.mark)
         stats.bytesOut += UInt64(publishRun.bytes.count * publishRun.receivers.count)
         if metrics != nil {
             let now = ContinuousClock.now
@@ -65,25 +67,27 @@ extension Server {
             publishRun.bytes.withUnsafeBytes { shared.append($0) }
             for receiver in publishRun.receivers where receiver.isConnected {
                 receiver.socket.write(sharing: shared)
-                checkBacklog(of: receiver, holdAbove: holdAbove, limit: limit)
+                checkBacklog(of: receiver, watchAbove: watchAbove, holdAbove: holdAbove, limit: limit)
             }
         } else {
             publishRun.bytes.withUnsafeBytes { bytes in
                 for receiver in publishRun.receivers where receiver.isConnected {
                     receiver.socket.write(bytes)
-                    checkBacklog(of: receiver, holdAbove: holdAbove, limit: limit)
+                    checkBacklog(of: receiver, watchAbove: watchAbove, holdAbove: holdAbove, limit: limit)
                 }
             }
         }
         publishRun.bytes.removeAll(keepingCapacity: true)
     }
 
-    /// Holds the publisher back, or drops the receiver, when its backlog is past the marks.
+    /// Holds the publisher back, or drops the receiver, when its backlog is past the marks, and has the
+    /// server-wide memory bound watch it once it is past `BacklogWatch.mark`.
     @inline(__always)
-    private func checkBacklog(of receiver: PublishRun.Receiver, holdAbove: Int, limit: Int) {
+    private func checkBacklog(of receiver: PublishRun.Receiver, watchAbove: Int, holdAbove: Int, limit: Int) {
         let pending = receiver.socket.outputCount
-        guard pending > holdAbove || pending > limit else { return }
+        guard pending > watchAbove else { return }
         let connection = receiver.connection.takeUnretainedValue()
+        if pending > BacklogWatch.mark { watchBacklog(of: connection) }
         if pending > holdAbove { holdBack(publishRun.publisher, for: connection) }
         if pending > limit { dropSlowConsumer(connection, pending: pending) }
     }

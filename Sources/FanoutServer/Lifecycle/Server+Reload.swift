@@ -43,10 +43,10 @@ extension Server {
         configuration = fresh
         logger.logLevel = fresh.logLevel
         engine.subjectLimit = fresh.limits.maxTrackedSubjects
-        if fresh.limits.maxLine != old.limits.maxLine || fresh.timeouts.writeTimeout != old.timeouts.writeTimeout || fresh.timeouts.idleTimeout != old.timeouts.idleTimeout {
+        if fresh.limits.maxLine != old.limits.maxLine || fresh.timeouts != old.timeouts {
             for connection in connections.values {
                 connection.framer.maxLine = fresh.limits.maxLine
-                connection.socket?.setTimeouts(read: fresh.timeouts.idleTimeout, write: fresh.timeouts.writeTimeout)
+                updateReadTimeout(of: connection)
             }
         }
         if inheritedListeners.isEmpty && fresh.listeners.listen != old.listeners.listen {

@@ -21,6 +21,11 @@ extension Server {
             connection.send(error.line)
             return
         }
+        if indexWouldPassMemoryBound(adding: fresh.count) {
+            stats.limitRefusals += 1
+            connection.send(ProtocolError(.limit, "the server is at max_memory=\(configuration.limits.maxMemory)").line)
+            return
+        }
         addSubscriptions(fresh, for: connection)
         connection.send(Encoder.ok(String(connection.subscriptions.count)))
     }
@@ -33,11 +38,13 @@ extension Server {
 
     /// Adds patterns the connection does not hold yet, in both directions and the count.
     func addSubscriptions(_ patterns: [String], for connection: ClientConnection) {
+        let wasUnsubscribed = connection.subscriptions.isEmpty
         for pattern in patterns {
             connection.subscriptions.insert(pattern)
             index.subscribe(connection, to: pattern)
         }
         subscriptionCount += patterns.count
+        if wasUnsubscribed && !patterns.isEmpty { updateReadTimeout(of: connection) }
     }
 
     /// Removes each of `patterns` that the connection holds, in both directions and the count; returns how
@@ -51,6 +58,7 @@ extension Server {
         }
         subscriptionCount -= dropped
         staleSubscriptions += dropped
+        if dropped > 0 && connection.subscriptions.isEmpty { updateReadTimeout(of: connection) }
         return dropped
     }
 

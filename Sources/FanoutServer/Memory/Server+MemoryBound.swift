@@ -1,0 +1,88 @@
+import FanoutEventLoop
+import FanoutProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The server-wide memory bound, `max_memory`: queued output plus the subject index. Per-connection limits
+/// (max_pending_bytes, max_subscriptions) bound one client; this bounds all of them together.
+///
+/// Over the bound, the connections with the largest queued output are dropped first, as slow consumers
+/// (`-ERR slow-consumer`), until queued output is back under nine tenths of what the bound leaves it; new
+/// subscriptions are refused with `-ERR limit` while the index alone is over the bound.
+extension Server {
+    /// How often the bound is checked: often enough that 10,000 stalled readers cannot overshoot it by more
+    /// than what they queue in this time.
+    static let memoryCheckInterval = Duration.milliseconds(100)
+
+    /// Queued output freed by drops after which the allocator is asked to return free memory to the system.
+    static let trimAfterBytes = 64 * 1024 * 1024
+
+    /// Called from the fan-out when a receiver's backlog passes `BacklogWatch.mark`.
+    func watchBacklog(of connection: ClientConnection) {
+        guard configuration.limits.maxMemory > 0 else { return }
+        if backlogWatch.watched.insert(connection.id).inserted && memoryTimer?.isScheduled != true {
+            startMemoryChecks()
+        }
+    }
+
+    private func startMemoryChecks() {
+        if memoryTimer == nil {
+            memoryTimer = LoopTimer(loop: loop) { [unowned self] in self.checkMemoryBound() }
+        }
+        memoryTimer?.schedule(after: Self.memoryCheckInterval)
+    }
+
+    /// The index's estimated heap bytes.
+    var indexBytes: Int { subscriptionCount * IndexMemory.bytesPerSubscription }
+
+    /// Whether a subscription of `count` more patterns would pass max_memory.
+    func indexWouldPassMemoryBound(adding count: Int) -> Bool {
+        let bound = configuration.limits.maxMemory
+        return bound > 0 && indexBytes + count * IndexMemory.bytesPerSubscription > bound
+    }
+
+    /// Sums the watched backlogs, forgets the ones that drained or left, and drops the largest while over.
+    func checkMemoryBound() {
+        var queued = 0
+        var backlogs: [(pending: Int, connection: ClientConnection)] = []
+        for id in backlogWatch.watched {
+            guard let connection = connections[id], case let pending = connection.pendingBytes,
+                  pending > BacklogWatch.mark / 2 else {
+                backlogWatch.watched.remove(id)
+                continue
+            }
+            queued += pending
+            backlogs.append((pending, connection))
+        }
+        backlogWatch.lastQueued = queued
+        let bound = configuration.limits.maxMemory
+        if bound > 0 && queued + indexBytes > bound {
+            let target = max(0, (bound - indexBytes) * 9 / 10)
+            var freed = 0
+            for (pending, connection) in backlogs.sorted(by: { $0.pending > $1.pending }) where queued > target {
+                backlogWatch.drops += 1
+                backlogWatch.watched.remove(connection.id)
+                disconnect(connection, reason: .slowConsumer(
+                    "\(pending) bytes pending while the server is over max_memory=\(bound)"))
+                queued -= pending
+                freed += pending
+            }
+            backlogWatch.lastQueued = queued
+            logger.warning("over max_memory=\(bound): dropped the largest slow consumers, \(freed) bytes queued")
+            if freed >= Self.trimAfterBytes { returnFreeMemory() }
+        }
+        if !backlogWatch.watched.isEmpty { memoryTimer?.schedule(after: Self.memoryCheckInterval) }
+    }
+
+    /// Hands free heap back to the system after large drops: glibc keeps freed chunks for reuse, and RSS would
+    /// otherwise stay at its peak long after the backlogs are gone.
+    func returnFreeMemory() {
+        #if canImport(Glibc)
+        // glibc's malloc_trim is declared in <malloc.h>, which the Glibc module leaves out.
+        typealias Trim = @convention(c) (Int) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+        _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        #endif
+    }
+}
