@@ -3,7 +3,9 @@ import FanoutProtocol
 
 extension Server {
     func accept(fd: Int32, peer: SocketAddress, tls: Bool = false) {
-        guard connections.count < configuration.limits.maxConnections else {
+        // Sockets still closing hold descriptors too: counting them keeps the process's descriptors within
+        // max_connections plus listeners, whatever the close rate.
+        guard connections.count + loop.lingeringCount < configuration.limits.maxConnections else {
             return refuse(fd, peer: peer, "too many connections (max_connections=\(configuration.limits.maxConnections))")
         }
         let host = peer.isUnix ? "unix" : peer.host
