@@ -11,9 +11,12 @@ public enum CommandParser {
         guard cursor < line.count else { return nil }
         let verbStart = cursor
         cursor = wordEnd(line, from: cursor)
-        let verb = UnsafeRawBufferPointer(rebasing: line[verbStart..<cursor])
+        let verbBytes = UnsafeRawBufferPointer(rebasing: line[verbStart..<cursor])
+        guard let verb = Command.Verb(matching: verbBytes) else {
+            throw ProtocolError(.unknownCommand, "'\(printable(verbBytes, limit: 32))' (try HELP)")
+        }
 
-        switch Command.Verb(matching: verb) {
+        switch verb {
         case .pub:
             return try parsePub(line, after: cursor)
         case .sub:
@@ -25,18 +28,16 @@ public enum CommandParser {
         case .ping:
             let textStart = skipSeparators(line, from: cursor)
             return .ping(UnsafeRawBufferPointer(rebasing: line[textStart...]))
-        case .quit:
-            try expectNoArguments(line, after: cursor, verb: "QUIT")
-            return .quit
-        case .help:
-            try expectNoArguments(line, after: cursor, verb: "HELP")
-            return .help
-        case .info:
-            try expectNoArguments(line, after: cursor, verb: "INFO")
-            return .info
-        case .clients:
-            try expectNoArguments(line, after: cursor, verb: "CLIENTS")
-            return .clients
+        case .quit, .help, .info, .clients:
+            guard skipSeparators(line, from: cursor) == line.count else {
+                throw ProtocolError(.syntax, "\(verb.name) takes no arguments")
+            }
+            switch verb {
+            case .quit: return .quit
+            case .help: return .help
+            case .info: return .info
+            default: return .clients
+            }
         case .channels:
             let arguments = words(line, after: cursor)
             guard arguments.count <= 1 else { throw ProtocolError(.syntax, "CHANNELS takes at most one pattern") }
@@ -45,8 +46,6 @@ public enum CommandParser {
             let arguments = words(line, after: cursor)
             guard arguments.count == 1 else { throw ProtocolError(.syntax, "AUTH takes exactly one token") }
             return .auth(token: String(decoding: arguments[0], as: UTF8.self))
-        case nil:
-            throw ProtocolError(.unknownCommand, "'\(printable(verb, limit: 32))' (try HELP)")
         }
     }
 
@@ -65,12 +64,6 @@ public enum CommandParser {
     private static func pattern(_ word: UnsafeRawBufferPointer) throws(ProtocolError) -> String {
         try Subject.validatePattern(word)
         return String(decoding: word, as: UTF8.self)
-    }
-
-    private static func expectNoArguments(_ line: UnsafeRawBufferPointer, after cursor: Int, verb: String) throws(ProtocolError) {
-        guard skipSeparators(line, from: cursor) == line.count else {
-            throw ProtocolError(.syntax, "\(verb) takes no arguments")
-        }
     }
 
     /// The separator-delimited words after `cursor`.

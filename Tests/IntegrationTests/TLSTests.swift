@@ -69,33 +69,45 @@ struct TLSTests {
         return (daemon, try #require(Int(address.split(separator: ":").last!)))
     }
 
+    /// `openssl s_client` connected to `port`, verifying the server with the test CA: its stdin to write
+    /// lines to, its output and diagnostics as lines. Killed when the returned process is dropped by the test.
+    private final class OpenSSLClient {
+        let process = Process()
+        /// A real pipe for stdin: s_client treats a socket on stdin differently. (Only output pipes need to be
+        /// close-on-exec, for end of file; an inherited stdin write end merely keeps it open.)
+        let input = Pipe()
+        let lines = LineCollector(), diagnostics = LineCollector()
+
+        init(port: Int, pki: TestPKI) throws {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            process.arguments = ["s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", pki.path("ca.pem"),
+                                 "-verify_return_error", "-quiet"]
+            let output = try CloexecPipe(), errors = try CloexecPipe()
+            process.standardInput = input
+            process.standardOutput = output.write
+            process.standardError = errors.write
+            lines.attach(output.read)
+            diagnostics.attach(errors.read)
+            try process.run()
+            try output.write.close()
+            try errors.write.close()
+        }
+
+        deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+        func send(_ text: String) throws { try input.fileHandleForWriting.write(contentsOf: Data(text.utf8)) }
+    }
+
     @Test func roundTripWithOpenSSLsClient() throws {
         let pki = try TestPKI()
         let (daemon, port) = try tlsDaemon(pki)
         defer { withExtendedLifetime(daemon) {} }
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        client.arguments = ["s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", pki.path("ca.pem"),
-                            "-verify_return_error", "-quiet"]
-        // A real pipe for stdin: s_client treats a socket on stdin differently. (Only output pipes need to be
-        // close-on-exec, for end of file; an inherited stdin write end merely keeps it open.)
-        let input = Pipe(), output = try CloexecPipe()
-        client.standardInput = input
-        client.standardOutput = output.write
-        let errors = try CloexecPipe()
-        client.standardError = errors.write
-        let lines = LineCollector(), diagnostics = LineCollector()
-        lines.attach(output.read)
-        diagnostics.attach(errors.read)
-        try client.run()
-        try output.write.close()
-        try errors.write.close()
-        defer { if client.isRunning { kill(client.processIdentifier, SIGKILL) } }
-        let hello = try? lines.waitForLine(containing: "+HELLO", timeout: 10)
-        #expect(hello?.hasPrefix("+HELLO fanout/1 ") == true, "s_client said: \(diagnostics.all)")
-        try input.fileHandleForWriting.write(contentsOf: Data("PING over tls\nQUIT\n".utf8))
-        #expect(try lines.waitForLine(containing: "+PONG", timeout: 10) == "+PONG over tls")
-        #expect(try lines.waitForLine(containing: "+OK bye", timeout: 10) == "+OK bye")
+        let client = try OpenSSLClient(port: port, pki: pki)
+        let hello = try? client.lines.waitForLine(containing: "+HELLO", timeout: 10)
+        #expect(hello?.hasPrefix("+HELLO fanout/1 ") == true, "s_client said: \(client.diagnostics.all)")
+        try client.send("PING over tls\nQUIT\n")
+        #expect(try client.lines.waitForLine(containing: "+PONG", timeout: 10) == "+PONG over tls")
+        #expect(try client.lines.waitForLine(containing: "+OK bye", timeout: 10) == "+OK bye")
     }
 
     @Test func plainAndTLSSideBySideWithTheBundledClient() throws {
@@ -170,19 +182,8 @@ struct TLSTests {
         let (daemon, port) = try tlsDaemon(pki, extra: ["FANOUTD_TLS_HANDSHAKE_TIMEOUT": "1"])
         let observer = try daemon.client()
         // A finished handshake is not touched by the timeout.
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        client.arguments = ["s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", pki.path("ca.pem"), "-quiet"]
-        let input = Pipe(), output = try CloexecPipe()
-        client.standardInput = input
-        client.standardOutput = output.write
-        client.standardError = FileHandle.nullDevice
-        let lines = LineCollector()
-        lines.attach(output.read)
-        try client.run()
-        try output.write.close()
-        defer { if client.isRunning { kill(client.processIdentifier, SIGKILL) } }
-        _ = try lines.waitForLine(containing: "+HELLO", timeout: 10)
+        let client = try OpenSSLClient(port: port, pki: pki)
+        _ = try client.lines.waitForLine(containing: "+HELLO", timeout: 10)
         // A TCP connection to the TLS port that never starts a handshake.
         let silent = try LineClient(port: port, timeout: 10)
         let started = Date()
@@ -192,7 +193,7 @@ struct TLSTests {
         try eventually("the half-open connection left the table") {
             infoFields(try observer.command("INFO"))["clients"] == "2"
         }
-        try input.fileHandleForWriting.write(contentsOf: Data("PING still here\n".utf8))
-        #expect(try lines.waitForLine(containing: "+PONG", timeout: 10) == "+PONG still here")
+        try client.send("PING still here\n")
+        #expect(try client.lines.waitForLine(containing: "+PONG", timeout: 10) == "+PONG still here")
     }
 }
