@@ -50,9 +50,13 @@ extension Server {
     }
 
     /// `<count> id=<n>,addr=<host:port>,subs=<n>,pending=<bytes>,age_s=<n> ...`, oldest first.
+    ///
+    /// Cost: a scan of the connection table (at most max_connections ids, sorted as plain integers) and text
+    /// for the `listingLimit` listed.
     func clientsListing() -> String {
         let now = ContinuousClock.now
-        let listed = connections.values.sorted { $0.id < $1.id }.prefix(Self.listingLimit).map { connection in
+        let oldest = connections.keys.sorted().prefix(Self.listingLimit)
+        let listed = oldest.compactMap { connections[$0] }.map { connection in
             let age = (now - connection.connectedAt).components.seconds
             return "id=\(connection.id),addr=\(connection.peer),subs=\(connection.subscriptions.count)," +
                 "pending=\(connection.pendingBytes),age_s=\(age)"
