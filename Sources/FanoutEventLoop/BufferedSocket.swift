@@ -164,9 +164,6 @@ public final class BufferedSocket {
     public func enableReading() { bufferevent_enable(bev, Int16(EV_READ)) }
     public func disableReading() { bufferevent_disable(bev, Int16(EV_READ)) }
 
-    /// Bytes waiting in the input buffer.
-    public var inputCount: Int { evbuffer_get_length(bufferevent_get_input(bev)) }
-
     /// Hands the unread input to `body` chunk by chunk, without copying. `body` returns how many bytes of the
     /// chunk it consumed; consumed bytes are drained, and returning less than the whole chunk stops the walk.
     public func readInput(_ body: (UnsafeRawBufferPointer) -> Int) {
@@ -220,11 +217,6 @@ public final class BufferedSocket {
             if got < want { break }
         }
         return total
-    }
-
-    /// Stops libevent reading from the kernel while `bytes` are unprocessed in the input buffer.
-    public func setReadHighWatermark(_ bytes: Int) {
-        bufferevent_setwatermark(bev, Int16(EV_READ), 0, bytes)
     }
 
     // MARK: Writing

@@ -40,7 +40,7 @@ public final class EventLoop {
     ///
     /// One pass at a time: after the callbacks of each pass, every socket written to during it is flushed
     /// with one direct write, so a subscriber sent many messages in one pass costs one syscall, and the
-    /// write event is armed only for output the kernel did not take (see `BufferedSocket.flush`).
+    /// write event is armed only for output the kernel did not take (see `BufferedSocket.flushQueued`).
     ///
     /// `polling` never sleeps: each pass takes what is ready and the next starts at once. That burns the
     /// core, which only a load generator on a core of its own should do: it answers in microseconds instead
