@@ -76,45 +76,16 @@ public final class BufferedSocket {
 
     /// Wraps an accepted (or otherwise connected) fd, which the socket now owns; with `tls`, as the server
     /// side of a TLS connection (the handshake runs as data flows).
-    public init(loop: EventLoop, fd: Int32, tls: TLSContext? = nil) throws(SystemError) {
-        self.loop = loop
-        isTLS = tls != nil
-        if let tls {
-            let ssl = try tls.makeSSL(verifying: nil)
-            bev = try nonNull("bufferevent_openssl_socket_new") {
-                bufferevent_openssl_socket_new(loop.base, fd, ssl, BUFFEREVENT_SSL_ACCEPTING, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
-            }
-            bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
-        } else {
-            bev = try nonNull("bufferevent_socket_new") {
-                bufferevent_socket_new(loop.base, fd, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
-            }
-        }
-        writesDirectly = tls == nil
-        output = bufferevent_get_output(bev)
-        installCallbacks()
-        self.fd = fd
+    public convenience init(loop: EventLoop, fd: Int32, tls: TLSContext? = nil) throws(SystemError) {
+        try self.init(loop: loop, fd: fd, tls: tls, side: .server)
     }
 
     /// Starts an outgoing connection; the delegate hears `socketDidConnect` or `didEnd`. With `tls`, the
     /// server's certificate must be valid for `serverName`.
-    public init(loop: EventLoop, connectingTo address: SocketAddress, tls: TLSContext? = nil, serverName: String? = nil) throws(SystemError) {
-        self.loop = loop
-        isTLS = tls != nil
-        if let tls {
-            let ssl = try tls.makeSSL(verifying: serverName)
-            bev = try nonNull("bufferevent_openssl_socket_new") {
-                bufferevent_openssl_socket_new(loop.base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
-            }
-            bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
-        } else {
-            bev = try nonNull("bufferevent_socket_new") {
-                bufferevent_socket_new(loop.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
-            }
-        }
-        writesDirectly = tls == nil
-        output = bufferevent_get_output(bev)
-        installCallbacks()
+    public convenience init(
+        loop: EventLoop, connectingTo address: SocketAddress, tls: TLSContext? = nil, serverName: String? = nil
+    ) throws(SystemError) {
+        try self.init(loop: loop, fd: -1, tls: tls, side: .client(serverName: serverName))
         // The connect arms the write event by itself; direct writes wait for `socketDidConnect`.
         writeEventArmed = writesDirectly
         _ = try address.withSockaddr { (sockaddr, length) throws(SystemError) in
@@ -123,6 +94,43 @@ public final class BufferedSocket {
             }
         }
         fd = bufferevent_getfd(bev)
+    }
+
+    /// Which end of a TLS connection this socket is: it decides the handshake's direction and what is verified.
+    private enum Side {
+        case server
+        /// Verifies the server's certificate against `serverName` when given.
+        case client(serverName: String?)
+    }
+
+    /// The one place a bufferevent is made, for an fd (-1 until a connect sets one) that the socket then owns.
+    private init(loop: EventLoop, fd: Int32, tls: TLSContext?, side: Side) throws(SystemError) {
+        self.loop = loop
+        isTLS = tls != nil
+        writesDirectly = tls == nil
+        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)
+        if let tls {
+            let ssl: OpaquePointer
+            let state: bufferevent_ssl_state
+            switch side {
+            case .server:
+                ssl = try tls.makeSSL(verifying: nil)
+                state = BUFFEREVENT_SSL_ACCEPTING
+            case .client(let serverName):
+                ssl = try tls.makeSSL(verifying: serverName)
+                state = BUFFEREVENT_SSL_CONNECTING
+            }
+            bev = try nonNull("bufferevent_openssl_socket_new") {
+                bufferevent_openssl_socket_new(loop.base, fd, ssl, state, options)
+            }
+            // A peer that closes without close_notify has simply left: a line protocol has nothing to truncate.
+            bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
+        } else {
+            bev = try nonNull("bufferevent_socket_new") { bufferevent_socket_new(loop.base, fd, options) }
+        }
+        output = bufferevent_get_output(bev)
+        self.fd = fd
+        installCallbacks()
     }
 
     deinit {
