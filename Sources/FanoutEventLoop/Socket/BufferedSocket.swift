@@ -3,76 +3,52 @@ import CLibevent
 import Glibc
 #endif
 
-/// Why a socket stopped: what the peer or the clock did.
-public enum SocketEnd: Sendable, Equatable, CustomStringConvertible {
-    /// The peer closed its side (read returned 0).
-    case eof
-    /// A read or write failed, usually ECONNRESET or EPIPE.
-    case error(errno: Int32)
-    /// No input arrived for the read timeout.
-    case readTimeout
-    /// Output could not be written for the write timeout.
-    case writeTimeout
-    /// The TLS layer failed (handshake, certificate, protocol), with OpenSSL's reason.
-    case tls(String)
-
-    public var description: String {
-        switch self {
-        case .eof: "eof"
-        case .error(let errno) where errno == ECONNRESET || errno == EPIPE: "reset"
-        case .error(let errno): "error (\(SystemError(errno: errno, operation: "socket").reason))"
-        case .readTimeout: "read-timeout"
-        case .writeTimeout: "write-timeout"
-        case .tls(let reason): "tls: \(reason)"
-        }
-    }
-}
-
-/// What a `BufferedSocket` tells its owner. Called on the loop thread.
-public protocol BufferedSocketDelegate: AnyObject {
-    /// New input is in the socket's input buffer.
-    func socketDidRead(_ socket: BufferedSocket)
-    /// The output buffer drained to the write low-water mark (empty, unless one was set).
-    func socketDidDrain(_ socket: BufferedSocket)
-    /// The socket ended; no more callbacks follow for reading.
-    func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd)
-    /// An outgoing connection was established.
-    func socketDidConnect(_ socket: BufferedSocket)
-}
-
-extension BufferedSocketDelegate {
-    public func socketDidDrain(_ socket: BufferedSocket) {}
-    public func socketDidConnect(_ socket: BufferedSocket) {}
-}
-
 /// A non-blocking TCP socket with input and output buffers (libevent's `bufferevent`).
 ///
 /// Ownership: whoever holds the socket keeps it open; dropping the last reference frees the bufferevent and
 /// closes the fd, discarding unsent output. To send a last line first, call `closeGracefully(within:)`,
-/// which hands ownership to the loop until the output drains or the deadline passes.
+/// which hands ownership to the loop until the output drains or the deadline passes
+/// (see `BufferedSocket+Linger.swift`).
+///
+/// Writing lives in `BufferedSocket+DirectWrites.swift`, socket options in `BufferedSocket+Options.swift`.
 public final class BufferedSocket {
     let bev: OpaquePointer
     /// The bufferevent's output buffer, which lives as long as it does: looked up once, not per write.
-    private let output: OpaquePointer
+    let output: OpaquePointer
     /// Strong: the event_base must outlive the bufferevent made from it, whatever order owners let go in.
     let loop: EventLoop
     /// Told about reads, drains and the end. Weak: the delegate owns the socket, not the other way round.
     public weak var delegate: BufferedSocketDelegate?
-    private var lingerTimer: LoopTimer?
-    private var peerClosed = false
-    private var halfClosed = false
     /// Whether this socket speaks TLS (a half-close would cut its close_notify short).
     public let isTLS: Bool
-    public private(set) var isLingering = false
+    /// The socket's descriptor (-1 once released); kept here because asking the bufferevent for it takes
+    /// an indirect call and its lock on every direct write.
+    public private(set) var fd: Int32 = -1
+
+    // Direct writes (BufferedSocket+DirectWrites.swift).
+
     /// Plain sockets write directly, once per loop pass (`flushQueued`), and arm the bufferevent's write
     /// event only for output the kernel did not take. TLS sockets leave writing to the bufferevent.
-    private let writesDirectly: Bool
+    let writesDirectly: Bool
     /// Whether the bufferevent's write event is enabled: during a connect, after a partial direct write,
     /// and while lingering. Direct writes wait for it to drain, so output keeps its order.
-    private var writeEventArmed = false
-    private var writeLowWatermark = 0
+    var writeEventArmed = false
+    var writeLowWatermark = 0
     /// This socket's index in the loop's `pendingFlush`, while it is there.
     var flushSlot: Int?
+
+    /// Whether a direct write that brings the output down to its low-water mark tells the delegate, as the
+    /// bufferevent's own writes always do. An owner that may never wait for a drain turns this off, and on
+    /// again the first time it does: the call goes through a weak reference, and that costs more than the
+    /// rest of a small write's bookkeeping.
+    public var reportsDirectDrains = true
+
+    // Graceful close (BufferedSocket+Linger.swift).
+
+    public internal(set) var isLingering = false
+    var lingerTimer: LoopTimer?
+    var peerClosed = false
+    var halfClosed = false
 
     /// Wraps an accepted (or otherwise connected) fd, which the socket now owns; with `tls`, as the server
     /// side of a TLS connection (the handshake runs as data flows).
@@ -163,10 +139,6 @@ public final class BufferedSocket {
         }, context)
     }
 
-    /// The socket's descriptor (-1 once released); kept here because asking the bufferevent for it takes
-    /// an indirect call and its lock on every direct write.
-    public private(set) var fd: Int32 = -1
-
     // MARK: Reading
 
     public func enableReading() { bufferevent_enable(bev, Int16(EV_READ)) }
@@ -227,102 +199,7 @@ public final class BufferedSocket {
         return total
     }
 
-    // MARK: Writing
-
-    /// Whether a direct write that brings the output down to its low-water mark tells the delegate, as the
-    /// bufferevent's own writes always do. An owner that may never wait for a drain turns this off, and on
-    /// again the first time it does: the call goes through a weak reference, and that costs more than the
-    /// rest of a small write's bookkeeping.
-    public var reportsDirectDrains = true
-
-    /// Bytes queued for the peer and not yet written to the kernel.
-    public var outputCount: Int { evbuffer_get_length(output) }
-
-    /// Queues a copy of `bytes`; they are written at the end of the loop pass.
-    public func write(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress else { return }
-        // What bufferevent_write does, without its call and lock.
-        evbuffer_add(output, base, bytes.count)
-        queueFlush()
-    }
-
-    public func write(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { write($0) }
-    }
-
-    public func write(_ text: String) {
-        var text = text
-        text.withUTF8 { write(UnsafeRawBufferPointer($0)) }
-    }
-
-    /// Queues the bytes of a shared buffer without copying them: every socket given the same buffer points at
-    /// the same memory, which libevent frees when the last of them has written it.
-    public func write(sharing buffer: SharedBuffer) {
-        evbuffer_add_buffer_reference(output, buffer.evbuffer)
-        queueFlush()
-    }
-
-    private func queueFlush() {
-        guard writesDirectly, flushSlot == nil, !writeEventArmed else { return }
-        flushSlot = loop.pendingFlush.count
-        loop.pendingFlush.append(Unmanaged.passUnretained(self))
-    }
-
-    /// Writes queued output straight to the kernel, until it is all written or the kernel takes no more;
-    /// what is left is handed to the bufferevent's write event, which also reports errors and write timeouts.
-    func flushQueued() {
-        guard writesDirectly, !writeEventArmed else { return }
-        // A bufferevent keeps its output's front frozen except while it writes itself; do as it does.
-        evbuffer_unfreeze(output, 1)
-        while case let length = evbuffer_get_length(output), length > 0 {
-            if evbuffer_get_contiguous_space(output) == length, let front = evbuffer_pullup(output, length) {
-                // One piece, the usual case for a small backlog: `send` takes the socket's short path in the
-                // kernel, where `writev` goes through the file layer and imports an iovec array first.
-                let sent = send(fd, front, length, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
-                if sent <= 0 { break }
-                evbuffer_drain(output, sent)
-            } else if evbuffer_write(output, fd) <= 0 {
-                break
-            }
-        }
-        evbuffer_freeze(output, 1)
-        let left = evbuffer_get_length(output)
-        if left > 0 {
-            armWriteEvent()
-        } else if isLingering {
-            return halfClose()
-        }
-        // As the bufferevent would after a write: tell the owner the output is down to its low-water mark.
-        if reportsDirectDrains && left <= writeLowWatermark { delegate?.socketDidDrain(self) }
-    }
-
-    private func armWriteEvent() {
-        guard !writeEventArmed else { return }
-        writeEventArmed = true
-        bufferevent_enable(bev, Int16(EV_WRITE))
-    }
-
-    /// Drops queued output, keeping the bytes up to and including the first newline so that a line already
-    /// partly written to the kernel is completed. Returns the number of bytes dropped.
-    @discardableResult
-    public func discardOutputAfterFirstLine() -> Int {
-        let total = evbuffer_get_length(output)
-        let found = evbuffer_search_eol(output, nil, nil, EVBUFFER_EOL_LF)
-        guard found.pos >= 0 else { return 0 }
-        let keep = found.pos + 1
-        guard let kept = evbuffer_new() else { return 0 }
-        defer { evbuffer_free(kept) }
-        evbuffer_remove_buffer(output, kept, keep)
-        evbuffer_drain(output, evbuffer_get_length(output))
-        evbuffer_add_buffer(output, kept)
-        return total - keep
-    }
-
-    /// After a write, `socketDidDrain` fires once the output is at or below `bytes` (0 means empty).
-    public func setWriteLowWatermark(_ bytes: Int) {
-        writeLowWatermark = bytes
-        bufferevent_setwatermark(bev, Int16(EV_WRITE), bytes, 0)
-    }
+    // MARK: Handing the descriptor over
 
     /// Hands the connection's fd over to the caller, with the input read but not yet consumed, and leaves
     /// this socket empty: freeing it no longer closes the fd. Queued output is dropped, so call it once
@@ -338,94 +215,6 @@ public final class BufferedSocket {
         bufferevent_setfd(bev, -1)
         fd = -1
         return (released, unread)
-    }
-
-    // MARK: Timeouts and options
-
-    /// `read`: end with `.readTimeout` when nothing arrives for that long while reading is enabled.
-    /// `write`: end with `.writeTimeout` when pending output makes no progress for that long.
-    public func setTimeouts(read: Duration?, write: Duration?) {
-        var readValue = read?.timeval ?? timeval()
-        var writeValue = write?.timeval ?? timeval()
-        withUnsafePointer(to: &readValue) { readPointer in
-            withUnsafePointer(to: &writeValue) { writePointer in
-                _ = bufferevent_set_timeouts(bev, read == nil ? nil : readPointer, write == nil ? nil : writePointer)
-            }
-        }
-    }
-
-    /// TCP keepalive: the kernel probes an idle peer after `idle` and gives up after `count` unanswered probes.
-    public func enableKeepalive(idle: Duration, interval: Duration = .seconds(10), count: Int32 = 6) {
-        setOption(SOL_SOCKET, SO_KEEPALIVE, 1)
-        setOption(Int32(IPPROTO_TCP), TCP_KEEPIDLE, Int32(max(1, idle.components.seconds)))
-        setOption(Int32(IPPROTO_TCP), TCP_KEEPINTVL, Int32(max(1, interval.components.seconds)))
-        setOption(Int32(IPPROTO_TCP), TCP_KEEPCNT, count)
-    }
-
-    /// Sends small writes at once: replies and pushes are whole lines already batched per loop iteration.
-    public func disableNagle() {
-        setOption(Int32(IPPROTO_TCP), TCP_NODELAY, 1)
-    }
-
-    /// Caps the kernel's send buffer (the kernel doubles `bytes` for its bookkeeping), which also turns off
-    /// its autotuning for this socket.
-    public func setSendBuffer(bytes: Int) {
-        setOption(SOL_SOCKET, SO_SNDBUF, Int32(clamping: bytes))
-    }
-
-    private func setOption(_ level: Int32, _ name: Int32, _ value: Int32) {
-        var value = value
-        // Best effort: a socket that is not TCP (or already dead) simply keeps the kernel's default.
-        _ = setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
-    }
-
-    // MARK: Graceful close
-
-    /// Stops delivering to the delegate, flushes queued output, half-closes, and frees the socket once the
-    /// peer closes or `deadline` passes. The loop owns the socket meanwhile; the caller may drop it.
-    public func closeGracefully(within deadline: Duration) {
-        guard !isLingering else { return }
-        isLingering = true
-        delegate = nil
-        loop.lingering[ObjectIdentifier(self)] = self
-        lingerTimer = LoopTimer(loop: loop) { [unowned self] in self.finishLingering() }
-        lingerTimer?.schedule(after: deadline)
-        setWriteLowWatermark(0)
-        setTimeouts(read: nil, write: nil)
-        // Keep reading (and discarding) so that unread input does not turn our close into a reset that
-        // destroys the last line before the peer reads it.
-        if !peerClosed { enableReading() }
-        if outputCount == 0 {
-            halfClose()
-        } else if writesDirectly && flushSlot == nil {
-            // Not waiting for this pass's flush: hand the rest to the write event, which drains it.
-            armWriteEvent()
-        }
-    }
-
-    private func halfClose() {
-        guard !halfClosed else { return }
-        halfClosed = true
-        if isTLS, let ssl = bufferevent_openssl_get_ssl(bev) {
-            // close_notify, best effort: the output is drained, so nothing queued is overtaken.
-            SSL_shutdown(ssl)
-        }
-        if peerClosed || isTLS {
-            finishLingering()
-        } else {
-            shutdown(fd, Int32(SHUT_WR))
-        }
-    }
-
-    private func finishLingering() {
-        // Dropping the loop's reference frees the socket; keep it alive until this method is done with it.
-        // libevent itself defers freeing a bufferevent whose callback is running.
-        withExtendedLifetime(self) {
-            lingerTimer?.cancel()
-            let loop = self.loop
-            loop.lingering[ObjectIdentifier(self)] = nil
-            if loop.lingering.isEmpty { loop.whenLingeringDone?() }
-        }
     }
 
     // MARK: Callbacks
