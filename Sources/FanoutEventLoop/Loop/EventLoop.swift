@@ -41,11 +41,14 @@ public final class EventLoop {
     /// One pass at a time: after the callbacks of each pass, every socket written to during it is flushed
     /// with one direct write, so a subscriber sent many messages in one pass costs one syscall, and the
     /// write event is armed only for output the kernel did not take (see `BufferedSocket.flushQueued`).
-    ///
-    /// `polling` never sleeps: each pass takes what is ready and the next starts at once. That burns the
-    /// core, which only a load generator on a core of its own should do: it answers in microseconds instead
-    /// of after a wake-up, which in a virtual machine can cost more than the work itself.
-    public func run(polling: Bool = false) throws(SystemError) {
+    public func run() throws(SystemError) {
+        try run(polling: false)
+    }
+
+    /// `run()`, or with `polling`, a loop that never sleeps: each pass takes what is ready and the next starts
+    /// at once. That burns the core, which only a load generator on a core of its own should do: it answers in
+    /// microseconds instead of after a wake-up, which in a virtual machine can cost more than the work itself.
+    @_spi(Bench) public func run(polling: Bool) throws(SystemError) {
         stopRequested = false
         while !stopRequested {
             let result = event_base_loop(base, polling ? EVLOOP_NONBLOCK : EVLOOP_ONCE)

@@ -204,7 +204,7 @@ public final class BufferedSocket {
     /// Hands the connection's fd over to the caller, with the input read but not yet consumed, and leaves
     /// this socket empty: freeing it no longer closes the fd. Queued output is dropped, so call it once
     /// everything sent has been answered (a load generator's subscriber does, after its SUB's reply).
-    public func releaseDescriptor() -> (fd: Int32, unread: [UInt8]) {
+    @_spi(Bench) public func releaseDescriptor() -> (fd: Int32, unread: [UInt8]) {
         var unread: [UInt8] = []
         readInput { chunk in
             unread.append(contentsOf: chunk)

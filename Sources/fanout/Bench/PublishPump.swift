@@ -1,4 +1,4 @@
-import FanoutEventLoop
+@_spi(Bench) import FanoutEventLoop
 import Foundation
 
 /// A publisher's connection once it is set up: each publish is three copies into one output buffer (the
