@@ -7,7 +7,7 @@ import Glibc
 ///
 /// Ownership: whoever holds the socket keeps it open; dropping the last reference frees the bufferevent and
 /// closes the fd, discarding unsent output. To send a last line first, call `closeGracefully(within:)`,
-/// which hands ownership to the loop until the output drains or the deadline passes
+/// which hands ownership to the loop until the peer has that line or the deadline passes
 /// (see `BufferedSocket+Linger.swift`).
 ///
 /// Writing lives in `BufferedSocket+DirectWrites.swift`, socket options in `BufferedSocket+Options.swift`.
