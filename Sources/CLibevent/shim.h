@@ -10,6 +10,9 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <netdb.h>
+// SIOCOUTQ, which a lingering close polls to learn when the peer has acknowledged its last bytes.
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 
 #include <event2/event.h>
 #include <event2/buffer.h>

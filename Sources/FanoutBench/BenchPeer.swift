@@ -1,4 +1,4 @@
-import FanoutClient
+@_spi(Bench) import FanoutClient
 import FanoutEventLoop
 
 /// One load-generator connection, whatever protocol it speaks. Runs on the benchmark's loop thread.

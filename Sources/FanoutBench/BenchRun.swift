@@ -1,4 +1,4 @@
-import FanoutEventLoop
+@_spi(Bench) import FanoutEventLoop
 import Foundation
 
 /// Runs one scenario against one server on a loop of its own: connects and confirms every subscriber,

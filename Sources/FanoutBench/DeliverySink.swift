@@ -1,4 +1,4 @@
-import FanoutEventLoop
+@_spi(Bench) import FanoutEventLoop
 import FanoutProtocol
 import Foundation
 import Histogram

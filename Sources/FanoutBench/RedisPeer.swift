@@ -1,4 +1,4 @@
-import FanoutEventLoop
+@_spi(Bench) import FanoutEventLoop
 import FanoutProtocol
 
 /// A peer speaking Redis pub/sub over RESP (SUBSCRIBE, PUBLISH), so that the same scenario can be run

@@ -1,5 +1,5 @@
 import DequeModule
-import FanoutEventLoop
+@_spi(Bench) import FanoutEventLoop
 import FanoutProtocol
 
 /// A connection to `fanoutd` on an `EventLoop`: subscribe with callbacks, publish, ping, and plain commands.
@@ -73,7 +73,7 @@ public final class FanoutClient: BufferedSocketDelegate {
 
     /// Stops reading from the server (and so hearing anything from it), keeping the connection open: a
     /// subscriber that has stalled, as load tests need. Only `close` undoes it.
-    public func stopReading() {
+    @_spi(Bench) public func stopReading() {
         socket?.delegate = nil
         socket?.disableReading()
         watchdog = nil
@@ -92,7 +92,7 @@ public final class FanoutClient: BufferedSocketDelegate {
     /// Ends the client but keeps the connection: returns its fd, which the caller now owns, and the bytes
     /// read but not yet handled. For load generators that read deliveries with no protocol layer.
     /// Nil when not connected.
-    public func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
+    @_spi(Bench) public func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
         guard let socket, phase != .closed else { return nil }
         var released = socket.releaseDescriptor()
         // A line cut in two at the end of the last read is still in the framer.

@@ -10,8 +10,16 @@ import Glibc
 /// `event_base` is freed last whatever order their owners let go in.
 public final class EventLoop {
     let base: OpaquePointer
-    /// Sockets closing gracefully: the loop is their only owner until they drain or their deadline passes.
+    /// Sockets closing gracefully: the loop is their only owner until their last line is safe or their
+    /// deadline passes (see `EventLoop+Lingering.swift`). At most one per connection closed within the grace.
     var lingering: [ObjectIdentifier: BufferedSocket] = [:]
+    /// The lingering sockets that have half-closed and wait for the peer to acknowledge their last bytes: a
+    /// subset of `lingering`, which owns them.
+    var awaitingAcknowledgement: Set<ObjectIdentifier> = []
+    /// The one timer that polls them, made on first use and armed only while some wait.
+    var acknowledgementPoll: OpaquePointer?
+    /// Called when the last lingering socket has closed (shutdown waits for this).
+    public var whenLingeringDone: (() -> Void)?
     /// Sockets with output queued since the last flush, in the order they were first written to this pass.
     /// Unretained: a socket freed before the flush clears its entry in `deinit`, so dropping a socket still
     /// discards its unsent output at once.
@@ -30,6 +38,7 @@ public final class EventLoop {
 
     deinit {
         lingering.removeAll()
+        if let acknowledgementPoll { event_free(acknowledgementPoll) }
         event_base_free(base)
     }
 
@@ -40,12 +49,15 @@ public final class EventLoop {
     ///
     /// One pass at a time: after the callbacks of each pass, every socket written to during it is flushed
     /// with one direct write, so a subscriber sent many messages in one pass costs one syscall, and the
-    /// write event is armed only for output the kernel did not take (see `BufferedSocket.flush`).
-    ///
-    /// `polling` never sleeps: each pass takes what is ready and the next starts at once. That burns the
-    /// core, which only a load generator on a core of its own should do: it answers in microseconds instead
-    /// of after a wake-up, which in a virtual machine can cost more than the work itself.
-    public func run(polling: Bool = false) throws(SystemError) {
+    /// write event is armed only for output the kernel did not take (see `BufferedSocket.flushQueued`).
+    public func run() throws(SystemError) {
+        try run(polling: false)
+    }
+
+    /// `run()`, or with `polling`, a loop that never sleeps: each pass takes what is ready and the next starts
+    /// at once. That burns the core, which only a load generator on a core of its own should do: it answers in
+    /// microseconds instead of after a wake-up, which in a virtual machine can cost more than the work itself.
+    @_spi(Bench) public func run(polling: Bool) throws(SystemError) {
         stopRequested = false
         while !stopRequested {
             let result = event_base_loop(base, polling ? EVLOOP_NONBLOCK : EVLOOP_ONCE)
@@ -82,17 +94,6 @@ public final class EventLoop {
             index += 1
         }
         pendingFlush.removeAll(keepingCapacity: true)
-    }
-
-    /// Called when the last lingering socket has closed (shutdown waits for this).
-    public var whenLingeringDone: (() -> Void)?
-
-    /// Number of sockets still flushing their last bytes before they close.
-    public var lingeringCount: Int { lingering.count }
-
-    /// Closes every lingering socket now; used at the end of a shutdown's grace period.
-    public func dropLingeringSockets() {
-        lingering.removeAll()
     }
 }
 

@@ -5,8 +5,8 @@ import Glibc
 
 /// A connected socket read with plain `recv` and written with plain `send`, from and into the caller's own
 /// memory, with no buffer layer in between: for a load generator's connections, which only count what
-/// arrives and write prebuilt frames. Owns its fd.
-public final class RawStream {
+/// arrives and write prebuilt frames. Owns its fd. Bench SPI: not part of the public API.
+@_spi(Bench) public final class RawStream {
     /// Strong: the event_base must outlive the event made from it.
     private let loop: EventLoop
     public let fd: Int32
