@@ -8,8 +8,8 @@ import FanoutProtocol
 /// so that emptied patterns disappear from listings. The other direction, member → patterns, lives with
 /// the member (`ClientConnection.subscriptions`), which makes UNSUB and "UNSUB all" cheap.
 ///
-/// Concrete patterns sit in a hash map (one lookup per publish); wildcard patterns in a token trie, so a
-/// publish never loops over all wildcard subscriptions.
+/// Concrete patterns sit in a hash map (one lookup per publish); wildcard patterns in a token trie, whose walk
+/// is bounded by the pattern limits (`WildcardTrie`), not by how many patterns there are.
 public final class SubjectIndex<Member: Subscriber> {
     private var exact: [String: MulticastDelegate<Member>] = [:]
     private var wildcards: [String: MulticastDelegate<Member>] = [:]
@@ -69,18 +69,21 @@ public final class SubjectIndex<Member: Subscriber> {
         return receivers.count - before
     }
 
-    /// Whether anyone is subscribed to a pattern matching `subject`.
+    /// Whether anyone is subscribed to a pattern matching `subject`. Stops at the first live member found; the
+    /// one allocation is the trie walk's token array, when there are wildcard patterns.
     public func hasReceivers(for subject: String) -> Bool {
-        var scratch: [Member] = []
-        return collectReceivers(of: subject, into: &scratch) > 0
+        if let set = exact[subject], set.hasLiveMember { return true }
+        return !wildcards.isEmpty && trie.containsMatch(subject[...]) { $0.hasLiveMember }
     }
 
-    /// Drops dead members and patterns left with no live member. O(patterns + members).
+    /// Drops dead members and patterns left with no live member. O(patterns + members); an emptied wildcard
+    /// pattern leaves the trie by its own path.
     public func sweep() {
         exact = exact.filter { !$0.value.isEmpty }
-        let before = wildcards.count
-        wildcards = wildcards.filter { !$0.value.isEmpty }
-        if wildcards.count != before { trie.rebuild(from: wildcards) }
+        for (pattern, set) in wildcards where set.isEmpty {
+            wildcards[pattern] = nil
+            trie.remove(pattern)
+        }
     }
 
     /// Every pattern with its live subscriber count. Call `sweep` first for an exact picture.
