@@ -81,4 +81,61 @@ struct WildcardTrieTests {
         #expect(trie.nodeCount == 1, "only the root is left")
         #expect(trie.forEachMatch("a.a.a"[...]) { _ in Issue.record("nothing is stored") } == 1)
     }
+
+    /// Property: with subscriptions and unsubscriptions interleaved, the index agrees with the reference matcher,
+    /// and once everyone has left, nothing is stored.
+    @Test(arguments: [UInt64(1), 2, 3])
+    func incrementalUpdatesAgreeWithTheReferenceMatcher(seed: UInt64) {
+        var generator = SeededGenerator(seed: seed)
+        let tokens = ["a", "b", "cc"]
+        func randomSubject(wildcards: Bool) -> String {
+            let count = Int(generator.next() % 5) + 1
+            var stars = 0
+            return (0..<count).map { position -> String in
+                let roll = generator.next() % 8
+                if wildcards && roll == 0 && stars < Subject.maxStarTokens {
+                    stars += 1
+                    return "*"
+                }
+                if wildcards && roll == 1 && position == count - 1 { return ">" }
+                return tokens[Int(generator.next() % UInt64(tokens.count))]
+            }.joined(separator: ".")
+        }
+        let index = SubjectIndex<Member>()
+        let members = (0..<12).map { Member("m\($0)") }
+        var model: [String: Set<String>] = [:]  // pattern → member names
+        for step in 0..<1_200 {
+            let member = members[Int(generator.next() % UInt64(members.count))]
+            if generator.next() % 5 < 3 {
+                let pattern = randomSubject(wildcards: true)
+                index.subscribe(member, to: pattern)
+                model[pattern, default: []].insert(member.name)
+            } else if let (pattern, names) = model.randomElement(using: &generator) {
+                let name = names.randomElement(using: &generator)!
+                let victim = members.first { $0.name == name }!
+                #expect(index.unsubscribe(victim, from: pattern))
+                model[pattern]!.remove(name)
+                if model[pattern]!.isEmpty { model[pattern] = nil }
+            }
+            if step % 20 == 0 {
+                for _ in 0..<20 {
+                    let subject = randomSubject(wildcards: false)
+                    var expected = Set<String>()
+                    for (pattern, names) in model where Subject.matches(pattern: pattern, subject: subject) {
+                        expected.formUnion(names)
+                    }
+                    var found: [Member] = []
+                    index.collectReceivers(of: subject, into: &found)
+                    #expect(Set(found.map(\.name)) == expected, "\(subject) at step \(step)")
+                    #expect(found.count == expected.count, "each member once")
+                }
+            }
+            #expect(index.storedPatternCount == model.count)
+        }
+        for (pattern, names) in model {
+            for name in names { index.unsubscribe(members.first { $0.name == name }!, from: pattern) }
+        }
+        #expect(index.storedPatternCount == 0)
+        #expect(index.trie.nodeCount == 1, "emptied patterns leave no node behind")
+    }
 }
