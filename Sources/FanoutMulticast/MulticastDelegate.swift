@@ -109,6 +109,16 @@ public final class MulticastDelegate<Member: AnyObject> {
         return entries.count
     }
 
+    /// True when some member is alive. Stops at the first live one, pruning the dead before it: O(1) amortised,
+    /// where `isEmpty` is O(n).
+    public var hasLiveMember: Bool {
+        while let entry = entries.last {
+            if entry.member != nil { return true }
+            removeSlot(entries.count - 1)
+        }
+        return false
+    }
+
     /// True when no live member is left; prunes the dead.
     public var isEmpty: Bool { liveCount == 0 }
 

@@ -57,7 +57,19 @@ public enum Subject {
 
     /// Whether a pattern has a wildcard token. The pattern must be valid.
     public static func isWildcard(_ pattern: String) -> Bool {
-        pattern.utf8.split(separator: dot).contains { $0.count == 1 && ($0.first == star || $0.first == greater) }
+        // A byte loop rather than a split: SUB calls this for every new pattern, and a split allocates.
+        var tokenLength = 0
+        var tokenByte: UInt8 = 0
+        for byte in pattern.utf8 {
+            if byte == dot {
+                if tokenLength == 1 && (tokenByte == star || tokenByte == greater) { return true }
+                tokenLength = 0
+            } else {
+                tokenLength += 1
+                tokenByte = byte
+            }
+        }
+        return tokenLength == 1 && (tokenByte == star || tokenByte == greater)
     }
 
     /// The reference matcher: does `pattern` match the concrete `subject`? Both must be valid.
@@ -96,6 +108,53 @@ func printable(_ bytes: UnsafeRawBufferPointer, limit: Int) -> String {
 }
 
 extension Subject {
+    /// Most tokens a wildcard pattern (one with a `*` or `>` token) may have; concrete subjects have no such
+    /// limit. With `maxStarTokens` it bounds the server's wildcard index: matching a subject visits at most
+    /// Σ_{d=0...16} Σ_{k=0...3} C(d, k) = 3,213 index nodes, however many patterns are stored.
+    public static let maxWildcardPatternTokens = 16
+    /// Most `*` tokens a pattern may have (see `maxWildcardPatternTokens`).
+    public static let maxStarTokens = 3
+
+    /// Why a valid pattern breaks the wildcard limits, or nil when it keeps them (or has no wildcard).
+    /// The server checks this on SUB only: UNSUB of any valid pattern stays a harmless no-op.
+    public static func wildcardPatternProblem(_ pattern: String) -> String? {
+        var tokens = 0
+        var stars = 0
+        var wildcard = false
+        var tokenLength = 0
+        var tokenByte: UInt8 = 0
+        func endToken() {
+            tokens += 1
+            if tokenLength == 1 && tokenByte == star { stars += 1 }
+            if tokenLength == 1 && (tokenByte == star || tokenByte == greater) { wildcard = true }
+            tokenLength = 0
+        }
+        for byte in pattern.utf8 {
+            if byte == dot {
+                endToken()
+            } else {
+                tokenLength += 1
+                tokenByte = byte
+            }
+        }
+        endToken()
+        guard wildcard else { return nil }
+        let shown = "'\(pattern.prefix(64))\(pattern.utf8.count > 64 ? "..." : "")'"
+        if tokens > maxWildcardPatternTokens {
+            return "\(shown): a wildcard pattern may have at most \(maxWildcardPatternTokens) tokens, " +
+                "this one has \(tokens)"
+        }
+        if stars > maxStarTokens {
+            return "\(shown): a pattern may have at most \(maxStarTokens) '*' tokens, this one has \(stars)"
+        }
+        return nil
+    }
+
+    /// Throws `-ERR limit` when `pattern` breaks the wildcard limits (`wildcardPatternProblem`).
+    public static func checkWildcardLimits(_ pattern: String) throws(ProtocolError) {
+        if let problem = wildcardPatternProblem(pattern) { throw ProtocolError(.limit, problem) }
+    }
+
     /// Whether `pattern` is a valid SUB/UNSUB pattern.
     public static func isValidPattern(_ pattern: String) -> Bool {
         var pattern = pattern

@@ -62,6 +62,21 @@ struct MulticastDelegateTests {
         #expect(set.isEmpty)
     }
 
+    @Test func hasLiveMemberPrunesOnlyTheDeadItPasses() {
+        let set = MulticastDelegate<Listener>()
+        #expect(!set.hasLiveMember)
+        let keeper = Listener("keeper")
+        set.add(keeper)
+        var dying: [Listener] = (0..<5).map { Listener("\($0)") }
+        dying.forEach { set.add($0) }
+        dying.removeAll()
+        #expect(set.hasLiveMember)
+        #expect(set.storedCount == 1, "the dead added after the keeper were passed and pruned")
+        #expect(set.contains(keeper))
+        set.remove(keeper)
+        #expect(!set.hasLiveMember)
+    }
+
     @Test func removesByMemberAndByToken() {
         let set = MulticastDelegate<Listener>()
         let a = Listener("a"), b = Listener("b")

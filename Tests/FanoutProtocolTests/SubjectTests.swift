@@ -33,6 +33,52 @@ struct SubjectTests {
         }
     }
 
+    @Test func wildcardTokens() {
+        for wildcard in ["*", ">", "a.*", "a.>", "*.b", "a.*.c", "**.*"] {
+            #expect(Subject.isWildcard(wildcard), "\(wildcard)")
+        }
+        for literal in ["a", "a*", "b>c", "a.b", "**", "a.**.>>"] {
+            #expect(!Subject.isWildcard(literal), "\(literal)")
+        }
+    }
+
+    @Test func wildcardPatternsKeepTheTokenLimit() {
+        func pattern(_ count: Int, last: String) -> String {
+            (Array(repeating: "a", count: count - 1) + [last]).joined(separator: ".")
+        }
+        #expect(Subject.wildcardPatternProblem(pattern(16, last: "*")) == nil)
+        #expect(Subject.wildcardPatternProblem(pattern(16, last: ">")) == nil)
+        for refused in [pattern(17, last: "*"), pattern(17, last: ">"), pattern(128, last: ">")] {
+            #expect(valid(refused, pattern: true), "the shape is fine; only the limit refuses it")
+            let problem = Subject.wildcardPatternProblem(refused)
+            #expect(problem?.contains("at most 16 tokens") == true, "\(problem ?? "accepted")")
+        }
+        let concrete = pattern(128, last: "a")
+        #expect(valid(concrete, pattern: false), "concrete subjects may have any number of tokens")
+        #expect(Subject.wildcardPatternProblem(concrete) == nil)
+        #expect(Subject.wildcardPatternProblem(pattern(17, last: "a*")) == nil, "'a*' is a literal token")
+    }
+
+    @Test func wildcardPatternsKeepTheStarLimit() {
+        for accepted in ["*.*.*", "*.a.*.b.*.>", "a.*.*.*.b", "**.*.*.*"] {
+            #expect(Subject.wildcardPatternProblem(accepted) == nil, "\(accepted)")
+        }
+        for refused in ["*.*.*.*", "a.*.b.*.*.c.*.>", "*.*.*.*.*.*"] {
+            #expect(Subject.wildcardPatternProblem(refused)?.contains("at most 3 '*' tokens") == true, "\(refused)")
+        }
+    }
+
+    @Test func theLimitCheckThrowsALimitError() {
+        #expect(throws: Never.self) { try Subject.checkWildcardLimits("a.*.>") }
+        do throws(ProtocolError) {
+            try Subject.checkWildcardLimits("*.*.*.*")
+            Issue.record("four stars were accepted")
+        } catch {
+            #expect(error.code == .limit)
+            #expect(error.line.hasPrefix("-ERR limit '*.*.*.*': a pattern may have at most 3 '*' tokens"))
+        }
+    }
+
     @Test(arguments: [
         ("news.*", "news.uk", true),
         ("news.*", "news", false),

@@ -1,11 +1,36 @@
 /// Per-subject sequence numbers: 1, 2, 3, ... for each subject, assigned at publish.
 ///
-/// Memory is bounded: at most `limit` subjects are remembered. When the table is full, subjects that
-/// nobody is subscribed to are forgotten (their next message starts again at 1, which no live subscriber
-/// can notice as a regression, because none was listening). If that is not enough, the table is halved.
+/// Bound: at most `limit` subjects; a store is one hash lookup (none at a fresh `Slot`) plus O(1) list moves,
+/// and a new subject in a full table adds ≤ 8 `isSubscribed` calls (16 above a lowered limit) and 2 hash updates.
+///
+/// When the table is full, a new subject evicts the least recently published one, preferring a subject nobody
+/// is subscribed to (its next message starts again at 1, which no live subscriber can notice as a regression,
+/// because none was listening): the least recent few are asked, subscribed ones are moved to the recent end
+/// as if just published, and if all were subscribed the least recent one left goes anyway. The order is a
+/// doubly linked list threaded through one array, with a dictionary from subject to array position.
 public struct SequenceTable {
-    private var last: [String: UInt64] = [:]
-    /// May shrink or grow on reload; the table adapts at its next insertion.
+    /// How many of the least recent subjects an eviction asks about before it takes the oldest regardless.
+    static let candidatesLooked = 8
+
+    private struct Entry {
+        var subject: String
+        var last: UInt64
+        /// Neighbours in publish order, as positions in `entries`; `none` at either end.
+        var older: Int32
+        var newer: Int32
+    }
+
+    private static let none: Int32 = -1
+
+    private var positions: [String: Int32] = [:]
+    private var entries: [Entry] = []
+    private var oldest = none
+    private var newest = none
+    /// Changes whenever a subject comes or goes, making the slots handed out before it stale.
+    private var generation: UInt64 = 0
+
+    /// May shrink or grow on reload. A table above a lowered limit sheds one subject per new subject stored,
+    /// so that no single store pays for the whole difference.
     var limit: Int
 
     init(limit: Int) {
@@ -13,34 +38,103 @@ public struct SequenceTable {
     }
 
     /// Where `find` found a subject (or that it did not), so that `store` needs no second lookup: a publish
-    /// run looks its subject up once when it opens and stores once when it closes. Valid until the table
-    /// next changes; a stale one traps.
+    /// run looks its subject up once when it opens and stores once when it closes. A slot that went stale
+    /// (a subject came or went in between) is noticed, and costs a lookup.
     public struct Slot {
-        fileprivate let index: [String: UInt64].Index?
+        fileprivate let position: Int32
+        fileprivate let generation: UInt64
     }
 
     /// The last number handed out for `subject` (0 when none), and where it is kept.
     func find(_ subject: String) -> (last: UInt64, slot: Slot) {
-        guard let index = last.index(forKey: subject) else { return (0, Slot(index: nil)) }
-        return (last.values[index], Slot(index: index))
+        guard let position = positions[subject] else { return (0, Slot(position: Self.none, generation: generation)) }
+        return (entries[Int(position)].last, Slot(position: position, generation: generation))
     }
 
     /// Records that numbers up to `value` are used for `subject`, at the `slot` that `find` gave for it if
-    /// there is one. `isSubscribed` is asked only on overflow.
+    /// there is one, and makes it the most recently published. `isSubscribed` is asked only when a new subject
+    /// meets a full table, at most `candidatesLooked` times per subject evicted.
     mutating func store(_ value: UInt64, for subject: String, at slot: Slot? = nil, isSubscribed: (String) -> Bool) {
-        if let index = slot?.index {
-            last.values[index] = value
+        var position = Self.none
+        if let slot, slot.generation == generation {
+            position = slot.position
+        } else if let found = positions[subject] {
+            position = found
+        }
+        if position != Self.none {
+            entries[Int(position)].last = value
+            touch(position)
             return
         }
-        let isNew = slot != nil || last[subject] == nil
-        if isNew && last.count >= limit {
-            last = last.filter { isSubscribed($0.key) }
-            if last.count >= limit {
-                last = Dictionary(uniqueKeysWithValues: last.prefix(limit / 2).map { ($0.key, $0.value) })
-            }
-        }
-        last[subject] = value
+        insert(subject, last: value, isSubscribed: isSubscribed)
     }
 
-    var count: Int { last.count }
+    var count: Int { entries.count }
+
+    private mutating func insert(_ subject: String, last: UInt64, isSubscribed: (String) -> Bool) {
+        generation &+= 1
+        let entry = Entry(subject: subject, last: last, older: Self.none, newer: Self.none)
+        var position: Int32
+        if entries.count >= max(limit, 1) {
+            // Shed one more than needed when above a lowered limit: the table converges, one store at a time.
+            if entries.count > limit && entries.count > 1 { removeAndCompact(evictionVictim(isSubscribed)) }
+            position = evictionVictim(isSubscribed)
+            unlink(position)
+            positions[entries[Int(position)].subject] = nil
+            entries[Int(position)] = entry
+        } else {
+            position = Int32(entries.count)
+            entries.append(entry)
+        }
+        positions[subject] = position
+        linkNewest(position)
+    }
+
+    /// The entry to evict: the least recent unsubscribed one among the `candidatesLooked` least recent (the
+    /// subscribed ones are moved to the recent end), or else the least recent one.
+    private mutating func evictionVictim(_ isSubscribed: (String) -> Bool) -> Int32 {
+        for _ in 0..<min(Self.candidatesLooked, entries.count) {
+            let candidate = oldest
+            if !isSubscribed(entries[Int(candidate)].subject) { return candidate }
+            touch(candidate)
+        }
+        return oldest
+    }
+
+    /// Removes the entry at `position`, moving the last entry into its place to keep the array dense.
+    private mutating func removeAndCompact(_ position: Int32) {
+        unlink(position)
+        positions[entries[Int(position)].subject] = nil
+        let last = Int32(entries.count - 1)
+        if position != last {
+            let moved = entries[Int(last)]
+            entries[Int(position)] = moved
+            positions[moved.subject] = position
+            if moved.older != Self.none { entries[Int(moved.older)].newer = position } else { oldest = position }
+            if moved.newer != Self.none { entries[Int(moved.newer)].older = position } else { newest = position }
+        }
+        entries.removeLast()
+    }
+
+    /// Makes the entry at `position` the most recent.
+    private mutating func touch(_ position: Int32) {
+        guard position != newest else { return }
+        unlink(position)
+        linkNewest(position)
+    }
+
+    private mutating func unlink(_ position: Int32) {
+        let older = entries[Int(position)].older, newer = entries[Int(position)].newer
+        if older != Self.none { entries[Int(older)].newer = newer } else { oldest = newer }
+        if newer != Self.none { entries[Int(newer)].older = older } else { newest = older }
+        entries[Int(position)].older = Self.none
+        entries[Int(position)].newer = Self.none
+    }
+
+    private mutating func linkNewest(_ position: Int32) {
+        entries[Int(position)].older = newest
+        entries[Int(position)].newer = Self.none
+        if newest != Self.none { entries[Int(newest)].newer = position } else { oldest = position }
+        newest = position
+    }
 }

@@ -3,42 +3,86 @@ import FanoutProtocol
 
 /// Subject → subscribers, for every pattern some connection has subscribed to.
 ///
-/// Each pattern owns a `MulticastDelegate`, which holds its members weakly: a member that dies leaves every
-/// set with no call into the index. Its dead entries are skipped at once and swept out later (`sweep`),
-/// so that emptied patterns disappear from listings. The other direction, member → patterns, lives with
-/// the member (`ClientConnection.subscriptions`), which makes UNSUB and "UNSUB all" cheap.
+/// Bound: SUB/UNSUB O(1 + 16 trie nodes + open cursors); a publish 1 hash lookup + ≤ 3,213 trie nodes + the
+/// matched sets' members; `sweepStep`/`scanPatterns` O(budget + one set); only `sweep()`/`patterns` are O(all).
 ///
-/// Concrete patterns sit in a hash map (one lookup per publish); wildcard patterns in a token trie, so a
-/// publish never loops over all wildcard subscriptions.
+/// Each pattern owns a `MulticastDelegate`, which holds its members weakly: a member that dies leaves every
+/// set with no call into the index. Its dead entries are skipped at once and swept out later, a slice at a
+/// time (`sweepStep`), so that emptied patterns disappear from listings. The other direction, member →
+/// patterns, lives with the member (`ClientConnection.subscriptions`), which makes UNSUB and "UNSUB all" cheap.
+///
+/// Every pattern is in one hash map by name (a concrete subject can only equal a concrete pattern, so a
+/// publish needs one lookup) and in a dense list that sweeps and listings walk in slices. Wildcard patterns
+/// are also in a token trie, whose walk is bounded by the pattern limits (`WildcardTrie`), not by how many
+/// patterns there are. The trie's bound holds for patterns that pass `Subject.wildcardPatternProblem`.
 public final class SubjectIndex<Member: Subscriber> {
-    private var exact: [String: MulticastDelegate<Member>] = [:]
-    private var wildcards: [String: MulticastDelegate<Member>] = [:]
-    private let trie = WildcardTrie<Member>()
-    private var lastMark: UInt64 = 0
-
-    public init() {}
-
-    /// Adds `member` to `pattern`'s set (a no-op when it is there already).
-    public func subscribe(_ member: Member, to pattern: String) {
-        if let set = exact[pattern] ?? wildcards[pattern] {
-            set.add(member)
-            return
-        }
+    /// One stored pattern and its member set.
+    final class Pattern: PatternListElement {
+        let name: String
         let set = MulticastDelegate<Member>()
-        set.add(member)
-        if Subject.isWildcard(pattern) {
-            wildcards[pattern] = set
-            trie.insert(pattern, set: set)
-        } else {
-            exact[pattern] = set
+        let isWildcard: Bool
+        var listPosition = 0
+
+        init(name: String, isWildcard: Bool) {
+            self.name = name
+            self.isWildcard = isWildcard
         }
     }
 
-    /// Removes `member` from `pattern`'s set; returns whether it was there. Emptied sets wait for `sweep`.
+    private var byName: [String: Pattern] = [:]
+    let list: PatternList<Pattern>
+    let trie = WildcardTrie<Member>()
+    private var wildcardCount = 0
+    private var lastMark: UInt64 = 0
+    /// Where the next `sweepStep` starts.
+    let sweepCursor: PatternCursor
+
+    public init() {
+        list = PatternList()
+        sweepCursor = list.makeCursor()
+    }
+
+    /// Adds `member` to `pattern`'s set (a no-op when it is there already).
+    public func subscribe(_ member: Member, to pattern: String) {
+        if let stored = byName[pattern] {
+            stored.set.add(member)
+            return
+        }
+        let isWildcard = Subject.isWildcard(pattern)
+        assert(!isWildcard || Subject.wildcardPatternProblem(pattern) == nil, "unchecked pattern \(pattern)")
+        let stored = Pattern(name: pattern, isWildcard: isWildcard)
+        stored.set.add(member)
+        byName[pattern] = stored
+        list.append(stored)
+        if isWildcard {
+            trie.insert(pattern, set: stored.set)
+            wildcardCount += 1
+        }
+    }
+
+    /// Removes `member` from `pattern`'s set; returns whether it was there. A set left with no entry at all
+    /// goes at once; one left with only dead members waits for the sweep.
     @discardableResult
     public func unsubscribe(_ member: Member, from pattern: String) -> Bool {
-        guard let set = exact[pattern] ?? wildcards[pattern] else { return false }
-        return set.remove(member)
+        guard let stored = byName[pattern] else { return false }
+        let removed = stored.set.remove(member)
+        if stored.set.storedCount == 0 { remove(stored) }
+        return removed
+    }
+
+    /// Forgets a pattern: from the map, the list and, for a wildcard, its path in the trie.
+    func remove(_ stored: Pattern) {
+        byName[stored.name] = nil
+        list.remove(stored)
+        if stored.isWildcard {
+            trie.remove(stored.name)
+            wildcardCount -= 1
+        }
+    }
+
+    /// The set of `pattern`, when stored.
+    func storedSet(of pattern: String) -> MulticastDelegate<Member>? {
+        byName[pattern]?.set
     }
 
     /// Calls `body` once for each live member subscribed to a pattern matching `subject`, however many of
@@ -56,8 +100,8 @@ public final class SubjectIndex<Member: Subscriber> {
                 }
             }
         }
-        if let set = exact[subject] { take(set) }
-        if !wildcards.isEmpty { trie.forEachMatch(subject[...], take) }
+        if let stored = byName[subject] { take(stored.set) }
+        if wildcardCount > 0 { trie.forEachMatch(subject[...], take) }
     }
 
     /// Appends each live member subscribed to a pattern matching `subject` to `receivers`, once, however
@@ -69,26 +113,13 @@ public final class SubjectIndex<Member: Subscriber> {
         return receivers.count - before
     }
 
-    /// Whether anyone is subscribed to a pattern matching `subject`.
+    /// Whether anyone is subscribed to a pattern matching `subject`. Stops at the first live member found; the
+    /// one allocation is the trie walk's token array, when there are wildcard patterns.
     public func hasReceivers(for subject: String) -> Bool {
-        var scratch: [Member] = []
-        return collectReceivers(of: subject, into: &scratch) > 0
+        if let stored = byName[subject], stored.set.hasLiveMember { return true }
+        return wildcardCount > 0 && trie.containsMatch(subject[...]) { $0.hasLiveMember }
     }
 
-    /// Drops dead members and patterns left with no live member. O(patterns + members).
-    public func sweep() {
-        exact = exact.filter { !$0.value.isEmpty }
-        let before = wildcards.count
-        wildcards = wildcards.filter { !$0.value.isEmpty }
-        if wildcards.count != before { trie.rebuild(from: wildcards) }
-    }
-
-    /// Every pattern with its live subscriber count. Call `sweep` first for an exact picture.
-    public var patterns: [(pattern: String, subscribers: Int)] {
-        (exact.map { ($0.key, $0.value.liveCount) } + wildcards.map { ($0.key, $0.value.liveCount) })
-            .filter { $0.1 > 0 }
-    }
-
-    /// Number of stored patterns, including ones emptied since the last sweep.
-    public var storedPatternCount: Int { exact.count + wildcards.count }
+    /// Number of stored patterns, including ones whose members all died since the sweep last saw them. O(1).
+    public var storedPatternCount: Int { list.count }
 }

@@ -1,9 +1,18 @@
 import FanoutMulticast
+import FanoutProtocol
 
-/// A token trie of wildcard patterns. Matching a subject of n tokens visits at most the paths its tokens and
-/// `*` branches allow, independent of how many patterns are stored.
+/// A token trie of wildcard patterns, updated in place: inserting or removing a pattern touches only its path.
+///
+/// Bound: with patterns inside `Subject.maxWildcardPatternTokens` (16) and `Subject.maxStarTokens` (3), a match
+/// visits at most Σ_{d≤16} Σ_{k≤3} C(d, k) = 3,213 nodes, however many patterns are stored.
+///
+/// Why: every node sits at the end of a stored pattern's prefix, so a node the walk for a subject reaches has
+/// a path equal to the subject's first d tokens (d ≤ 16) with k ≤ 3 of them replaced by `*`; there are
+/// C(d, k) such paths. A `>` pattern is a `tail` on the node before it, checked in O(1) at each visited node.
+/// A pattern over the limits (the server refuses them on SUB) still matches correctly, only past the bound.
 final class WildcardTrie<Member: AnyObject> {
     final class Node {
+        /// Literal tokens. Keys are slices of the inserted pattern, so a path shares one copy of its text.
         var children: [Substring: Node] = [:]
         var star: Node?
         /// Members of the pattern that ends at this node.
@@ -11,15 +20,16 @@ final class WildcardTrie<Member: AnyObject> {
         /// Members of the pattern that ends at this node's `>` child: one or more further tokens.
         var tail: MulticastDelegate<Member>?
 
+        /// No pattern ends here or below: the node can be unlinked.
         var isEmpty: Bool { children.isEmpty && star == nil && members == nil && tail == nil }
     }
 
-    private(set) var root = Node()
+    private let root = Node()
 
     /// Places `set` as the member set of `pattern` (a valid pattern with at least one wildcard).
     func insert(_ pattern: String, set: MulticastDelegate<Member>) {
         var node = root
-        let tokens = pattern.split(separator: ".", omittingEmptySubsequences: false)
+        let tokens = Subject.tokens(of: pattern)
         for (index, token) in tokens.enumerated() {
             if token == ">" && index == tokens.count - 1 {
                 node.tail = set
@@ -39,27 +49,68 @@ final class WildcardTrie<Member: AnyObject> {
         node.members = set
     }
 
-    /// Calls `visit` with the set of every stored pattern that matches the concrete `subject`.
-    func forEachMatch(_ subject: Substring, _ visit: (MulticastDelegate<Member>) -> Void) {
-        let tokens = subject.split(separator: ".", omittingEmptySubsequences: false)
-        walk(root, tokens, 0, visit)
+    /// Forgets `pattern`'s set and unlinks the nodes left with nothing below them. O(tokens of `pattern`).
+    func remove(_ pattern: String) {
+        _ = remove(Subject.tokens(of: pattern), from: 0, at: root)
     }
 
-    private func walk(
-        _ node: Node, _ tokens: [Substring], _ index: Int, _ visit: (MulticastDelegate<Member>) -> Void
-    ) {
+    /// Removes below `node`; returns whether `node` is empty afterwards.
+    private func remove(_ tokens: [Substring], from index: Int, at node: Node) -> Bool {
         if index == tokens.count {
-            if let members = node.members { visit(members) }
-            return
+            node.members = nil
+        } else if index == tokens.count - 1 && tokens[index] == ">" {
+            node.tail = nil
+        } else if tokens[index] == "*" {
+            if let star = node.star, remove(tokens, from: index + 1, at: star) { node.star = nil }
+        } else if let child = node.children[tokens[index]], remove(tokens, from: index + 1, at: child) {
+            node.children[tokens[index]] = nil
+            // Removing keys keeps a dictionary's storage; the last one gives it back.
+            if node.children.isEmpty { node.children = [:] }
         }
-        if let tail = node.tail { visit(tail) }
-        if let child = node.children[tokens[index]] { walk(child, tokens, index + 1, visit) }
-        if let star = node.star { walk(star, tokens, index + 1, visit) }
+        return node.isEmpty
     }
 
-    /// Rebuilds the trie from the surviving patterns (used by sweeps, which already walk every set).
-    func rebuild(from sets: [String: MulticastDelegate<Member>]) {
-        root = Node()
-        for (pattern, set) in sets { insert(pattern, set: set) }
+    /// How many nodes the trie holds, the root included. O(nodes): for tests of pruning.
+    var nodeCount: Int {
+        func count(_ node: Node) -> Int {
+            node.children.values.reduce(1) { $0 + count($1) } + (node.star.map(count) ?? 0)
+        }
+        return count(root)
+    }
+
+    /// Calls `visit` with the set of every stored pattern that matches the concrete `subject`; returns how many
+    /// nodes the walk visited (at most 3,213 within the pattern limits, see the type's comment).
+    @discardableResult
+    func forEachMatch(_ subject: Substring, _ visit: (MulticastDelegate<Member>) -> Void) -> Int {
+        let tokens = subject.split(separator: ".", omittingEmptySubsequences: false)
+        var visits = 0
+        _ = walk(root, tokens, 0, &visits) { set in
+            visit(set)
+            return true
+        }
+        return visits
+    }
+
+    /// Whether `test` holds for the set of some stored pattern matching `subject`; stops at the first.
+    func containsMatch(_ subject: Substring, where test: (MulticastDelegate<Member>) -> Bool) -> Bool {
+        let tokens = subject.split(separator: ".", omittingEmptySubsequences: false)
+        var visits = 0
+        return !walk(root, tokens, 0, &visits) { !test($0) }
+    }
+
+    /// Visits the matches at and below `node`; returns false as soon as `visit` does, to stop the walk.
+    private func walk(
+        _ node: Node, _ tokens: [Substring], _ index: Int, _ visits: inout Int,
+        _ visit: (MulticastDelegate<Member>) -> Bool
+    ) -> Bool {
+        visits += 1
+        if index == tokens.count {
+            if let members = node.members { return visit(members) }
+            return true
+        }
+        if let tail = node.tail, !visit(tail) { return false }
+        if let child = node.children[tokens[index]], !walk(child, tokens, index + 1, &visits, visit) { return false }
+        if let star = node.star, !walk(star, tokens, index + 1, &visits, visit) { return false }
+        return true
     }
 }
