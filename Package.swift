@@ -55,7 +55,11 @@ let package = Package(
         .target(name: "FanoutProtocol"),
         // Engines: where each subject's messages get their order (and, with history, are kept). The in-memory
         // engine is the embedded default. No I/O of its own.
-        .target(name: "FanoutEngine", swiftSettings: uncheckedExclusivityInRelease),
+        .target(
+            name: "FanoutEngine",
+            dependencies: ["FanoutProtocol", .product(name: "DequeModule", package: "swift-collections")],
+            swiftSettings: uncheckedExclusivityInRelease
+        ),
         // The HTTP front on the loop: routes for /metrics and /healthz (browser transports join it).
         .target(name: "FanoutHTTP", dependencies: ["FanoutEventLoop"]),
         // The server core: connections, subject index, fan-out, limits, lifecycle.
@@ -63,6 +67,7 @@ let package = Package(
             name: "FanoutServer",
             dependencies: [
                 "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol", "FanoutEngine", "FanoutHTTP",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -113,7 +118,7 @@ let package = Package(
         .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
         .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(name: "FanoutServerTests", dependencies: ["FanoutServer", "FanoutProtocol", "FanoutTestSupport"]),
-        .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine"]),
+        .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["FanoutProtocol", "FanoutTestSupport"],

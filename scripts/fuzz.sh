@@ -10,9 +10,9 @@ work=".build/fuzz"
 rm -rf "$work/src" "$work/corpus"
 mkdir -p "$work/src" "$work/corpus" "$work/artifacts"
 # One module: drop the imports between the modules being merged.
-for file in Sources/FanoutProtocol/*.swift Sources/FanoutMulticast/*.swift \
-            Sources/FanoutServer/Subjects/Subscriber.swift Sources/FanoutServer/Subjects/WildcardTrie.swift \
-            Sources/FanoutServer/Subjects/SubjectIndex.swift Fuzz/FuzzTarget.swift; do
+# The subject index's own files: everything in Subjects/ but the server's extension.
+index_files=$(ls Sources/FanoutServer/Subjects/*.swift | grep -v '/Server+')
+for file in Sources/FanoutProtocol/*.swift Sources/FanoutMulticast/*.swift $index_files Fuzz/FuzzTarget.swift; do
     sed -E '/^(public )?import (FanoutProtocol|FanoutMulticast)$/d' "$file" > "$work/src/$(basename "$(dirname "$file")")-$(basename "$file")"
 done
 rm -f "$work/fuzz-parser"

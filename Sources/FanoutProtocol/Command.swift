@@ -22,11 +22,27 @@ public enum Command {
     case clients
     /// `AUTH <token>`
     case auth(token: String)
+    /// `RESUME <subject> [<epoch> <after-seq>]` (1.1): a validated concrete subject, and the client's position.
+    case resume(subject: String, from: Position?)
+    /// `LAST <subject> [<count>]` (1.1): a validated concrete subject and how many retained messages (1 when
+    /// not given).
+    case last(subject: String, count: UInt64)
+
+    /// Where a resuming client stands on a subject: the epoch it numbered by and the last seq it has.
+    public struct Position: Equatable, Sendable {
+        public let epoch: String
+        public let afterSeq: UInt64
+
+        public init(epoch: String, afterSeq: UInt64) {
+            self.epoch = epoch
+            self.afterSeq = afterSeq
+        }
+    }
 
     /// The verbs, in the order `HELP` lists them: the one list of them.
     public enum Verb: String, CaseIterable, Sendable {
         case sub = "SUB", unsub = "UNSUB", pub = "PUB", ping = "PING", quit = "QUIT", help = "HELP", info = "INFO"
-        case channels = "CHANNELS", clients = "CLIENTS", auth = "AUTH"
+        case channels = "CHANNELS", clients = "CLIENTS", auth = "AUTH", resume = "RESUME", last = "LAST"
 
         /// The verb's name, upper-case, as `HELP` lists it and configurations name it.
         public var name: String { rawValue }
@@ -59,6 +75,8 @@ public enum Command {
         case .channels: .channels
         case .clients: .clients
         case .auth: .auth
+        case .resume: .resume
+        case .last: .last
         }
     }
 }

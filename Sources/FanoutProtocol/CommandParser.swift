@@ -42,6 +42,29 @@ public enum CommandParser {
             let arguments = words(line, after: cursor)
             guard arguments.count <= 1 else { throw ProtocolError(.syntax, "CHANNELS takes at most one pattern") }
             return .channels(filter: try arguments.first.map { word throws(ProtocolError) in try pattern(word) })
+        case .resume:
+            let arguments = words(line, after: cursor)
+            guard arguments.count == 1 || arguments.count == 3 else {
+                throw ProtocolError(.syntax, "RESUME takes a subject, optionally followed by an epoch and a seq")
+            }
+            let subject = try concreteSubject(arguments[0])
+            guard arguments.count == 3 else { return .resume(subject: subject, from: nil) }
+            guard let after = DecimalDigits.parse(arguments[2]) else {
+                throw ProtocolError(.syntax, "RESUME's seq must be unsigned decimal digits that fit in 64 bits")
+            }
+            return .resume(subject: subject, from: Command.Position(
+                epoch: String(decoding: arguments[1], as: UTF8.self), afterSeq: after))
+        case .last:
+            let arguments = words(line, after: cursor)
+            guard arguments.count == 1 || arguments.count == 2 else {
+                throw ProtocolError(.syntax, "LAST takes a subject and optionally a count")
+            }
+            let subject = try concreteSubject(arguments[0])
+            guard arguments.count == 2 else { return .last(subject: subject, count: 1) }
+            guard let count = DecimalDigits.parse(arguments[1]) else {
+                throw ProtocolError(.syntax, "LAST's count must be unsigned decimal digits that fit in 64 bits")
+            }
+            return .last(subject: subject, count: count)
         case .auth:
             let arguments = words(line, after: cursor)
             guard arguments.count == 1 else { throw ProtocolError(.syntax, "AUTH takes exactly one token") }
@@ -59,6 +82,11 @@ public enum CommandParser {
         // "PUB a" with no separator at all is read as an empty payload, like "PUB a ".
         let payloadStart = min(subjectEnd + 1, line.count)
         return .pub(subject: subject, payload: UnsafeRawBufferPointer(rebasing: line[payloadStart...]))
+    }
+
+    private static func concreteSubject(_ word: UnsafeRawBufferPointer) throws(ProtocolError) -> String {
+        try Subject.validateConcrete(word)
+        return String(decoding: word, as: UTF8.self)
     }
 
     private static func pattern(_ word: UnsafeRawBufferPointer) throws(ProtocolError) -> String {

@@ -1,8 +1,8 @@
 /// Builds server lines. Every line ends in LF.
 public enum Encoder {
-    /// `+HELLO fanout/1 <server-name> auth=none|required`
-    public static func greeting(serverName: String, authRequired: Bool) -> String {
-        "+HELLO fanout/1 \(serverName) auth=\(authRequired ? "required" : "none")\n"
+    /// `+HELLO fanout/1 <server-name> auth=none|required epoch=<token>`
+    public static func greeting(serverName: String, authRequired: Bool, epoch: String) -> String {
+        "+HELLO fanout/1 \(serverName) auth=\(authRequired ? "required" : "none") epoch=\(epoch)\n"
     }
 
     /// `+OK` or `+OK <text>`.

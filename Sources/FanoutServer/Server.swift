@@ -1,3 +1,4 @@
+import DequeModule
 import FanoutEngine
 import FanoutEventLoop
 import FanoutHTTP
@@ -37,6 +38,8 @@ public final class Server {
     /// Failed-AUTH buckets per address, their log, and the unauthenticated connections' count.
     var authGate = AuthGate()
     var memoryTimer: LoopTimer?
+    /// Ages out retained messages while any subject keeps history.
+    var historyTimer: LoopTimer?
     /// Live connection objects: equal to `connections.count` between callbacks, or something leaks.
     let census = ObjectCensus()
     /// Subscriptions held by live connections.
@@ -55,7 +58,13 @@ public final class Server {
     var replyScratch: [UInt8] = []
 
     var signalWatchers: [SignalWatcher] = []
+    /// Runs the index's sweep in slices while departures left anything stale.
     var sweepTimer: LoopTimer?
+    /// `staleSubscriptions` when the sweep's current cycle began: what a finished cycle has certainly reclaimed.
+    var staleAtCycleStart = 0
+    /// CHANNELS listings under way, oldest first, and the timer that continues them.
+    var channelScans = Deque<ChannelsScan>()
+    var channelsTimer: LoopTimer?
     var acceptRetryTimer: LoopTimer?
     var graceTimer: LoopTimer?
     var statusTimer: LoopTimer?
@@ -77,10 +86,12 @@ public final class Server {
         self.configuration = configuration
         self.logger = logger
         self.loop = try EventLoop()
-        self.engine = MemoryEngine(subjectLimit: configuration.limits.maxTrackedSubjects)
+        self.engine = MemoryEngine(subjectLimit: configuration.limits.maxTrackedSubjects,
+                                   history: configuration.history.rules, historyMaxBytes: configuration.history.maxBytes)
         self.logger.logLevel = configuration.logLevel
         self.anyUserWithholds = Self.withholds(configuration)
         replyScratch.reserveCapacity(64)
+        engine.isSubscribed = { [index] subject in index.hasReceivers(for: subject) }
     }
 
     static func withholds(_ configuration: ServerConfiguration) -> Bool {
@@ -127,11 +138,7 @@ public final class Server {
             self.reload()
         })
         startServiceTimers()
-        let sweepTimer = LoopTimer(loop: loop, repeating: true) { [unowned self] in
-            if self.staleSubscriptions > 0 { self.sweepIndex() }
-        }
-        sweepTimer.schedule(after: .seconds(10))
-        self.sweepTimer = sweepTimer
+        startHistoryExpiry()
     }
 
     /// The TLS context for `configuration`'s certificate, key and client CA.
@@ -201,6 +208,9 @@ public final class Server {
         acceptRetryTimer = nil
         resumeTimer = nil
         memoryTimer = nil
+        historyTimer = nil
+        channelsTimer = nil
+        channelScans.removeAll()
         authGate.summaryTimer = nil
         loop.dropLingeringSockets()
         logger.notice("stopped")

@@ -20,7 +20,7 @@ struct ConfigLoader {
         case metricsListen = "metrics_listen"
         case authTimeout = "auth_timeout", maxAuthFailures = "max_auth_failures", adminCommands = "admin_commands"
         case maxUnauthenticated = "max_unauthenticated", idleUnsubscribedTimeout = "idle_unsubscribed_timeout"
-        case tlsHandshakeTimeout = "tls_handshake_timeout"
+        case tlsHandshakeTimeout = "tls_handshake_timeout", historyMaxBytes = "history_max_bytes"
         case maxConnectionsPerIP = "max_connections_per_ip", unixSocketMode = "unix_socket_mode"
         case tlsListen = "tls_listen", tlsCert = "tls_cert", tlsKey = "tls_key", tlsClientCA = "tls_client_ca"
     }
@@ -29,13 +29,16 @@ struct ConfigLoader {
         var providers: [any ConfigProvider] = [EnvironmentVariablesProvider().prefixKeys(with: "fanoutd")]
         if let path {
             do {
-                providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(path)))
+                providers.append(try await FileProvider<ConfigFileSnapshot>(filePath: FilePath(path)))
             } catch {
                 throw Problem(description: "cannot read config file \(path): \(error)")
             }
         }
         var configuration = try read(ConfigReader(providers: providers))
-        if let path { configuration.auth.users = try UsersSection.load(path: path) }
+        if let path {
+            configuration.auth.users = try UsersSection.load(path: path)
+            configuration.history.rules = try HistorySection.load(path: path)
+        }
         return configuration
     }
 
@@ -56,6 +59,7 @@ struct ConfigLoader {
         if let value = try reader.seconds(.keepalive) { server.timeouts.keepalive = value == .zero ? nil : value }
         if let value = try reader.int(.maxTrackedSubjects) { server.limits.maxTrackedSubjects = value }
         if let value = try reader.int(.maxMemory) { server.limits.maxMemory = value }
+        if let value = try reader.int(.historyMaxBytes) { server.history.maxBytes = value }
         if let text = try reader.string(.logLevel) {
             guard let parsed = Logger.Level(rawValue: text.lowercased()) else {
                 throw Problem(description: "log_level: '\(text)' is not one of trace, debug, info, notice, warning, error, critical")

@@ -176,6 +176,8 @@ struct Fanoutd: AsyncParsableCommand {
             keepalive: \(seconds(server.timeouts.keepalive))
             max_tracked_subjects: \(server.limits.maxTrackedSubjects)
             max_memory: \(server.limits.maxMemory == 0 ? "0 (off)" : String(server.limits.maxMemory))
+            history: \(server.history.rules.isEmpty ? "none" : "")\(server.history.rules.map { "\n  - \($0)" }.joined())
+            history_max_bytes: \(server.history.maxBytes)
             log_level: \(server.logLevel.rawValue)
             metrics_listen: \(server.listeners.metricsListen ?? "off")
             users: \(server.auth.users.isEmpty ? "none (auth=none)" : server.auth.users.map(\.name).joined(separator: ", "))

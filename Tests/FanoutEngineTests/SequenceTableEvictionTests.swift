@@ -1,4 +1,4 @@
-@testable import FanoutServer
+@testable import FanoutEngine
 import Testing
 
 @Suite("SequenceTable eviction")

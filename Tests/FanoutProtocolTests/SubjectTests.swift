@@ -145,7 +145,7 @@ struct EncoderTests {
     }
 
     @Test func greeting() {
-        #expect(Encoder.greeting(serverName: "h", authRequired: false) == "+HELLO fanout/1 h auth=none\n")
+        #expect(Encoder.greeting(serverName: "h", authRequired: false, epoch: "e1") == "+HELLO fanout/1 h auth=none epoch=e1\n")
         #expect(ProtocolError(.tooLong, "x").line == "-ERR too-long x\n")
     }
 }

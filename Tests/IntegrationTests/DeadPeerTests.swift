@@ -178,6 +178,13 @@ final class ThreadResult: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Whether a value has been set.
+    var isSet: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return value != nil
+    }
+
     func wait(timeout: TimeInterval) -> Int? {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()

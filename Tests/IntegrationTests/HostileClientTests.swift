@@ -107,4 +107,116 @@ struct HostileClientTests {
         #expect(try subscriber.command("UNSUB") == "+OK 0")
         #expect(try subscriber.readLine().hasPrefix("-ERR idle-timeout "))
     }
+
+    /// Runs `attack` on a thread of its own while `observer` pings every 20 ms; returns the slowest PING.
+    private func slowestPing(_ observer: LineClient, during attack: @escaping @Sendable () throws -> Void) throws -> Double {
+        let finished = ThreadResult()
+        Thread.detachNewThread {
+            do { try attack() } catch { Issue.record("the attack failed: \(error)") }
+            finished.set(1)
+        }
+        var slowest = 0.0
+        while !finished.isSet {
+            slowest = max(slowest, try pingSeconds(observer))
+            usleep(20_000)
+        }
+        _ = finished.wait(timeout: 1)
+        return slowest
+    }
+
+    @Test func newSubjectsIntoAFullSequenceTableStayCheap() throws {
+        let daemon = try Daemon(environment: ["FANOUTD_MAX_TRACKED_SUBJECTS": "20000"])
+        let logger = try daemon.client(timeout: 60)
+        #expect(try logger.command("SUB a.>") == "+OK 1")
+        // The logger never reads: its deliveries wait in the kernel and its output, well under the limits.
+        let publisher = try daemon.client(timeout: 60)
+        let observer = try daemon.client()
+        let fill = (0..<20_000).map { "PUB a.\($0) x\n" }.joined()
+        try publisher.send(fill)
+        for _ in 0..<20_000 { _ = try publisher.readLine() }
+        let slowest = try slowestPing(observer) {
+            let started = Date()
+            try publisher.send((0..<2000).map { "PUB b.\($0) x\n" }.joined())
+            for _ in 0..<2000 { _ = try publisher.readLine() }
+            #expect(Date().timeIntervalSince(started) < 5, "2,000 publishes to new subjects into a full table")
+        }
+        #expect(slowest < 1, "another client's PING waited \(slowest)s")
+        #expect(infoFields(try observer.command("INFO"))["tracked_subjects"] == "20000")
+    }
+
+    @Test func deepWildcardPatternsAreCappedAndPublishesStayBounded() throws {
+        let daemon = try Daemon()
+        let attacker = try daemon.client(timeout: 60)
+        let seventeen = Array(repeating: "*", count: 2).joined(separator: ".") + "." +
+            Array(repeating: "a", count: 15).joined(separator: ".")
+        #expect(try attacker.command("SUB \(seventeen)").hasPrefix("-ERR limit "), "17 tokens")
+        #expect(try attacker.command("SUB *.*.*.*.q").hasPrefix("-ERR limit "), "4 stars")
+        #expect(try attacker.command("SUB *.*.*.a.q") == "+OK 1", "3 stars")
+        // Every pattern the limits allow that nearly matches a.a.a...: up to 3 stars among 15 tokens, then q.
+        var patterns: [String] = []
+        for first in 0..<15 {
+            for second in first..<15 {
+                for third in second..<15 {
+                    var tokens = Array(repeating: "a", count: 15)
+                    tokens[first] = "*"
+                    tokens[second] = "*"
+                    tokens[third] = "*"
+                    patterns.append((tokens + ["q"]).joined(separator: "."))
+                }
+            }
+        }
+        let unique = Array(Set(patterns))
+        for batch in stride(from: 0, to: unique.count, by: 500) {
+            let reply = try attacker.command("SUB " + unique[batch..<min(batch + 500, unique.count)].joined(separator: " "))
+            #expect(reply.hasPrefix("+OK "), "\(reply.prefix(80))")
+        }
+        let observer = try daemon.client()
+        let near = Array(repeating: "a", count: 16).joined(separator: ".")
+        let deep = Array(repeating: "a", count: 128).joined(separator: ".")
+        let slowest = try slowestPing(observer) {
+            let started = Date()
+            let burst = (0..<500).map { "PUB \($0 % 2 == 0 ? near : deep) x\n" }.joined()
+            try attacker.send(burst)
+            for _ in 0..<500 { #expect(try attacker.readLine() == "+OK 0") }
+            #expect(Date().timeIntervalSince(started) < 5, "500 publishes against \(unique.count) near-matching patterns")
+        }
+        #expect(slowest < 1, "another client's PING waited \(slowest)s")
+    }
+
+    @Test func listingsAndSweepsOfManySubscriptionsRunInSlices() throws {
+        let daemon = try Daemon()
+        let observer = try daemon.client()
+        // 200,000 exact subscriptions over 20 connections.
+        var holders: [LineClient] = []
+        for connection in 0..<20 {
+            let holder = try daemon.client(timeout: 60)
+            // Two lines of 5,000: a line is at most max_line (64 KiB).
+            for half in 0..<2 {
+                let patterns = (half * 5000..<(half + 1) * 5000).map { "s\(connection).\($0)" }
+                #expect(try holder.command("SUB " + patterns.joined(separator: " ")) == "+OK \((half + 1) * 5000)")
+            }
+            holders.append(holder)
+        }
+        let asker = try daemon.client(timeout: 60)
+        let slowest = try slowestPing(observer) {
+            try asker.send(String(repeating: "CHANNELS zzz.>\n", count: 10))
+            for _ in 0..<10 { #expect(try asker.readLine() == "+OK 0") }
+            try asker.send("CHANNELS s3.*\n")
+            let listing = try asker.readLine()
+            #expect(listing.hasPrefix("+OK 10000 s3.0=1 s3.1=1 s3.10=1 "), "\(listing.prefix(60))")
+            #expect(listing.split(separator: " ").count == 1 + 1 + 1000, "at most 1,000 listed")
+            for _ in 0..<10 {
+                #expect(try asker.command("SUB x") == "+OK 1")
+                #expect(try asker.command("UNSUB x") == "+OK 0")
+                #expect(try asker.command("INFO").hasPrefix("+OK version="))
+            }
+            #expect(try asker.command("CHANNELS s7.42") == "+OK 1 s7.42=1", "a concrete filter is one lookup")
+        }
+        #expect(slowest < 1, "another client's PING waited \(slowest)s")
+        // Departures are swept in slices: the patterns of closed connections leave the count soon after.
+        for holder in holders.prefix(10) { holder.close() }
+        try eventually(timeout: 20, "the departed connections' patterns are swept") {
+            infoFields(try observer.command("INFO"))["subjects"] == "100000"
+        }
+    }
 }

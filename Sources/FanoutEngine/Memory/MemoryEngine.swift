@@ -1,9 +1,22 @@
-/// The embedded engine: numbering in this process's memory, bounded by `subjectLimit`. A restart begins
-/// every subject at 1 again.
-public final class MemoryEngine: Engine {
-    public typealias Position = SequenceTable.Slot
+import FanoutProtocol
 
+/// The embedded engine: numbering and history in this process's memory, bounded by `subjectLimit` and the
+/// history rules. Each start is a new epoch, so a client can tell that numbering began again.
+public final class MemoryEngine: Engine {
+    /// Where a run's subject is numbered, and its history log when it keeps one.
+    public struct RunPosition {
+        let slot: SequenceTable.Slot
+        let log: HistoryStore.Log?
+
+        /// Whether the run's messages are retained (and `retain` is to be called for each).
+        public var retains: Bool { log != nil }
+    }
+
+    public let epoch: String
     private var sequences: SequenceTable
+    private let history: HistoryStore
+    /// Whether anyone subscribes to a subject: the numbering of one that nobody follows is forgotten first.
+    public var isSubscribed: (String) -> Bool = { _ in false }
 
     /// Subjects whose numbering is remembered at most (`max_tracked_subjects`); may change on reload, and the
     /// table adapts at its next insertion.
@@ -12,19 +25,41 @@ public final class MemoryEngine: Engine {
         set { sequences.limit = newValue }
     }
 
-    public init(subjectLimit: Int) {
+    public init(subjectLimit: Int, history rules: [HistoryRule] = [], historyMaxBytes: Int = 256 << 20,
+                epoch: String = MemoryEngine.freshEpoch()) {
         sequences = SequenceTable(limit: subjectLimit)
+        history = HistoryStore(rules: rules, maxBytes: historyMaxBytes)
+        self.epoch = epoch
     }
 
-    public func openRun(subject: String) -> (lastSeq: UInt64, position: Position) {
+    /// A token of 16 random letters and digits: a new numbering's name.
+    public static func freshEpoch() -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var generator = SystemRandomNumberGenerator()
+        return String(decoding: (0..<16).map { _ in alphabet.randomElement(using: &generator)! }, as: UTF8.self)
+    }
+
+    // MARK: Numbering
+
+    public func openRun(subject: String) -> (lastSeq: UInt64, position: RunPosition) {
         let found = sequences.find(subject)
-        return (found.last, found.slot)
+        return (found.last, RunPosition(slot: found.slot, log: history.logForAppending(subject)))
     }
 
-    public func closeRun(
-        subject: String, at position: Position, lastSeq: UInt64, isSubscribed: (String) -> Bool
-    ) {
-        sequences.store(lastSeq, for: subject, at: position, isSubscribed: isSubscribed)
+    public func retain(_ position: RunPosition, seq: UInt64, payload: UnsafeRawBufferPointer) {
+        guard let log = position.log else { return }
+        history.append(log, seq: seq, payload: payload, at: .now)
+    }
+
+    public func closeRun(subject: String, at position: RunPosition, lastSeq: UInt64) {
+        for evicted in sequences.store(lastSeq, for: subject, at: position.slot, isSubscribed: isKept) {
+            history.drop(evicted)
+        }
+    }
+
+    /// A subject whose numbering must outlive others': subscribed, or holding history.
+    private func isKept(_ subject: String) -> Bool {
+        history.log(of: subject) != nil || isSubscribed(subject)
     }
 
     public func lastSeq(of subject: String) -> UInt64 {
@@ -32,4 +67,107 @@ public final class MemoryEngine: Engine {
     }
 
     public var trackedSubjects: Int { sequences.count }
+
+    /// The epoch of `subject`'s numbering: the engine's, unless the subject's numbering restarted since the
+    /// engine began (it was forgotten to make room), which gives it a name never used before.
+    func epoch(ofSerial serial: UInt64) -> String {
+        serial == 0 ? epoch : "\(epoch).\(serial)"
+    }
+
+    // MARK: History
+
+    /// New history rules and bound (SIGHUP): applied at once, trimming or dropping what they no longer keep.
+    public func applyHistory(rules: [HistoryRule], maxBytes: Int) {
+        history.apply(rules: rules, maxBytes: maxBytes, at: .now)
+    }
+
+    /// Ages out expired messages of up to `budget` subjects; for a timer, so that idle subjects let go too.
+    public func expireHistory(budget: Int) {
+        history.expireStep(budget: budget, at: .now)
+    }
+
+    public struct HistoryFigures: Sendable {
+        public let subjects: Int
+        public let messages: Int
+        public let bytes: Int
+        public let evicted: UInt64
+    }
+
+    public var historyFigures: HistoryFigures {
+        HistoryFigures(subjects: history.subjectCount, messages: history.count, bytes: history.bytes,
+                       evicted: history.evicted)
+    }
+
+    public var keepsHistory: Bool { !history.rules.isEmpty || history.count > 0 }
+
+    // MARK: Replay
+
+    public func replay(_ request: ReplayRequest, answer: @escaping (ReplayAnswer) -> Void) {
+        answer(replayNow(request))
+    }
+
+    /// The memory engine's answer, at once. RESUME or LAST makes the subject's numbering known (seq 0) when it
+    /// was not, so that its epoch stays the one this reply names.
+    func replayNow(_ request: ReplayRequest) -> ReplayAnswer {
+        let subject = request.subject
+        let (last, serial, evicted) = sequences.ensure(subject, isSubscribed: isKept)
+        for forgotten in evicted { history.drop(forgotten) }
+        let epoch = epoch(ofSerial: serial)
+        let log = history.log(of: subject)
+        if let log { history.trimExpired(log, at: .now) }
+        let retained = log?.messages.count ?? 0
+        let firstSeq = log?.firstSeq ?? last + 1
+        var answer = ReplayAnswer(epoch: epoch, lastSeq: last, replayed: 0, missed: 0, lines: [])
+        // Which retained messages the client is entitled to, as a count of the newest ones.
+        var wanted: Int
+        switch request.kind {
+        case .position:
+            return answer
+        case .after(let clientEpoch, let after) where clientEpoch == epoch && after <= last:
+            let firstWanted = after + 1
+            answer.missed = firstWanted < firstSeq ? firstSeq - firstWanted : 0
+            wanted = Int(min(UInt64(retained), last - after))
+        case .after:
+            answer.missed = nil
+            wanted = retained
+        case .newest(let count):
+            wanted = Int(min(UInt64(retained), count))
+        }
+        guard let log, wanted > 0 else { return answer }
+        // The newest that fit the budget; the older ones left out count as missed (LAST reports none).
+        let messages = log.messages
+        var budget = request.budget
+        var fitting = 0
+        for index in stride(from: messages.count - 1, through: messages.count - wanted, by: -1) {
+            let size = Self.lineSize(subject: subject, message: messages[index])
+            guard size <= budget else { break }
+            budget -= size
+            fitting += 1
+        }
+        if case .after = request.kind, let missed = answer.missed { answer.missed = missed + UInt64(wanted - fitting) }
+        answer.replayed = fitting
+        answer.lines.reserveCapacity(request.budget - budget)
+        var subjectBytes = subject
+        subjectBytes.withUTF8 { subjectBuffer in
+            for index in (messages.count - fitting)..<messages.count {
+                let message = messages[index]
+                message.payload.withUnsafeBytes { payload in
+                    Encoder.appendMessage(subject: UnsafeRawBufferPointer(subjectBuffer), seq: message.seq,
+                                          payload: payload, to: &answer.lines)
+                }
+            }
+        }
+        return answer
+    }
+
+    /// Bytes of `MSG <subject> <seq> <payload>\n`.
+    static func lineSize(subject: String, message: HistoryStore.Message) -> Int {
+        var digits = 1
+        var value = message.seq
+        while value >= 10 {
+            value /= 10
+            digits += 1
+        }
+        return 4 + subject.utf8.count + 1 + digits + 1 + message.payload.count + 1
+    }
 }

@@ -15,6 +15,9 @@ public struct SequenceTable {
     private struct Entry {
         var subject: String
         var last: UInt64
+        /// How many subjects had been evicted when this one came in: 0 for a subject whose numbering never
+        /// restarted, otherwise a number no earlier entry of the same subject can have had (see `serial`).
+        var serial: UInt64
         /// Neighbours in publish order, as positions in `entries`; `none` at either end.
         var older: Int32
         var newer: Int32
@@ -28,6 +31,8 @@ public struct SequenceTable {
     private var newest = none
     /// Changes whenever a subject comes or goes, making the slots handed out before it stale.
     private var generation: UInt64 = 0
+    /// Subjects forgotten to make room so far.
+    private(set) var evictions: UInt64 = 0
 
     /// May shrink or grow on reload. A table above a lowered limit sheds one subject per new subject stored,
     /// so that no single store pays for the whole difference.
@@ -51,10 +56,27 @@ public struct SequenceTable {
         return (entries[Int(position)].last, Slot(position: position, generation: generation))
     }
 
+    /// The last number handed out for `subject` and its numbering's serial (see `Entry.serial`), entering it
+    /// with 0 when it is not known, so that its serial holds from now on.
+    mutating func ensure(
+        _ subject: String, isSubscribed: (String) -> Bool
+    ) -> (last: UInt64, serial: UInt64, evicted: [String]) {
+        if let position = positions[subject] {
+            let entry = entries[Int(position)]
+            return (entry.last, entry.serial, [])
+        }
+        let evicted = insert(subject, last: 0, isSubscribed: isSubscribed)
+        return (0, entries[Int(positions[subject]!)].serial, evicted)
+    }
+
     /// Records that numbers up to `value` are used for `subject`, at the `slot` that `find` gave for it if
     /// there is one, and makes it the most recently published. `isSubscribed` is asked only when a new subject
-    /// meets a full table, at most `candidatesLooked` times per subject evicted.
-    mutating func store(_ value: UInt64, for subject: String, at slot: Slot? = nil, isSubscribed: (String) -> Bool) {
+    /// meets a full table, at most `candidatesLooked` times per subject evicted. Returns the subject evicted
+    /// to make room, if any.
+    @discardableResult
+    mutating func store(
+        _ value: UInt64, for subject: String, at slot: Slot? = nil, isSubscribed: (String) -> Bool
+    ) -> [String] {
         var position = Self.none
         if let slot, slot.generation == generation {
             position = slot.position
@@ -64,30 +86,40 @@ public struct SequenceTable {
         if position != Self.none {
             entries[Int(position)].last = value
             touch(position)
-            return
+            return []
         }
-        insert(subject, last: value, isSubscribed: isSubscribed)
+        return insert(subject, last: value, isSubscribed: isSubscribed)
     }
 
     var count: Int { entries.count }
 
-    private mutating func insert(_ subject: String, last: UInt64, isSubscribed: (String) -> Bool) {
+    /// Enters `subject`, evicting when the table is full; returns the subjects evicted (none, one, or two
+    /// while shrinking to a lowered limit).
+    private mutating func insert(_ subject: String, last: UInt64, isSubscribed: (String) -> Bool) -> [String] {
         generation &+= 1
-        let entry = Entry(subject: subject, last: last, older: Self.none, newer: Self.none)
+        var evicted: [String] = []
         var position: Int32
         if entries.count >= max(limit, 1) {
             // Shed one more than needed when above a lowered limit: the table converges, one store at a time.
-            if entries.count > limit && entries.count > 1 { removeAndCompact(evictionVictim(isSubscribed)) }
+            if entries.count > limit && entries.count > 1 {
+                let extra = evictionVictim(isSubscribed)
+                evicted.append(entries[Int(extra)].subject)
+                removeAndCompact(extra)
+            }
             position = evictionVictim(isSubscribed)
             unlink(position)
+            evicted.append(entries[Int(position)].subject)
             positions[entries[Int(position)].subject] = nil
-            entries[Int(position)] = entry
+            evictions += UInt64(evicted.count)
+            entries[Int(position)] = Entry(subject: subject, last: last, serial: evictions, older: Self.none,
+                                           newer: Self.none)
         } else {
             position = Int32(entries.count)
-            entries.append(entry)
+            entries.append(Entry(subject: subject, last: last, serial: evictions, older: Self.none, newer: Self.none))
         }
         positions[subject] = position
         linkNewest(position)
+        return evicted
     }
 
     /// The entry to evict: the least recent unsubscribed one among the `candidatesLooked` least recent (the

@@ -10,8 +10,8 @@ extension Server {
     static let listingLimit = 1000
 
     func infoFields() -> String {
-        if staleSubscriptions > 0 { sweepIndex() }
         let uptime = (ContinuousClock.now - startedAt).components.seconds
+        let history = engine.historyFigures
         let fields: [(String, String)] = [
             ("version", FanoutVersion.current),
             ("server_name", configuration.serverName),
@@ -27,6 +27,12 @@ extension Server {
             ("limit_refusals", String(stats.limitRefusals)),
             ("connections_total", String(stats.accepted)),
             ("tracked_subjects", String(engine.trackedSubjects)),
+            ("epoch", engine.epoch),
+            ("history_subjects", String(history.subjects)),
+            ("history_messages", String(history.messages)),
+            ("history_bytes", String(history.bytes)),
+            ("history_evicted", String(history.evicted)),
+            ("replayed", String(stats.replayed)),
             ("max_connections", String(configuration.limits.maxConnections)),
             ("max_pending_bytes", String(configuration.limits.maxPendingBytes)),
             ("max_memory", String(configuration.limits.maxMemory)),
@@ -35,18 +41,6 @@ extension Server {
             ("memory_drops", String(backlogWatch.drops)),
         ]
         return fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
-    }
-
-    /// `<count> <subject>=<subscribers> ...`, sorted by subject.
-    func channelsListing(filter: String?) -> String {
-        if staleSubscriptions > 0 { sweepIndex() }
-        var entries = index.patterns
-        if let filter {
-            entries = entries.filter { Subject.matches(pattern: filter, subject: $0.pattern) }
-        }
-        entries.sort { $0.pattern < $1.pattern }
-        let listed = entries.prefix(Self.listingLimit).map { "\($0.pattern)=\($0.subscribers)" }
-        return ([String(entries.count)] + listed).joined(separator: " ")
     }
 
     /// `<count> id=<n>,addr=<host:port>,subs=<n>,pending=<bytes>,age_s=<n> ...`, oldest first.

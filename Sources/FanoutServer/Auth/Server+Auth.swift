@@ -112,6 +112,10 @@ extension Server {
             if let refused = patterns.first(where: { !permissions.maySubscribe($0) }) {
                 return ProtocolError(.denied, "not allowed to subscribe to '\(refused)'")
             }
+        case .resume(let subject, _), .last(let subject, _):
+            if !permissions.maySubscribe(subject) {
+                return ProtocolError(.denied, "not allowed to subscribe to '\(subject)'")
+            }
         case .pub(let subject, _):
             guard !connection.lastPermittedSubject.elementsEqual(subject) else { return nil }
             let text = String(decoding: subject, as: UTF8.self)

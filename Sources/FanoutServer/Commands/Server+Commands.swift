@@ -41,11 +41,16 @@ extension Server {
         case .info:
             connection.send(Encoder.ok(infoFields()))
         case .channels(let filter):
-            connection.send(Encoder.ok(channelsListing(filter: filter)))
+            listChannels(for: connection, filter: filter)
         case .clients:
             connection.send(Encoder.ok(clientsListing()))
         case .auth(let token):
             authenticate(connection, token: token)
+        case .resume(let subject, let position):
+            resume(connection, subject: subject,
+                   kind: position.map { .after(epoch: $0.epoch, seq: $0.afterSeq) } ?? .position)
+        case .last(let subject, let count):
+            resume(connection, subject: subject, kind: .newest(count: count))
         case .pub:
             break
         }

@@ -15,6 +15,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var timeouts = Timeouts()
     /// Users, tokens and what they may do.
     public var auth = AuthSettings()
+    /// Which subjects keep history, and how much in all.
+    public var history = HistorySettings()
     /// The name in the greeting line (default: this machine's host name).
     public var serverName = RawSocket.hostName()
     /// The lowest level logged.
@@ -29,6 +31,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             found.append("server_name: must be non-empty printable ASCII without spaces")
         }
         found += listeners.problems() + tls.problems() + limits.problems() + timeouts.problems() + auth.problems()
+            + history.problems()
         return found
     }
 }

@@ -50,7 +50,8 @@ extension Server {
         } else {
             connection.permissions = .unrestricted
         }
-        socket.write(Encoder.greeting(serverName: configuration.serverName, authRequired: configuration.auth.requiresAuth))
+        socket.write(Encoder.greeting(serverName: configuration.serverName, authRequired: configuration.auth.requiresAuth,
+                                      epoch: engine.epoch))
         if tls { startHandshakeDeadline(for: connection) }
         socket.enableReading()
         logger.debug("connect", metadata: ["client": "\(id)", "peer": "\(peer)"])

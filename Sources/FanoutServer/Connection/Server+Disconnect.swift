@@ -36,11 +36,6 @@ extension Server {
         }
         // No per-subject cleanup: the weak sets no longer yield this connection. Sweeping only reclaims the
         // dead entries' memory, amortised over enough departures to cost O(1) each.
-        if staleSubscriptions > max(4096, subscriptionCount) { sweepIndex() }
-    }
-
-    func sweepIndex() {
-        index.sweep()
-        staleSubscriptions = 0
+        scheduleSweep()
     }
 }

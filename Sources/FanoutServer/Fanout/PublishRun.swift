@@ -29,7 +29,9 @@ struct PublishRun {
     var bytes: [UInt8] = []
     var seq: UInt64 = 0
     /// Where the engine keeps the subject's numbering, from the lookup that opened the run.
-    private(set) var position: MemoryEngine.Position?
+    private(set) var position: MemoryEngine.RunPosition?
+    /// Whether the subject keeps history: each message is then handed to the engine as it is numbered.
+    private(set) var retains = false
     private(set) var isOpen = false
 
     /// Bytes after which a run's lines are written out early, bounding the run's memory.
@@ -45,7 +47,10 @@ struct PublishRun {
         subject.removeAll(keepingCapacity: true)
         subject.append(contentsOf: candidate)
         subjectString = String(decoding: candidate, as: UTF8.self)
-        (seq, position) = engine.openRun(subject: subjectString)
+        let opened = engine.openRun(subject: subjectString)
+        seq = opened.lastSeq
+        position = opened.position
+        retains = opened.position.retains
         isOpen = true
     }
 
@@ -53,6 +58,7 @@ struct PublishRun {
         receivers.removeAll(keepingCapacity: true)
         bytes.removeAll(keepingCapacity: true)
         position = nil
+        retains = false
         isOpen = false
     }
 }

@@ -18,6 +18,9 @@ extension Server {
         }
         publishRun.seq += 1
         stats.published += 1
+        if publishRun.retains, let position = publishRun.position {
+            engine.retain(position, seq: publishRun.seq, payload: payload)
+        }
         let receivers = publishRun.receivers.count
         guard receivers > 0 else { return 0 }
         stats.delivered += UInt64(receivers)
@@ -38,9 +41,7 @@ extension Server {
         flushRunBytes()
         let subject = publishRun.subjectString
         if let position = publishRun.position {
-            engine.closeRun(subject: subject, at: position, lastSeq: publishRun.seq) { [index] in
-                index.hasReceivers(for: $0)
-            }
+            engine.closeRun(subject: subject, at: position, lastSeq: publishRun.seq)
         }
         publishRun.close()
         if !retiredDuringRun.isEmpty { retiredDuringRun.removeAll() }

@@ -18,7 +18,6 @@ extension Server {
     }
 
     private func metricsResponse() -> HTTPServer.Response {
-        if staleSubscriptions > 0 { sweepIndex() }
         metrics?.sync(stats, clients: connections.count, subscriptionCount: subscriptionCount,
                       subjectCount: index.storedPatternCount,
                       pendingBytes: connections.values.reduce(0) { $0 + $1.pendingBytes })

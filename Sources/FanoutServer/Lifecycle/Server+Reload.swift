@@ -43,6 +43,10 @@ extension Server {
         configuration = fresh
         logger.logLevel = fresh.logLevel
         engine.subjectLimit = fresh.limits.maxTrackedSubjects
+        if fresh.history != old.history {
+            engine.applyHistory(rules: fresh.history.rules, maxBytes: fresh.history.maxBytes)
+            startHistoryExpiry()
+        }
         if fresh.limits.maxLine != old.limits.maxLine || fresh.timeouts != old.timeouts {
             for connection in connections.values {
                 connection.framer.maxLine = fresh.limits.maxLine

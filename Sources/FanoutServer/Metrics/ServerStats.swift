@@ -2,8 +2,10 @@
 struct ServerStats {
     /// Messages accepted by PUB.
     var published: UInt64 = 0
-    /// Message copies queued to subscribers.
+    /// Message copies queued to subscribers, replays included.
     var delivered: UInt64 = 0
+    /// Retained messages replayed by RESUME and LAST.
+    var replayed: UInt64 = 0
     /// Connections dropped because they did not read their output.
     var slowConsumers: UInt64 = 0
     /// Times a publisher was paused by backpressure (backpressure_bytes).

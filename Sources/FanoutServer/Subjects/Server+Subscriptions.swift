@@ -13,6 +13,14 @@ extension Server {
         for pattern in patterns where !connection.subscriptions.contains(pattern) && seen.insert(pattern).inserted {
             fresh.append(pattern)
         }
+        // Deep wildcard patterns would let a publish walk most of the index: their depth and stars are capped.
+        for pattern in fresh {
+            if let problem = Subject.wildcardPatternProblem(pattern) {
+                stats.limitRefusals += 1
+                connection.send(ProtocolError(.limit, problem).line)
+                return
+            }
+        }
         let limit = configuration.limits.maxSubscriptions
         guard connection.subscriptions.count + fresh.count <= limit else {
             stats.limitRefusals += 1
@@ -58,6 +66,7 @@ extension Server {
         }
         subscriptionCount -= dropped
         staleSubscriptions += dropped
+        scheduleSweep()
         if dropped > 0 && connection.subscriptions.isEmpty { updateReadTimeout(of: connection) }
         return dropped
     }

@@ -1,0 +1,241 @@
+import DequeModule
+
+/// The retained messages of every subject that has a history rule, bounded per subject by its rule (count and
+/// age) and in all by `maxBytes`, where the oldest message across all subjects goes first.
+///
+/// Worst case: retaining a message is O(1) plus O(log subjects) for each message it pushes out (an indexed
+/// min-heap orders the subjects by their oldest message); finding where a replay starts is O(1) (a subject's
+/// retained seqs are consecutive); `expireStep` looks at no more than its budget of subjects. Only `apply`
+/// (a reload) may drop every retained message at once, O(retained).
+final class HistoryStore {
+    /// One retained message. The payload is the only copy the server keeps: replays encode their lines anew.
+    struct Message {
+        let seq: UInt64
+        /// Publish order across all subjects, for evicting the oldest first.
+        let ordinal: UInt64
+        let at: ContinuousClock.Instant
+        let payload: [UInt8]
+    }
+
+    /// A subject's retained messages, oldest first, with consecutive seqs.
+    final class Log {
+        let subject: String
+        /// The rule (its position in `rules`) that keeps this subject's history.
+        var rule: Int
+        var messages = Deque<Message>()
+        var bytes = 0
+        /// Position in the heap while the log holds messages, else -1.
+        fileprivate var heapIndex = -1
+        /// Position in `all`, for the age sweep.
+        fileprivate var listIndex = -1
+
+        init(subject: String, rule: Int) {
+            self.subject = subject
+            self.rule = rule
+        }
+
+        var firstSeq: UInt64? { messages.first?.seq }
+    }
+
+    /// Heap bytes a retained message holds besides its payload: its record and the payload array's header.
+    static let overheadPerMessage = MemoryLayout<Message>.stride + 32
+
+    private(set) var rules: [HistoryRule]
+    private(set) var maxBytes: Int
+    /// Retained bytes, each message counted as its payload plus `overheadPerMessage`.
+    private(set) var bytes = 0
+    private(set) var count = 0
+    /// Messages pushed out before their rule let them go: by `maxBytes`.
+    private(set) var evicted: UInt64 = 0
+    private var logs: [String: Log] = [:]
+    private var all: [Log] = []
+    private var heap: [Log] = []
+    private var nextOrdinal: UInt64 = 0
+    private var sweepCursor = 0
+
+    init(rules: [HistoryRule], maxBytes: Int) {
+        self.rules = rules
+        self.maxBytes = maxBytes
+    }
+
+    var subjectCount: Int { logs.count }
+
+    /// The rule that applies to `subject`, by position, or nil when it keeps no history.
+    func rule(for subject: String) -> Int? {
+        rules.isEmpty ? nil : HistoryRule.first(of: rules, for: subject)
+    }
+
+    func log(of subject: String) -> Log? { logs[subject] }
+
+    /// The subject's log, made if needed, when a rule applies to it.
+    func logForAppending(_ subject: String) -> Log? {
+        if let log = logs[subject] { return log }
+        guard let rule = rule(for: subject) else { return nil }
+        let log = Log(subject: subject, rule: rule)
+        log.listIndex = all.count
+        all.append(log)
+        logs[subject] = log
+        return log
+    }
+
+    /// Keeps `payload` as message `seq` of `log`, then trims that subject to its rule and everything to
+    /// `maxBytes`.
+    func append(_ log: Log, seq: UInt64, payload: UnsafeRawBufferPointer, at now: ContinuousClock.Instant) {
+        if let last = log.messages.last, last.seq + 1 != seq { clear(log) }
+        let message = Message(seq: seq, ordinal: nextOrdinal, at: now, payload: Array(payload))
+        nextOrdinal &+= 1
+        log.messages.append(message)
+        let size = payload.count + Self.overheadPerMessage
+        log.bytes += size
+        bytes += size
+        count += 1
+        if log.heapIndex < 0 { heapInsert(log) }
+        let rule = rules[log.rule]
+        while log.messages.count > rule.maxMessages { removeOldest(of: log) }
+        if let maxAge = rule.maxAge { trimExpired(log, maxAge: maxAge, at: now) }
+        while bytes > maxBytes, let oldest = heap.first {
+            removeOldest(of: oldest)
+            evicted += 1
+        }
+    }
+
+    /// Drops what the subject's rule says is too old.
+    func trimExpired(_ log: Log, at now: ContinuousClock.Instant) {
+        if let maxAge = rules[log.rule].maxAge { trimExpired(log, maxAge: maxAge, at: now) }
+    }
+
+    private func trimExpired(_ log: Log, maxAge: Duration, at now: ContinuousClock.Instant) {
+        while let first = log.messages.first, now - first.at > maxAge { removeOldest(of: log) }
+    }
+
+    /// Ages out expired messages of at most `budget` subjects, continuing where the last step stopped, so
+    /// that idle subjects let go of their memory too. Returns whether it went round the whole store.
+    @discardableResult
+    func expireStep(budget: Int, at now: ContinuousClock.Instant) -> Bool {
+        var looked = 0
+        while looked < budget && !all.isEmpty {
+            if sweepCursor >= all.count {
+                sweepCursor = 0
+                return true
+            }
+            let log = all[sweepCursor]
+            trimExpired(log, at: now)
+            if log.messages.isEmpty { forget(log) } else { sweepCursor += 1 }
+            looked += 1
+        }
+        return all.isEmpty
+    }
+
+    /// Forgets the subject's history (its numbering restarts, or its rule went away).
+    func drop(_ subject: String) {
+        guard let log = logs[subject] else { return }
+        clear(log)
+        forget(log)
+    }
+
+    /// New rules and bound (a reload): subjects whose rule changed are matched again, trimmed to it at once,
+    /// or dropped when no rule applies any more. O(retained subjects + messages dropped).
+    func apply(rules fresh: [HistoryRule], maxBytes freshBytes: Int, at now: ContinuousClock.Instant) {
+        rules = fresh
+        maxBytes = freshBytes
+        for log in Array(all) {
+            guard let rule = HistoryRule.first(of: fresh, for: log.subject) else {
+                drop(log.subject)
+                continue
+            }
+            log.rule = rule
+            while log.messages.count > fresh[rule].maxMessages { removeOldest(of: log) }
+            trimExpired(log, at: now)
+            if log.messages.isEmpty { forget(log) }
+        }
+        while bytes > maxBytes, let oldest = heap.first {
+            removeOldest(of: oldest)
+            evicted += 1
+        }
+    }
+
+    // MARK: Removal
+
+    private func removeOldest(of log: Log) {
+        guard let removed = log.messages.popFirst() else { return }
+        let size = removed.payload.count + Self.overheadPerMessage
+        log.bytes -= size
+        bytes -= size
+        count -= 1
+        if log.messages.isEmpty { heapRemove(log) } else { heapSiftDown(log.heapIndex) }
+    }
+
+    private func clear(_ log: Log) {
+        bytes -= log.bytes
+        count -= log.messages.count
+        log.bytes = 0
+        log.messages.removeAll()
+        if log.heapIndex >= 0 { heapRemove(log) }
+    }
+
+    /// Removes an empty log from the store.
+    private func forget(_ log: Log) {
+        guard log.listIndex >= 0 else { return }
+        logs[log.subject] = nil
+        let last = all.count - 1
+        if log.listIndex != last {
+            all[log.listIndex] = all[last]
+            all[log.listIndex].listIndex = log.listIndex
+        }
+        all.removeLast()
+        log.listIndex = -1
+    }
+
+    // MARK: The heap of logs by their oldest message
+
+    private func key(_ index: Int) -> UInt64 { heap[index].messages.first?.ordinal ?? .max }
+
+    private func heapInsert(_ log: Log) {
+        log.heapIndex = heap.count
+        heap.append(log)
+        heapSiftUp(log.heapIndex)
+    }
+
+    private func heapRemove(_ log: Log) {
+        let index = log.heapIndex
+        guard index >= 0 else { return }
+        let last = heap.count - 1
+        heapSwap(index, last)
+        heap.removeLast()
+        log.heapIndex = -1
+        if index < heap.count {
+            heapSiftDown(index)
+            heapSiftUp(index)
+        }
+    }
+
+    private func heapSiftUp(_ start: Int) {
+        var index = start
+        while index > 0 {
+            let parent = (index - 1) / 2
+            guard key(index) < key(parent) else { return }
+            heapSwap(index, parent)
+            index = parent
+        }
+    }
+
+    private func heapSiftDown(_ start: Int) {
+        var index = start
+        while true {
+            let left = 2 * index + 1, right = left + 1
+            var smallest = index
+            if left < heap.count && key(left) < key(smallest) { smallest = left }
+            if right < heap.count && key(right) < key(smallest) { smallest = right }
+            guard smallest != index else { return }
+            heapSwap(index, smallest)
+            index = smallest
+        }
+    }
+
+    private func heapSwap(_ a: Int, _ b: Int) {
+        guard a != b else { return }
+        heap.swapAt(a, b)
+        heap[a].heapIndex = a
+        heap[b].heapIndex = b
+    }
+}
