@@ -37,6 +37,8 @@ bench: release
 micro-bench:
 	cd Benchmarks && $(SWIFT) package -c release benchmark
 
+hostile: release ; Benchmarks/scripts/hostile.py --scale $(or $(SCALE),full)
+
 # Installs the binaries, the units (ExecStart pointing at $(PREFIX)/bin), the man page and, unless one is
 # there already, the configuration. BIN_DIR names prebuilt binaries; without them, builds release first.
 install:
