@@ -37,6 +37,11 @@ public final class Server {
     var backlogWatch = BacklogWatch()
     /// Failed-AUTH buckets per address, their log, and the unauthenticated connections' count.
     var authGate = AuthGate()
+    /// Refused connections, logged once per interval at most.
+    var refusalLog: LogThrottle?
+    /// Queued output freed by slow-consumer drops since the allocator was last asked to give memory back.
+    var freedSinceTrim = 0
+    var trimTimer: LoopTimer?
     var memoryTimer: LoopTimer?
     /// Ages out retained messages while any subject keeps history.
     var historyTimer: LoopTimer?
@@ -208,10 +213,12 @@ public final class Server {
         acceptRetryTimer = nil
         resumeTimer = nil
         memoryTimer = nil
+        trimTimer = nil
         historyTimer = nil
         channelsTimer = nil
         channelScans.removeAll()
-        authGate.summaryTimer = nil
+        authGate.failureLog = nil
+        refusalLog = nil
         loop.dropLingeringSockets()
         logger.notice("stopped")
     }

@@ -5,8 +5,8 @@ import FanoutProtocol
 /// number of connections still unauthenticated (capped by max_unauthenticated).
 struct AuthGate {
     var throttle = AuthThrottle()
-    var failureLog = SuppressedLog()
-    var summaryTimer: LoopTimer?
+    /// Written once per interval at most; made on first use, with the loop.
+    var failureLog: LogThrottle?
     /// Connections whose `permissions` are nil: on a server that requires AUTH, those that have not passed it.
     var unauthenticated = 0
 }
@@ -34,8 +34,12 @@ extension Server {
         let now = ContinuousClock.now
         if let wait = authGate.throttle.admit(connection.peerHost, at: now) {
             let seconds = max(1, wait.components.seconds + (wait.components.attoseconds > 0 ? 1 : 0))
-            failAuthentication(connection, at: now, ProtocolError(
-                .denied, "too many failed AUTH attempts from \(connection.peerHost); try again in \(seconds)s"))
+            // Refused unchecked, and closed: a guesser's connections must not hold slots while it waits.
+            connection.authFailures += 1
+            logAuthFailure(connection)
+            connection.send(ProtocolError(
+                .denied, "too many failed AUTH attempts from \(connection.peerHost); try again in \(seconds)s").line)
+            disconnect(connection, reason: .authFailures)
             return
         }
         var matched: User?
@@ -44,7 +48,7 @@ extension Server {
         }
         guard let matched else {
             authGate.throttle.recordFailure(connection.peerHost, at: now)
-            failAuthentication(connection, at: now, ProtocolError(.denied, "invalid token"))
+            failAuthentication(connection, ProtocolError(.denied, "invalid token"))
             return
         }
         if connection.permissions == nil { authGate.unauthenticated -= 1 }
@@ -59,9 +63,9 @@ extension Server {
 
     /// Answers a failed or refused AUTH, logs it (rate-limited), and delays the connection's next command,
     /// or closes it at max_auth_failures.
-    private func failAuthentication(_ connection: ClientConnection, at now: ContinuousClock.Instant, _ error: ProtocolError) {
+    private func failAuthentication(_ connection: ClientConnection, _ error: ProtocolError) {
         connection.authFailures += 1
-        logAuthFailure(connection, at: now)
+        logAuthFailure(connection)
         if connection.authFailures >= configuration.auth.maxAuthFailures {
             connection.send(ProtocolError(.denied, "too many failed AUTH attempts; closing").line)
             disconnect(connection, reason: .authFailures)
@@ -80,21 +84,16 @@ extension Server {
     }
 
     /// One line per failure at most every `SuppressedLog.interval`; the rest are summed up in one line then.
-    private func logAuthFailure(_ connection: ClientConnection, at now: ContinuousClock.Instant) {
-        if authGate.failureLog.shouldWrite(from: connection.peerHost, at: now) {
-            logger.info("AUTH failed", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
-                                                  "failures": "\(connection.authFailures)"])
-            return
-        }
-        guard authGate.summaryTimer?.isScheduled != true else { return }
-        if authGate.summaryTimer == nil {
-            authGate.summaryTimer = LoopTimer(loop: loop) { [unowned self] in
-                guard let summary = self.authGate.failureLog.takeSummary() else { return }
-                self.logger.info("\(summary.count) more failed AUTH attempts in the last \(SuppressedLog.interval)",
-                                 metadata: ["from": "\(summary.sources.joined(separator: ","))"])
+    private func logAuthFailure(_ connection: ClientConnection) {
+        if authGate.failureLog == nil {
+            authGate.failureLog = LogThrottle(loop: loop) { [unowned self] count, sources in
+                self.logger.info("\(count) more failed AUTH attempts in the last \(SuppressedLog.interval)",
+                                 metadata: ["from": "\(sources.joined(separator: ","))"])
             }
         }
-        authGate.summaryTimer?.schedule(after: SuppressedLog.interval)
+        guard authGate.failureLog?.shouldWrite(from: connection.peerHost) == true else { return }
+        logger.info("AUTH failed", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
+                                              "failures": "\(connection.authFailures)"])
     }
 
     /// The error for a command this connection may not run, or nil when it may.

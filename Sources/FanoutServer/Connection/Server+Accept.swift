@@ -59,7 +59,15 @@ extension Server {
 
     private func refuse(_ fd: Int32, peer: SocketAddress, _ text: String) {
         stats.limitRefusals += 1
-        logger.info("refused \(peer): limit \(text)")
+        if refusalLog == nil {
+            refusalLog = LogThrottle(loop: loop) { [unowned self] count, sources in
+                self.logger.info("\(count) more connections refused in the last \(SuppressedLog.interval)",
+                                 metadata: ["from": "\(sources.joined(separator: ","))"])
+            }
+        }
+        if refusalLog?.shouldWrite(from: peer.isUnix ? "unix" : peer.host) == true {
+            logger.info("refused \(peer): limit \(text)")
+        }
         RawSocket.refuse(fd, with: ProtocolError(.limit, text).line)
     }
 

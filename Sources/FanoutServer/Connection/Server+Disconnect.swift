@@ -6,6 +6,7 @@ extension Server {
         switch reason {
         case .slowConsumer:
             stats.slowConsumers += 1
+            noteFreed(connection.pendingBytes)
             logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                                  "reason": "\(reason)"])
         case .idleTimeout, .socketError, .authTimeout, .authFailures, .handshakeTimeout:

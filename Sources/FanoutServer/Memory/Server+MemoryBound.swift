@@ -70,9 +70,22 @@ extension Server {
             }
             backlogWatch.lastQueued = queued
             logger.warning("over max_memory=\(bound): dropped the largest slow consumers, \(freed) bytes queued")
-            if freed >= Self.trimAfterBytes { returnFreeMemory() }
         }
         if !backlogWatch.watched.isEmpty { memoryTimer?.schedule(after: Self.memoryCheckInterval) }
+    }
+
+    /// Counts queued output dropped with a slow consumer; past `trimAfterBytes`, the allocator is asked to give
+    /// free memory back a moment later, once the dropped sockets are gone too.
+    func noteFreed(_ bytes: Int) {
+        freedSinceTrim += bytes
+        guard freedSinceTrim >= Self.trimAfterBytes else { return }
+        if trimTimer == nil {
+            trimTimer = LoopTimer(loop: loop) { [unowned self] in
+                self.freedSinceTrim = 0
+                self.returnFreeMemory()
+            }
+        }
+        if trimTimer?.isScheduled == false { trimTimer?.schedule(after: .milliseconds(500)) }
     }
 
     /// Hands free heap back to the system after large drops: glibc keeps freed chunks for reuse, and RSS would
