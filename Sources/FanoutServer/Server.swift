@@ -70,6 +70,9 @@ public final class Server {
     /// CHANNELS listings under way, oldest first, and the timer that continues them.
     var channelScans = Deque<ChannelsScan>()
     var channelsTimer: LoopTimer?
+    /// SUBs and UNSUBs of many patterns under way, and the timer that continues them.
+    var subscriptionJobs = Deque<SubscriptionJob>()
+    var subscriptionTimer: LoopTimer?
     var acceptRetryTimer: LoopTimer?
     var graceTimer: LoopTimer?
     var statusTimer: LoopTimer?
@@ -217,6 +220,8 @@ public final class Server {
         historyTimer = nil
         channelsTimer = nil
         channelScans.removeAll()
+        subscriptionTimer = nil
+        subscriptionJobs.removeAll()
         authGate.failureLog = nil
         refusalLog = nil
         loop.dropLingeringSockets()

@@ -29,8 +29,7 @@ extension Server {
             connection.send(Encoder.ok(live > 0 ? "1 \(filter)=\(live)" : "0"))
             return
         }
-        guard connection.state.handle(.delay) == .stopReading else { return }
-        connection.socket?.disableReading()
+        guard holdCommands(of: connection) else { return }
         channelScans.append(ChannelsScan(connection: connection, filter: filter, cursor: index.makePatternCursor()))
         scheduleChannelsScan()
     }
@@ -65,10 +64,7 @@ extension Server {
             channelScans.removeFirst()
             let listed = scan.listing.entries.map { "\($0.pattern)=\($0.subscribers)" }
             scan.connection.send(Encoder.ok(([String(scan.listing.total)] + listed).joined(separator: " ")))
-            if scan.connection.state.handle(.delayOver) == .resumeReading {
-                if scan.connection.heldBy == 0 { scan.connection.socket?.enableReading() }
-                scan.connection.readCommands()
-            }
+            releaseCommands(of: scan.connection)
         }
         if !channelScans.isEmpty { scheduleChannelsScan() }
     }

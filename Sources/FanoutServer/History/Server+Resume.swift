@@ -34,7 +34,7 @@ extension Server {
             self.sendReplay(answer, to: connection)
         }
         // An engine that answers later: nothing this connection sends next may overtake the reply.
-        if !answered { holdUntilAnswered(connection) }
+        if !answered { _ = holdCommands(of: connection) }
     }
 
     private func sendReplay(_ answer: ReplayAnswer, to connection: ClientConnection) {
@@ -46,14 +46,6 @@ extension Server {
             stats.replayed += UInt64(answer.replayed)
             connection.send(answer.lines)
         }
-        if connection.state == .delayed, connection.state.handle(.delayOver) == .resumeReading {
-            connection.socket?.enableReading()
-            connection.readCommands()
-        }
-    }
-
-    private func holdUntilAnswered(_ connection: ClientConnection) {
-        guard connection.state.handle(.delay) == .stopReading else { return }
-        connection.socket?.disableReading()
+        if connection.state == .delayed { releaseCommands(of: connection) }
     }
 }

@@ -34,14 +34,13 @@ extension Server {
             connection.send(ProtocolError(.limit, "the server is at max_memory=\(configuration.limits.maxMemory)").line)
             return
         }
-        addSubscriptions(fresh, for: connection)
-        connection.send(Encoder.ok(String(connection.subscriptions.count)))
+        changeSubscriptions(fresh, adding: true, for: connection)
     }
 
     /// `UNSUB`: drops the named patterns the connection holds (all of them when none are named).
     func unsubscribe(_ connection: ClientConnection, from patterns: [String]) {
-        removeSubscriptions(patterns.isEmpty ? Array(connection.subscriptions) : patterns, for: connection)
-        connection.send(Encoder.ok(String(connection.subscriptions.count)))
+        changeSubscriptions(patterns.isEmpty ? Array(connection.subscriptions) : patterns, adding: false,
+                            for: connection)
     }
 
     /// Adds patterns the connection does not hold yet, in both directions and the count.

@@ -1,0 +1,59 @@
+import FanoutEventLoop
+import FanoutProtocol
+
+/// A SUB or UNSUB of more patterns than `Server.subscriptionSlice`, carried out a slice per loop pass: one
+/// line may hold thousands, and each costs a few microseconds.
+final class SubscriptionJob {
+    unowned let connection: ClientConnection
+    let patterns: [String]
+    let adding: Bool
+    var next = 0
+
+    init(connection: ClientConnection, patterns: [String], adding: Bool) {
+        self.connection = connection
+        self.patterns = patterns
+        self.adding = adding
+    }
+}
+
+extension Server {
+    /// Patterns added or removed per loop pass: about half a millisecond.
+    static let subscriptionSlice = 128
+
+    /// Adds or removes `patterns` now when they are few, else in slices while the connection's later commands
+    /// wait; replies `+OK <count held>` when done.
+    func changeSubscriptions(_ patterns: [String], adding: Bool, for connection: ClientConnection) {
+        guard patterns.count > Self.subscriptionSlice, holdCommands(of: connection) else {
+            if adding { addSubscriptions(patterns, for: connection) } else { removeSubscriptions(patterns, for: connection) }
+            connection.send(Encoder.ok(String(connection.subscriptions.count)))
+            return
+        }
+        subscriptionJobs.append(SubscriptionJob(connection: connection, patterns: patterns, adding: adding))
+        scheduleSubscriptionJobs()
+    }
+
+    private func scheduleSubscriptionJobs() {
+        if subscriptionTimer == nil {
+            subscriptionTimer = LoopTimer(loop: loop) { [unowned self] in self.continueSubscriptionJob() }
+        }
+        if subscriptionTimer?.isScheduled == false { subscriptionTimer?.schedule(after: .zero) }
+    }
+
+    private func continueSubscriptionJob() {
+        guard let job = subscriptionJobs.first else { return }
+        if job.connection.socket == nil {
+            subscriptionJobs.removeFirst()
+        } else {
+            let end = min(job.next + Self.subscriptionSlice, job.patterns.count)
+            let slice = Array(job.patterns[job.next..<end])
+            if job.adding { addSubscriptions(slice, for: job.connection) } else { removeSubscriptions(slice, for: job.connection) }
+            job.next = end
+            if end == job.patterns.count {
+                subscriptionJobs.removeFirst()
+                job.connection.send(Encoder.ok(String(job.connection.subscriptions.count)))
+                releaseCommands(of: job.connection)
+            }
+        }
+        if !subscriptionJobs.isEmpty { scheduleSubscriptionJobs() }
+    }
+}
