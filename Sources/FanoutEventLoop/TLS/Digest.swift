@@ -1,0 +1,19 @@
+import CLibevent
+
+/// Message digests from OpenSSL's libcrypto, which the TLS listeners link already.
+public enum Digest {
+    /// The SHA-256 of `bytes` (32 bytes).
+    public static func sha256(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        let input = Array(bytes)
+        var output = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let status = input.withUnsafeBytes { raw in
+            output.withUnsafeMutableBufferPointer { digest in
+                EVP_Digest(raw.baseAddress, raw.count, digest.baseAddress, &length, EVP_sha256(), nil)
+            }
+        }
+        // Only an allocation failure inside OpenSSL can fail a digest of memory; there is no answer then.
+        precondition(status == 1 && length == 32, "EVP_Digest(SHA-256) failed")
+        return output
+    }
+}
