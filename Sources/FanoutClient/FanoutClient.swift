@@ -5,9 +5,11 @@ import FanoutProtocol
 /// A connection to `fanoutd` on an `EventLoop`: subscribe with callbacks, publish, ping, and plain commands.
 ///
 /// Everything happens on the loop's thread: create the client there, call it there, and its callbacks run
-/// there. Commands may be issued right after `connect`; they are sent as soon as the socket connects.
+/// there. Commands may be issued right after `connect`; they are held until the server has greeted (and
+/// accepted the token), then sent in order.
 /// After a lost connection the client reconnects with backoff (see `ReconnectPolicy`) and restores every
-/// subscription; commands in flight when the connection was lost fail with `.disconnected`.
+/// subscription before anything issued meanwhile; commands in flight when the connection was lost fail with
+/// `.disconnected`.
 public final class FanoutClient: BufferedSocketDelegate {
     public let address: SocketAddress
     public let options: ClientOptions
@@ -25,6 +27,9 @@ public final class FanoutClient: BufferedSocketDelegate {
     private var socket: BufferedSocket?
     private var framer: LineFramer
     private var pending = Deque<PendingReply>()
+    /// Commands issued before the connection was ready, sent once it is: they must follow AUTH and the
+    /// restored subscriptions, which are written when the greeting comes.
+    private var held: [(send: () -> Void, fail: (ClientError) -> Void)] = []
     private var connectStartedAt = ContinuousClock.now
     private var connectCompletion: ((Result<String, ClientError>) -> Void)?
     private var hasConnected = false
@@ -57,8 +62,8 @@ public final class FanoutClient: BufferedSocketDelegate {
         socket?.delegate = nil
     }
 
-    /// Commands sent and not yet answered.
-    public var inFlight: Int { pending.count }
+    /// Commands sent and not yet answered, or waiting for the connection to be ready.
+    public var inFlight: Int { pending.count + held.count }
 
     /// Whether the connection is up and greeted.
     public var isReady: Bool { phase == .ready }
@@ -128,7 +133,13 @@ public final class FanoutClient: BufferedSocketDelegate {
     public func publish(
         _ subject: String, payload: UnsafeRawBufferPointer, completion: ((Result<Int, ClientError>) -> Void)? = nil
     ) {
-        guard checkCanSend(.publish(completion)) else { return }
+        guard phase == .ready else {
+            let copy = Array(payload)
+            whenReady(failing: { completion?(.failure($0)) }) { [unowned self] in
+                copy.withUnsafeBytes { self.publish(subject, payload: $0, completion: completion) }
+            }
+            return
+        }
         scratch.removeAll(keepingCapacity: true)
         scratch.append(contentsOf: Self.pubPrefix)
         scratch.append(contentsOf: subject.utf8)
@@ -158,23 +169,23 @@ public final class FanoutClient: BufferedSocketDelegate {
     private static let pubPrefix: [UInt8] = Array("PUB ".utf8)
 
     private func send(_ line: String, _ kind: PendingReply.Kind) {
-        guard checkCanSend(kind) else { return }
+        guard phase == .ready else {
+            whenReady(failing: { PendingReply(kind: kind).fail($0) }) { [unowned self] in self.send(line, kind) }
+            return
+        }
         socket?.write(line + "\n")
         pending.append(PendingReply(kind: kind))
     }
 
-    private func checkCanSend(_ kind: PendingReply.Kind) -> Bool {
+    /// Runs `body` now when ready, later (in issue order) while connecting, else fails.
+    private func whenReady(failing fail: @escaping (ClientError) -> Void, _ body: @escaping () -> Void) {
         switch phase {
-        case .connecting, .ready:
-            return true
-        case .idle:
-            PendingReply(kind: kind).fail(.disconnected("not connected"))
-        case .waitingToReconnect:
-            PendingReply(kind: kind).fail(.disconnected("reconnecting"))
-        case .closed:
-            PendingReply(kind: kind).fail(.closed)
+        case .ready: body()
+        case .connecting: held.append((body, fail))
+        case .idle: fail(.disconnected("not connected"))
+        case .waitingToReconnect: fail(.disconnected("reconnecting"))
+        case .closed: fail(.closed)
         }
-        return false
     }
 
     // MARK: Connection management
@@ -268,6 +279,9 @@ public final class FanoutClient: BufferedSocketDelegate {
         let failed = pending
         pending.removeAll()
         for entry in failed { entry.fail(error) }
+        let waiting = held
+        held.removeAll()
+        for entry in waiting { entry.fail(error) }
     }
 
     /// Checks connect and reply deadlines a few times per timeout period.
@@ -348,15 +362,19 @@ public final class FanoutClient: BufferedSocketDelegate {
         let reconnect = hasConnected
         hasConnected = true
         attempt = 0
+        if reconnect && !subscriptions.isEmpty {
+            // Nothing but AUTH (answered by now) was written on this connection, and what was issued meanwhile
+            // is held until after this, so this reply comes first.
+            socket?.write("SUB " + subscriptions.joined(separator: " ") + "\n")
+            pending.append(PendingReply(kind: .resubscribe(count: subscriptions.count)))
+        }
+        let waiting = held
+        held.removeAll()
+        for entry in waiting { entry.send() }
         onEvent?(.connected(serverName: name, reconnect: reconnect))
         if let completion = connectCompletion {
             connectCompletion = nil
             completion(.success(name))
-        }
-        if reconnect && !subscriptions.isEmpty {
-            // Ahead of anything queued since: the server answers in order, so this is the head's reply.
-            socket?.write("SUB " + subscriptions.joined(separator: " ") + "\n")
-            pending.prepend(PendingReply(kind: .resubscribe(count: subscriptions.count)))
         }
     }
 
