@@ -6,15 +6,20 @@ struct Sub: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Subscribe and print messages as they arrive.",
         discussion: """
-            Prints one message per line on stdout; reconnects, gaps and errors go to stderr only.
+            Prints one message per line on stdout; reconnects, losses and errors go to stderr only.
 
               fanout sub 'news.*'                       payloads, one per line
               fanout sub 'logs.>' | grep ERROR
               fanout sub --format json orders | jq .seq
               fanout sub --count 1 jobs.done            wait for one message, then exit
 
-            After a lost connection it reconnects with backoff and resubscribes (unless --no-reconnect), \
-            and reports any gap in a subject's sequence numbers.
+            After a lost connection it reconnects with backoff and resubscribes (unless --no-reconnect). \
+            When the server keeps history, each subject picks up after the last message printed, with no \
+            duplicate, and stderr says what came back and what is gone for good:
+              fanout: recovered 12 messages on orders
+              fanout: missed 5 messages on orders (history too short)
+              fanout: missed messages on orders (unknown: the server's numbering restarted)
+            Otherwise it reports any gap in a subject's sequence numbers.
             """
     )
 
@@ -64,6 +69,10 @@ struct Sub: ParsableCommand {
                 printError("reconnected to \(server)")
             case .resubscribed(let count):
                 printError("resubscribed to \(count) subject\(count == 1 ? "" : "s")")
+            case .resubscribeFailed(let patterns, let error):
+                printError("could not resubscribe to \(patterns.joined(separator: " ")): \(error)")
+            case .resumed(let subject, let recovered, let missed):
+                for line in Self.resumeReport(subject: subject, recovered: recovered, missed: missed) { printError(line) }
             case .gap(let subject, let expected, let got):
                 printError("gap on \(subject): expected seq \(expected), got \(got)")
             case .serverClosing(let error):
@@ -101,5 +110,20 @@ struct Sub: ParsableCommand {
             })
         }
         output.flush()
+    }
+
+    /// What stderr says about a resumed subject: what came back, then what did not.
+    static func resumeReport(subject: String, recovered: Int, missed: MissedMessages) -> [String] {
+        let back = "recovered \(recovered) message\(recovered == 1 ? "" : "s") on \(subject)"
+        switch missed {
+        case .count(0):
+            return [back]
+        case .count(let count):
+            let gone = "missed \(count) message\(count == 1 ? "" : "s") on \(subject) (history too short)"
+            return recovered > 0 ? [back, gone] : [gone]
+        case .unknown:
+            let gone = "missed messages on \(subject) (unknown: the server's numbering restarted)"
+            return recovered > 0 ? [back, gone] : [gone]
+        }
     }
 }
