@@ -12,14 +12,16 @@ struct Sub: ParsableCommand {
               fanout sub 'logs.>' | grep ERROR
               fanout sub --format json orders | jq .seq
               fanout sub --count 1 jobs.done            wait for one message, then exit
+              fanout sub --last 10 orders               the newest 10 kept, then live ones
 
             After a lost connection it reconnects with backoff and resubscribes (unless --no-reconnect). \
-            When the server keeps history, each subject picks up after the last message printed, with no \
-            duplicate, and stderr says what came back and what is gone for good:
+            With a server that has RESUME (protocol 1.1), each subject picks up after the last message \
+            printed, with no duplicate: what the server's history still holds is replayed, and stderr says \
+            what came back and what is gone for good:
               fanout: recovered 12 messages on orders
               fanout: missed 5 messages on orders (history too short)
               fanout: missed messages on orders (unknown: the server's numbering restarted)
-            Otherwise it reports any gap in a subject's sequence numbers.
+            With an older server it reports any gap in a subject's sequence numbers.
             """
     )
 
@@ -38,12 +40,24 @@ struct Sub: ParsableCommand {
     @Option(name: .long, help: "Exit after this many messages.")
     var count: Int?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "First print the newest N messages the server keeps for each subject (concrete subjects only).",
+        valueName: "n"))
+    var last: Int?
+
     @Flag(name: .long, help: "Exit when the connection is lost instead of reconnecting.")
     var noReconnect = false
 
     func validate() throws {
         guard !subjects.isEmpty else { throw ValidationError("give at least one subject") }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if let last {
+            guard last >= 1 else { throw ValidationError("--last must be at least 1") }
+            // LAST takes one concrete subject: a pattern has a token that is exactly * or >.
+            if let pattern = subjects.first(where: { $0.split(separator: ".").contains { $0 == "*" || $0 == ">" } }) {
+                throw ValidationError("--last needs concrete subjects: '\(pattern)' is a pattern")
+            }
+        }
     }
 
     func run() throws {
@@ -105,7 +119,7 @@ struct Sub: ParsableCommand {
             if let limit, received >= limit { session.finish() }
         }
         try session.run {
-            client.subscribe(subjects, completion: { result in
+            client.subscribe(subjects, last: last, completion: { result in
                 if case .failure(let error) = result { session.fail(error) }
             })
         }
