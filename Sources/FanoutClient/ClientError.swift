@@ -35,9 +35,17 @@ public enum ClientEvent: Equatable, Sendable {
     case disconnected(reason: String)
     /// Another attempt follows after `delay`.
     case reconnecting(attempt: Int, delay: Duration)
-    /// After a reconnect, every subscription was restored.
+    /// After a reconnect, the commands restoring the subscriptions are answered: `count` patterns are back.
     case resubscribed(count: Int)
-    /// A subject's sequence jumped: see `SequenceTracker`.
+    /// After a reconnect, restoring these patterns (or one resumed subject) failed; the next reconnect tries
+    /// again.
+    case resubscribeFailed(patterns: [String], error: ClientError)
+    /// A subject was resumed after a reconnect (protocol 1.1): `recovered` messages are replayed next, and
+    /// `missed` says what could not be. Also sent, with `.unknown`, when a message shows that the subject's
+    /// numbering restarted unannounced.
+    case resumed(subject: String, recovered: Int, missed: MissedMessages)
+    /// A subject's sequence jumped within one numbering: messages were lost on the way (from a server without
+    /// history, also across reconnects; its numbering may also have restarted).
     case gap(subject: String, expected: UInt64, received: UInt64)
     /// The server is closing the connection and said why (`slow-consumer`, `shutting-down`, ...).
     case serverClosing(ProtocolError)

@@ -5,15 +5,23 @@ import FanoutProtocol
 /// A connection to `fanoutd` on an `EventLoop`: subscribe with callbacks, publish, ping, and plain commands.
 ///
 /// Everything happens on the loop's thread: create the client there, call it there, and its callbacks run
-/// there. Commands may be issued right after `connect`; they are sent as soon as the socket connects.
+/// there. Commands may be issued right after `connect`; they are held until the server has greeted (and
+/// accepted the token), then sent in order.
 /// After a lost connection the client reconnects with backoff (see `ReconnectPolicy`) and restores every
-/// subscription; commands in flight when the connection was lost fail with `.disconnected`.
+/// subscription before anything issued meanwhile; commands in flight when the connection was lost fail with
+/// `.disconnected`.
+///
+/// With a server that keeps history (protocol 1.1, `epoch=` in its greeting) nothing is lost or repeated
+/// across reconnects while the history covers the outage: concrete subjects are subscribed with `RESUME`,
+/// every concrete subject received is resumed from its last delivered seq after a reconnect (ahead of the
+/// wildcard `SUB`s), duplicates are dropped, and `.resumed` events say what came back and what did not (see
+/// `ResumeState`). A server without it gets `SUB`, and sequence gaps are reported as `.gap` events.
 public final class FanoutClient: BufferedSocketDelegate {
     public let address: SocketAddress
     public let options: ClientOptions
     private let loop: EventLoop
 
-    /// Connection events: connected, lost, reconnecting, gaps in a subject's sequence.
+    /// Connection events: connected, lost, reconnecting, resumed subjects, gaps in a subject's sequence.
     public var onEvent: ((ClientEvent) -> Void)?
     /// Every pushed message (after per-subject handlers), when set.
     public var onMessage: ((Message) -> Void)?
@@ -25,6 +33,9 @@ public final class FanoutClient: BufferedSocketDelegate {
     private var socket: BufferedSocket?
     private var framer: LineFramer
     private var pending = Deque<PendingReply>()
+    /// Commands issued before the connection was ready, sent once it is: they must follow AUTH and the
+    /// restored subscriptions, which are written when the greeting comes.
+    private var held: [(send: () -> Void, fail: (ClientError) -> Void)] = []
     private var connectStartedAt = ContinuousClock.now
     private var connectCompletion: ((Result<String, ClientError>) -> Void)?
     private var hasConnected = false
@@ -41,7 +52,10 @@ public final class FanoutClient: BufferedSocketDelegate {
     /// Patterns the server confirmed, in subscription order (restored after a reconnect).
     public private(set) var subscriptions: [String] = []
     private var handlers: [(pattern: String, handler: (Message) -> Void)] = []
-    private var tracker = SequenceTracker()
+    private var resumeState = ResumeState()
+    /// Replies still due for the commands that restore subscriptions after a reconnect, and the patterns
+    /// restored so far (reported together when the last reply comes).
+    private var restoring: (remaining: Int, restored: Int) = (0, 0)
     /// The server's name from its greeting.
     public private(set) var serverName: String?
 
@@ -57,8 +71,8 @@ public final class FanoutClient: BufferedSocketDelegate {
         socket?.delegate = nil
     }
 
-    /// Commands sent and not yet answered.
-    public var inFlight: Int { pending.count }
+    /// Commands sent and not yet answered, or waiting for the connection to be ready.
+    public var inFlight: Int { pending.count + held.count }
 
     /// Whether the connection is up and greeted.
     public var isReady: Bool { phase == .ready }
@@ -109,26 +123,83 @@ public final class FanoutClient: BufferedSocketDelegate {
     // MARK: Commands
 
     /// Subscribes to `patterns`; `handler`, if given, gets every message matching one of them.
+    ///
+    /// With `last`, each concrete subject starts with its newest `last` retained messages (`LAST`, protocol
+    /// 1.1) before the live ones; wildcard patterns are subscribed as usual. The completion gets the server's
+    /// subscription count once every pattern is answered, or the first failure.
     public func subscribe(
-        _ patterns: [String], handler: ((Message) -> Void)? = nil,
+        _ patterns: [String], last: Int? = nil, handler: ((Message) -> Void)? = nil,
         completion: ((Result<Int, ClientError>) -> Void)? = nil
     ) {
         if let handler { for pattern in patterns { handlers.append((pattern, handler)) } }
-        send("SUB " + patterns.joined(separator: " "),
-             .subscription(patterns: patterns, subscribing: true, completion))
+        whenReady(failing: { completion?(.failure($0)) }) { [unowned self] in
+            self.sendSubscribe(patterns, last: last.map { UInt64(max($0, 0)) }, completion: completion)
+        }
     }
 
     /// Unsubscribes from `patterns` (all when empty).
     public func unsubscribe(_ patterns: [String] = [], completion: ((Result<Int, ClientError>) -> Void)? = nil) {
-        send(patterns.isEmpty ? "UNSUB" : "UNSUB " + patterns.joined(separator: " "),
-             .subscription(patterns: patterns, subscribing: false, completion))
+        whenReady(failing: { completion?(.failure($0)) }) { [unowned self] in
+            self.sendUnsubscribe(patterns, completion: completion)
+        }
+    }
+
+    /// RESUME (or LAST) per concrete subject when the server has them, then one SUB of the rest.
+    private func sendSubscribe(_ patterns: [String], last: UInt64?, completion: ((Result<Int, ClientError>) -> Void)?) {
+        guard !patterns.isEmpty, last != nil || resumeState.canResume else {
+            send("SUB " + patterns.joined(separator: " "), .subscription(patterns: patterns, subscribing: true, completion))
+            return
+        }
+        let wildcards = patterns.filter(Subject.isWildcard)
+        let subjects = patterns.filter { !Subject.isWildcard($0) }
+        let replies = SubscribeReplies(expecting: subjects.count + (wildcards.isEmpty ? 0 : 1), completion: completion)
+        for subject in subjects {
+            let request = last.map { ResumeState.Request.newest(count: $0) } ?? .position
+            send(request.line(subject: subject),
+                 .resume(subject: subject, request: request, restoring: false, replies.take))
+        }
+        if !wildcards.isEmpty {
+            send("SUB " + wildcards.joined(separator: " "),
+                 .subscription(patterns: wildcards, subscribing: true, replies.take))
+        }
+    }
+
+    private func sendUnsubscribe(_ patterns: [String], completion: ((Result<Int, ClientError>) -> Void)?) {
+        guard !patterns.isEmpty else {
+            send("UNSUB", .subscription(patterns: [], subscribing: false, completion))
+            return
+        }
+        // Subjects a restore resumed because they came through these patterns hold subscriptions of their
+        // own on the server: they go first, in lines well under any server's max_line.
+        let remaining = subscriptions.filter { !patterns.contains($0) }
+        var batch: [String] = []
+        var length = 0
+        func flush() {
+            guard !batch.isEmpty else { return }
+            send("UNSUB " + batch.joined(separator: " "), .subscription(patterns: batch, subscribing: false, nil))
+            batch = []
+            length = 0
+        }
+        for subject in resumeState.implicitSubscriptions(droppingPatterns: patterns, keeping: remaining) {
+            if length + subject.utf8.count > 4000 { flush() }
+            batch.append(subject)
+            length += subject.utf8.count + 1
+        }
+        flush()
+        send("UNSUB " + patterns.joined(separator: " "), .subscription(patterns: patterns, subscribing: false, completion))
     }
 
     /// Publishes `payload` to `subject`; the completion, if any, gets the receivers count.
     public func publish(
         _ subject: String, payload: UnsafeRawBufferPointer, completion: ((Result<Int, ClientError>) -> Void)? = nil
     ) {
-        guard checkCanSend(.publish(completion)) else { return }
+        guard phase == .ready else {
+            let copy = Array(payload)
+            whenReady(failing: { completion?(.failure($0)) }) { [unowned self] in
+                copy.withUnsafeBytes { self.publish(subject, payload: $0, completion: completion) }
+            }
+            return
+        }
         scratch.removeAll(keepingCapacity: true)
         scratch.append(contentsOf: Self.pubPrefix)
         scratch.append(contentsOf: subject.utf8)
@@ -158,23 +229,23 @@ public final class FanoutClient: BufferedSocketDelegate {
     private static let pubPrefix: [UInt8] = Array("PUB ".utf8)
 
     private func send(_ line: String, _ kind: PendingReply.Kind) {
-        guard checkCanSend(kind) else { return }
+        guard phase == .ready else {
+            whenReady(failing: { PendingReply(kind: kind).fail($0) }) { [unowned self] in self.send(line, kind) }
+            return
+        }
         socket?.write(line + "\n")
         pending.append(PendingReply(kind: kind))
     }
 
-    private func checkCanSend(_ kind: PendingReply.Kind) -> Bool {
+    /// Runs `body` now when ready, later (in issue order) while connecting, else fails.
+    private func whenReady(failing fail: @escaping (ClientError) -> Void, _ body: @escaping () -> Void) {
         switch phase {
-        case .connecting, .ready:
-            return true
-        case .idle:
-            PendingReply(kind: kind).fail(.disconnected("not connected"))
-        case .waitingToReconnect:
-            PendingReply(kind: kind).fail(.disconnected("reconnecting"))
-        case .closed:
-            PendingReply(kind: kind).fail(.closed)
+        case .ready: body()
+        case .connecting: held.append((body, fail))
+        case .idle: fail(.disconnected("not connected"))
+        case .waitingToReconnect: fail(.disconnected("reconnecting"))
+        case .closed: fail(.closed)
         }
-        return false
     }
 
     // MARK: Connection management
@@ -268,6 +339,9 @@ public final class FanoutClient: BufferedSocketDelegate {
         let failed = pending
         pending.removeAll()
         for entry in failed { entry.fail(error) }
+        let waiting = held
+        held.removeAll()
+        for entry in waiting { entry.fail(error) }
     }
 
     /// Checks connect and reply deadlines a few times per timeout period.
@@ -309,8 +383,8 @@ public final class FanoutClient: BufferedSocketDelegate {
             return
         }
         switch parsed {
-        case .hello(let name, _):
-            greeted(serverName: name)
+        case .hello(let name, let fields):
+            greeted(serverName: name, epoch: fields["epoch"])
         case .failure(let error) where phase == .connecting && serverName != nil:
             completeHead(.failure(.server(error)))
         case .failure(let error) where phase == .connecting:
@@ -330,8 +404,9 @@ public final class FanoutClient: BufferedSocketDelegate {
         }
     }
 
-    private func greeted(serverName name: String) {
+    private func greeted(serverName name: String, epoch: String?) {
         serverName = name
+        resumeState.connected(epoch: epoch)
         if let token = options.token {
             // AUTH goes ahead of anything queued since the connect; the connection is ready once it succeeds.
             socket?.write("AUTH \(token)\n")
@@ -348,16 +423,40 @@ public final class FanoutClient: BufferedSocketDelegate {
         let reconnect = hasConnected
         hasConnected = true
         attempt = 0
+        if reconnect { restoreSubscriptions() }
+        let waiting = held
+        held.removeAll()
+        for entry in waiting { entry.send() }
         onEvent?(.connected(serverName: name, reconnect: reconnect))
         if let completion = connectCompletion {
             connectCompletion = nil
             completion(.success(name))
         }
-        if reconnect && !subscriptions.isEmpty {
-            // Ahead of anything queued since: the server answers in order, so this is the head's reply.
-            socket?.write("SUB " + subscriptions.joined(separator: " ") + "\n")
-            pending.prepend(PendingReply(kind: .resubscribe(count: subscriptions.count)))
+    }
+
+    /// Sends what `ResumeState` plans after a reconnect. Nothing but AUTH (answered by now) was written on
+    /// this connection, and what was issued meanwhile is held until after this, so these replies come first.
+    private func restoreSubscriptions() {
+        let plan = resumeState.restorePlan(subscriptions: subscriptions)
+        restoring = (plan.resumes.count + (plan.patterns.isEmpty ? 0 : 1), 0)
+        var lines = ""
+        for resume in plan.resumes {
+            lines += resume.request.line(subject: resume.subject) + "\n"
+            pending.append(PendingReply(kind: .resume(subject: resume.subject, request: resume.request,
+                                                      restoring: true, nil)))
         }
+        if !plan.patterns.isEmpty {
+            lines += "SUB " + plan.patterns.joined(separator: " ") + "\n"
+            pending.append(PendingReply(kind: .resubscribe(patterns: plan.patterns)))
+        }
+        if !lines.isEmpty { socket?.write(lines) }
+    }
+
+    /// One restoring reply is in; `restored` patterns came back with it.
+    private func restoreStepDone(restored: Int) {
+        restoring.remaining -= 1
+        restoring.restored += restored
+        if restoring.remaining == 0 { onEvent?(.resubscribed(count: restoring.restored)) }
     }
 
     private func completeHead(_ result: Result<String, ClientError>) {
@@ -379,8 +478,11 @@ public final class FanoutClient: BufferedSocketDelegate {
             completion(result.map { _ in ContinuousClock.now - (head.sentAt ?? .now) })
         case .text(let completion):
             completion(result)
-        case .resubscribe(let count):
-            if case .success = result { onEvent?(.resubscribed(count: count)) }
+        case .resume(let subject, let request, let restoring, let completion):
+            resumeAnswered(subject: subject, request: request, restoring: restoring, result, completion)
+        case .resubscribe(let patterns):
+            if case .failure(let error) = result { onEvent?(.resubscribeFailed(patterns: patterns, error: error)) }
+            restoreStepDone(restored: (try? result.get()) == nil ? 0 : patterns.count)
         case .authenticate:
             switch result {
             case .success:
@@ -396,6 +498,36 @@ public final class FanoutClient: BufferedSocketDelegate {
         }
     }
 
+    private func resumeAnswered(
+        subject: String, request: ResumeState.Request, restoring: Bool, _ result: Result<String, ClientError>,
+        _ completion: ((Result<Int, ClientError>) -> Void)?
+    ) {
+        let reply: ResumeReply
+        switch result {
+        case .success(let text):
+            guard let parsed = ResumeReply(text) else {
+                let error = ClientError.protocolViolation("+OK \(text)")
+                completion?(.failure(error))
+                connectionLost(reason: error.description)
+                return
+            }
+            reply = parsed
+        case .failure(let error):
+            if restoring {
+                onEvent?(.resubscribeFailed(patterns: [subject], error: error))
+                restoreStepDone(restored: 0)
+            }
+            completion?(.failure(error))
+            return
+        }
+        if !restoring { recordSubscription([subject], subscribing: true) }
+        if let report = resumeState.answered(subject: subject, request: request, reply: reply) {
+            onEvent?(.resumed(subject: report.subject, recovered: report.recovered, missed: report.missed))
+        }
+        if restoring { restoreStepDone(restored: subscriptions.contains(subject) ? 1 : 0) }
+        completion?(.success(reply.subscriptions))
+    }
+
     private func recordSubscription(_ patterns: [String], subscribing: Bool) {
         if subscribing {
             for pattern in patterns where !subscriptions.contains(pattern) { subscriptions.append(pattern) }
@@ -404,7 +536,7 @@ public final class FanoutClient: BufferedSocketDelegate {
         let dropped = patterns.isEmpty ? subscriptions : patterns
         subscriptions.removeAll { dropped.contains($0) }
         handlers.removeAll { dropped.contains($0.pattern) }
-        tracker.forget { subject in dropped.contains { Subject.matches(pattern: $0, subject: subject) } }
+        resumeState.forget(keeping: subscriptions)
     }
 
     private func handleMessage(_ line: UnsafeRawBufferPointer) {
@@ -413,11 +545,14 @@ public final class FanoutClient: BufferedSocketDelegate {
             return
         }
         let seq = parsed.seq
-        let message = Message(subject: String(decoding: parsed.subject, as: UTF8.self), seq: seq,
-                              payload: Array(parsed.payload))
-        if case .gap(let expected, let received) = tracker.observe(subject: message.subject, seq: seq) {
-            onEvent?(.gap(subject: message.subject, expected: expected, received: received))
+        let subject = String(decoding: parsed.subject, as: UTF8.self)
+        switch resumeState.observe(subject: subject, seq: seq) {
+        case .deliver: break
+        case .duplicate: return
+        case .gap(let expected, let received): onEvent?(.gap(subject: subject, expected: expected, received: received))
+        case .restarted: onEvent?(.resumed(subject: subject, recovered: 0, missed: .unknown))
         }
+        let message = Message(subject: subject, seq: seq, payload: Array(parsed.payload))
         for entry in handlers where Subject.matches(pattern: entry.pattern, subject: message.subject) {
             entry.handler(message)
         }

@@ -9,8 +9,11 @@ struct PendingReply {
         case ping(((Result<Duration, ClientError>) -> Void))
         /// Any other command: the text after the reply's first word.
         case text(((Result<String, ClientError>) -> Void))
-        /// The SUB that restores subscriptions after a reconnect.
-        case resubscribe(count: Int)
+        /// RESUME or LAST of one concrete subject: the subscription count. `restoring` when sent by a
+        /// reconnect (nobody waits for it then), else the subject is recorded as a subscription on success.
+        case resume(subject: String, request: ResumeState.Request, restoring: Bool, ((Result<Int, ClientError>) -> Void)?)
+        /// The SUB that restores patterns after a reconnect (after the RESUMEs, when the server has them).
+        case resubscribe(patterns: [String])
         /// The AUTH sent after a greeting.
         case authenticate
     }
@@ -30,6 +33,7 @@ struct PendingReply {
         switch kind {
         case .publish(let completion): completion?(.failure(error))
         case .subscription(_, _, let completion): completion?(.failure(error))
+        case .resume(_, _, _, let completion): completion?(.failure(error))
         case .ping(let completion): completion(.failure(error))
         case .text(let completion): completion(.failure(error))
         case .resubscribe, .authenticate: break

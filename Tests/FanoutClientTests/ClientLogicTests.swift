@@ -20,26 +20,3 @@ struct ReconnectPolicyTests {
         #expect(policy.delay(forAttempt: 1, random: 0.999_999) > .milliseconds(1499))
     }
 }
-
-@Suite("SequenceTracker")
-struct SequenceTrackerTests {
-    @Test func reportsGapsPerSubject() {
-        var tracker = SequenceTracker()
-        #expect(tracker.observe(subject: "a", seq: 41) == .first, "joining mid-stream is not a gap")
-        #expect(tracker.observe(subject: "a", seq: 42) == .inOrder)
-        #expect(tracker.observe(subject: "b", seq: 1) == .first)
-        #expect(tracker.observe(subject: "a", seq: 45) == .gap(expected: 43, received: 45))
-        #expect(tracker.observe(subject: "a", seq: 46) == .inOrder)
-        #expect(tracker.observe(subject: "a", seq: 1) == .gap(expected: 47, received: 1), "a restarted server")
-        #expect(tracker.observe(subject: "b", seq: 2) == .inOrder)
-    }
-
-    @Test func forgettingASubjectMakesTheNextNumberAFirst() {
-        var tracker = SequenceTracker()
-        _ = tracker.observe(subject: "a.x", seq: 5)
-        _ = tracker.observe(subject: "b", seq: 5)
-        tracker.forget { $0.hasPrefix("a.") }
-        #expect(tracker.trackedSubjects == 1)
-        #expect(tracker.observe(subject: "a.x", seq: 9) == .first)
-    }
-}

@@ -6,15 +6,22 @@ struct Sub: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Subscribe and print messages as they arrive.",
         discussion: """
-            Prints one message per line on stdout; reconnects, gaps and errors go to stderr only.
+            Prints one message per line on stdout; reconnects, losses and errors go to stderr only.
 
               fanout sub 'news.*'                       payloads, one per line
               fanout sub 'logs.>' | grep ERROR
               fanout sub --format json orders | jq .seq
               fanout sub --count 1 jobs.done            wait for one message, then exit
+              fanout sub --last 10 orders               the newest 10 kept, then live ones
 
-            After a lost connection it reconnects with backoff and resubscribes (unless --no-reconnect), \
-            and reports any gap in a subject's sequence numbers.
+            After a lost connection it reconnects with backoff and resubscribes (unless --no-reconnect). \
+            With a server that has RESUME (protocol 1.1), each subject picks up after the last message \
+            printed, with no duplicate: what the server's history still holds is replayed, and stderr says \
+            what came back and what is gone for good:
+              fanout: recovered 12 messages on orders
+              fanout: missed 5 messages on orders (history too short)
+              fanout: missed messages on orders (unknown: the server's numbering restarted)
+            With an older server it reports any gap in a subject's sequence numbers.
             """
     )
 
@@ -33,12 +40,24 @@ struct Sub: ParsableCommand {
     @Option(name: .long, help: "Exit after this many messages.")
     var count: Int?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "First print the newest N messages the server keeps for each subject (concrete subjects only).",
+        valueName: "n"))
+    var last: Int?
+
     @Flag(name: .long, help: "Exit when the connection is lost instead of reconnecting.")
     var noReconnect = false
 
     func validate() throws {
         guard !subjects.isEmpty else { throw ValidationError("give at least one subject") }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if let last {
+            guard last >= 1 else { throw ValidationError("--last must be at least 1") }
+            // LAST takes one concrete subject: a pattern has a token that is exactly * or >.
+            if let pattern = subjects.first(where: { $0.split(separator: ".").contains { $0 == "*" || $0 == ">" } }) {
+                throw ValidationError("--last needs concrete subjects: '\(pattern)' is a pattern")
+            }
+        }
     }
 
     func run() throws {
@@ -64,6 +83,10 @@ struct Sub: ParsableCommand {
                 printError("reconnected to \(server)")
             case .resubscribed(let count):
                 printError("resubscribed to \(count) subject\(count == 1 ? "" : "s")")
+            case .resubscribeFailed(let patterns, let error):
+                printError("could not resubscribe to \(patterns.joined(separator: " ")): \(error)")
+            case .resumed(let subject, let recovered, let missed):
+                for line in Self.resumeReport(subject: subject, recovered: recovered, missed: missed) { printError(line) }
             case .gap(let subject, let expected, let got):
                 printError("gap on \(subject): expected seq \(expected), got \(got)")
             case .serverClosing(let error):
@@ -96,10 +119,25 @@ struct Sub: ParsableCommand {
             if let limit, received >= limit { session.finish() }
         }
         try session.run {
-            client.subscribe(subjects, completion: { result in
+            client.subscribe(subjects, last: last, completion: { result in
                 if case .failure(let error) = result { session.fail(error) }
             })
         }
         output.flush()
+    }
+
+    /// What stderr says about a resumed subject: what came back, then what did not.
+    static func resumeReport(subject: String, recovered: Int, missed: MissedMessages) -> [String] {
+        let back = "recovered \(recovered) message\(recovered == 1 ? "" : "s") on \(subject)"
+        switch missed {
+        case .count(0):
+            return [back]
+        case .count(let count):
+            let gone = "missed \(count) message\(count == 1 ? "" : "s") on \(subject) (history too short)"
+            return recovered > 0 ? [back, gone] : [gone]
+        case .unknown:
+            let gone = "missed messages on \(subject) (unknown: the server's numbering restarted)"
+            return recovered > 0 ? [back, gone] : [gone]
+        }
     }
 }
