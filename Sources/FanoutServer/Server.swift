@@ -73,6 +73,11 @@ public final class Server {
     /// SUBs and UNSUBs of many patterns under way, and the timer that continues them.
     var subscriptionJobs = Deque<SubscriptionJob>()
     var subscriptionTimer: LoopTimer?
+    /// Connections whose turn ended with commands left, to go on with on the next pass.
+    var waitingTurns: [UInt64] = []
+    var turnTimer: LoopTimer?
+    /// Bytes queued to clients when the memory bound was last checked.
+    var bytesOutAtMemoryCheck: UInt64 = 0
     var acceptRetryTimer: LoopTimer?
     var graceTimer: LoopTimer?
     var statusTimer: LoopTimer?
@@ -221,6 +226,7 @@ public final class Server {
         channelsTimer = nil
         channelScans.removeAll()
         subscriptionTimer = nil
+        turnTimer = nil
         subscriptionJobs.removeAll()
         authGate.failureLog = nil
         refusalLog = nil

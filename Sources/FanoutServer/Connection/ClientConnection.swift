@@ -87,9 +87,15 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
 
     /// Executes every complete line of input, until it is consumed, the connection stops reading (paused or
     /// closed), or its unsent output reaches the pause mark. Then closes the server's publish run.
+    ///
+    /// A turn ends after `Server.turn` of work too (the clock is read every 64 lines): the rest of the input
+    /// waits for a later loop pass, so that one client's flood of commands never keeps the others waiting long.
     func readCommands() {
         guard isReading, let socket else { return }
         let pauseBytes = server.configuration.limits.readPauseBytes
+        let started = ContinuousClock.now
+        var lines = 0
+        var turnIsOver = false
         // Take all the pipelined input at once (up to a cap), so that one callback forms long publish runs.
         socket.readAvailable()
         socket.readInput { chunk in
@@ -104,10 +110,16 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
                     pauseReading(pauseBytes: pauseBytes)
                     return false
                 }
+                lines &+= 1
+                if lines & 63 == 0 && ContinuousClock.now - started > Server.turn {
+                    turnIsOver = true
+                    return false
+                }
                 return true
             }
         }
         server.finishRuns()
+        if turnIsOver { server.continueLater(self) }
     }
 
     func socketDidDrain(_ socket: BufferedSocket) {

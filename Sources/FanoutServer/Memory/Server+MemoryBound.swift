@@ -20,10 +20,14 @@ extension Server {
 
     /// Called from the fan-out when a receiver's backlog passes `BacklogWatch.mark`.
     func watchBacklog(of connection: ClientConnection) {
-        guard configuration.limits.maxMemory > 0 else { return }
+        let bound = configuration.limits.maxMemory
+        guard bound > 0 else { return }
         if backlogWatch.watched.insert(connection.id).inserted && memoryTimer?.isScheduled != true {
             startMemoryChecks()
         }
+        // Between timer checks, a fast publisher could queue far past the bound: check as soon as a
+        // thirty-second of it has been queued since the last check.
+        if stats.bytesOut &- bytesOutAtMemoryCheck > UInt64(bound / 32) { checkMemoryBound() }
     }
 
     private func startMemoryChecks() {
@@ -44,6 +48,7 @@ extension Server {
 
     /// Sums the watched backlogs, forgets the ones that drained or left, and drops the largest while over.
     func checkMemoryBound() {
+        bytesOutAtMemoryCheck = stats.bytesOut
         var queued = 0
         var backlogs: [(pending: Int, connection: ClientConnection)] = []
         for id in backlogWatch.watched {
