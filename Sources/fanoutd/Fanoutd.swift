@@ -63,7 +63,7 @@ struct Fanoutd: AsyncParsableCommand {
 
     /// Reads the file and environment, then applies the command line's overrides.
     private func loadConfiguration() async throws -> ServerConfiguration {
-        var configuration = try await ConfigLoader.load(path: config)
+        var configuration = try ConfigLoader.load(path: config)
         if !listen.isEmpty { configuration.listeners.listen = listen }
         if let logLevel { configuration.logLevel = Logger.Level(rawValue: logLevel.lowercased())! }
         return configuration
