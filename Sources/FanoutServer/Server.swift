@@ -66,6 +66,10 @@ public final class Server {
     public var configurationLoader: (() throws -> ServerConfiguration)?
     /// Renders the metrics registry in Prometheus text format, for `/metrics`.
     public var metricsExposition: (() -> [UInt8])?
+    /// Sets up the metrics backend and returns its exposition; called the first time `metrics_listen` is set
+    /// (at start or on a reload) while `metricsExposition` is nil, so that a server without metrics never
+    /// builds a registry.
+    public var metricsBackend: (() -> () -> [UInt8])?
 
     /// Creates the loop; nothing is bound until `start()`.
     public init(configuration: ServerConfiguration, logger: Logger) throws {

@@ -4,8 +4,6 @@ import FanoutServer
 import FanoutSystemd
 import Foundation
 import Logging
-import Metrics
-import Prometheus
 
 @main
 struct Fanoutd: AsyncParsableCommand {
@@ -91,18 +89,10 @@ struct Fanoutd: AsyncParsableCommand {
 
         let forJournal = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
         LoggingSystem.bootstrap { _ in DaemonLogHandler(logLevel: .trace, forJournal: forJournal) }
-        let registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.durationHistogramBuckets["fanout_publish_to_write_seconds"] = [
-            .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
-            .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
-            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
-        ]
-        MetricsSystem.bootstrap(factory)
         SignalWatcher.ignoreBrokenPipe()
         let reload: @Sendable () throws -> ServerConfiguration = { [self] in try Self.blocking { try await self.loadConfiguration() } }
         do {
-            try await Self.serve(configuration, registry: registry, reload: reload)
+            try await Self.serve(configuration, reload: reload)
         } catch {
             Self.fail("\(error)", code: 1)
         }
@@ -110,8 +100,7 @@ struct Fanoutd: AsyncParsableCommand {
 
     /// Runs the server on a thread of its own (the loop blocks), and returns when it has stopped.
     private static func serve(
-        _ configuration: ServerConfiguration, registry: PrometheusCollectorRegistry,
-        reload: @escaping @Sendable () throws -> ServerConfiguration
+        _ configuration: ServerConfiguration, reload: @escaping @Sendable () throws -> ServerConfiguration
     ) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             let thread = Thread {
@@ -119,11 +108,7 @@ struct Fanoutd: AsyncParsableCommand {
                     let server = try Server(configuration: configuration, logger: Logger(label: "fanoutd"))
                     server.notifier = SystemdNotifier()
                     server.configurationLoader = reload
-                    server.metricsExposition = {
-                        var buffer: [UInt8] = []
-                        registry.emit(into: &buffer)
-                        return buffer
-                    }
+                    server.metricsBackend = PrometheusBackend.start
                     try server.start(inheritedFDs: ServiceManager.inheritedSockets().map(\.fd))
                     try server.run()
                     continuation.resume()
