@@ -68,7 +68,7 @@ let package = Package(
         .executableTarget(
             name: "fanoutd",
             dependencies: [
-                "FanoutServer", "FanoutSystemd",
+                "FanoutServer",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

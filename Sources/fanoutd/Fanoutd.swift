@@ -1,7 +1,6 @@
 import ArgumentParser
 import FanoutEventLoop
 import FanoutServer
-import FanoutSystemd
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -98,7 +97,7 @@ struct Fanoutd: ParsableCommand {
             server.notifier = SystemdNotifier()
             server.configurationLoader = { [self] in try self.loadConfiguration() }
             server.metricsBackend = PrometheusBackend.start
-            try server.start(inheritedFDs: ServiceManager.inheritedSockets().map(\.fd))
+            try server.start(inheritedFDs: SocketActivation.inheritedDescriptors())
             try server.run()
         } catch {
             Self.fail("\(error)", code: 1)
