@@ -39,6 +39,8 @@ public final class Server {
     /// Whether any configured user has subscribe-deny patterns: only then are a run's receivers filtered.
     /// Kept in step with `configuration` (init and reload) so that opening a run does not scan the users.
     var anyUserWithholds = false
+    /// Each user's permissions as the one object its connections share (refreshed when a reload changes them).
+    var permissionsByUser: [String: SharedPermissions] = [:]
     /// Live connections per peer host, for max_connections_per_ip.
     var connectionsPerHost: [String: Int] = [:]
     /// Subscriptions left behind (dead members, emptied sets) since the last sweep of the index.

@@ -41,7 +41,7 @@ extension Server {
         if configuration.auth.requiresAuth {
             startAuthDeadline(for: connection)
         } else {
-            connection.permissions = .unrestricted
+            connection.grant = .unrestricted
         }
         socket.write(Encoder.greeting(serverName: configuration.serverName, authRequired: configuration.auth.requiresAuth))
         socket.enableReading()
