@@ -1,3 +1,9 @@
+import Synchronization
+
+/// Tokens are numbered across every set, so that a set needs no counter of its own; a token is never handed
+/// out twice, which is what makes removing by a stale token safe.
+private let lastTokenValue = Atomic<UInt64>(0)
+
 /// A set of members held weakly, each at most once, notified together.
 ///
 /// The multicast-delegate pattern: one source notifies many members; the set never keeps a member alive,
@@ -7,6 +13,10 @@
 ///
 /// Not thread-safe: one thread owns a `MulticastDelegate` (use `LockedMulticastDelegate` to share one).
 /// Notification order is unspecified.
+///
+/// Memory: a server holds one set per subject, and most subjects have one subscriber. A set of one member is
+/// a single 40-byte object; more members add an array of entries, searched by a scan up to `indexThreshold`
+/// members and through two hash indexes (by member and by token) above it, so that large sets stay O(1).
 public final class MulticastDelegate<Member: AnyObject> {
     /// A class rather than a struct: a weak reference in a struct is copied out (a weak-reference copy and
     /// destroy) before it can be loaded, and the publish path loads one per subscriber per run.
@@ -23,54 +33,157 @@ public final class MulticastDelegate<Member: AnyObject> {
         }
     }
 
+    /// Sets with more members than this keep hash indexes; smaller ones are searched by a scan, which is as
+    /// fast at this size and saves two hash tables of about 100 bytes each.
+    public static var indexThreshold: Int { 16 }
+
+    /// The entries of a set of two or more members.
     @usableFromInline
-    private(set) var entries: ContiguousArray<Entry> = []
-    /// Where each member's entry is in `entries`, for dedupe and O(1) removal.
-    private var slotByMember: [ObjectIdentifier: Int] = [:]
-    private var memberByToken: [MembershipToken: ObjectIdentifier] = [:]
-    private var nextToken: UInt64 = 1
+    final class Many {
+        @usableFromInline private(set) var entries: ContiguousArray<Entry>
+        /// Where each member's entry is, and which member each token names; built when the set first grows
+        /// past `indexThreshold`, and kept until the set empties.
+        private var index: (slotByMember: [ObjectIdentifier: Int], memberByToken: [MembershipToken: ObjectIdentifier])?
+
+        init(_ entries: ContiguousArray<Entry>) {
+            self.entries = entries
+        }
+
+        func slot(of id: ObjectIdentifier) -> Int? {
+            if let index { return index.slotByMember[id] }
+            return entries.firstIndex { $0.id == id }
+        }
+
+        func slot(of token: MembershipToken) -> Int? {
+            if let index { return index.memberByToken[token].flatMap { index.slotByMember[$0] } }
+            return entries.firstIndex { $0.token == token }
+        }
+
+        func append(_ entry: Entry) {
+            entries.append(entry)
+            if index != nil {
+                index!.slotByMember[entry.id] = entries.count - 1
+                index!.memberByToken[entry.token] = entry.id
+            } else if entries.count > MulticastDelegate.indexThreshold {
+                var slotByMember: [ObjectIdentifier: Int] = [:]
+                var memberByToken: [MembershipToken: ObjectIdentifier] = [:]
+                for (slot, entry) in entries.enumerated() {
+                    slotByMember[entry.id] = slot
+                    memberByToken[entry.token] = entry.id
+                }
+                index = (slotByMember, memberByToken)
+            }
+        }
+
+        /// Swap-removes the entry at `slot`, keeping the indexes right.
+        func removeSlot(_ slot: Int) {
+            let removed = entries[slot]
+            index?.slotByMember[removed.id] = nil
+            index?.memberByToken[removed.token] = nil
+            let last = entries.count - 1
+            if slot != last {
+                entries[slot] = entries[last]
+                index?.slotByMember[entries[slot].id] = slot
+            }
+            entries.removeLast()
+        }
+    }
+
+    /// No member, one (held in `soleMember`, with no entry or array), or more.
+    @usableFromInline
+    enum Storage {
+        case empty
+        case one
+        case many(Many)
+    }
+
+    @usableFromInline
+    private(set) var storage = Storage.empty
+    /// The member while the set has exactly one (nil if it died since).
+    @usableFromInline
+    weak var soleMember: Member?
+    private var soleToken = MembershipToken(value: 0)
 
     public init() {}
+
+    private static func makeToken() -> MembershipToken {
+        MembershipToken(value: lastTokenValue.wrappingAdd(1, ordering: .relaxed).newValue)
+    }
 
     /// Adds `member` unless it is already in the set; returns its token either way.
     @discardableResult
     public func add(_ member: Member) -> MembershipToken {
         let id = ObjectIdentifier(member)
-        if let slot = slotByMember[id] {
-            if entries[slot].member === member { return entries[slot].token }
-            // A dead member whose address has been reused by a new object: retire the old entry first.
-            removeSlot(slot)
+        let fresh = { Entry(member: member, id: id, token: Self.makeToken()) }
+        switch storage {
+        case .empty:
+            return makeSole(member)
+        case .one:
+            if soleMember === member { return soleToken }
+            guard let sole = soleMember else { return makeSole(member) }  // the sole member died: replace it
+            let entry = fresh()
+            storage = .many(Many([Entry(member: sole, id: ObjectIdentifier(sole), token: soleToken), entry]))
+            soleMember = nil
+            return entry.token
+        case .many(let many):
+            if let slot = many.slot(of: id) {
+                if many.entries[slot].member === member { return many.entries[slot].token }
+                // A dead member whose address has been reused by a new object: retire the old entry first.
+                many.removeSlot(slot)
+            }
+            let entry = fresh()
+            many.append(entry)
+            return entry.token
         }
-        let token = MembershipToken(value: nextToken)
-        nextToken += 1
-        slotByMember[id] = entries.count
-        memberByToken[token] = id
-        entries.append(Entry(member: member, id: id, token: token))
-        return token
     }
 
     /// Removes `member`; returns false when it was not in the set.
     @discardableResult
     public func remove(_ member: Member) -> Bool {
-        guard let slot = slotByMember[ObjectIdentifier(member)], entries[slot].member === member else {
+        let id = ObjectIdentifier(member)
+        switch storage {
+        case .empty:
             return false
+        case .one:
+            guard soleMember === member else { return false }
+            clearSole()
+            return true
+        case .many(let many):
+            guard let slot = many.slot(of: id), many.entries[slot].member === member else { return false }
+            removeSlot(slot, of: many)
+            return true
         }
-        removeSlot(slot)
-        return true
     }
 
     /// Removes the membership `token` names; returns false when it is gone already.
     @discardableResult
     public func remove(_ token: MembershipToken) -> Bool {
-        guard let id = memberByToken[token], let slot = slotByMember[id] else { return false }
-        removeSlot(slot)
-        return true
+        switch storage {
+        case .empty:
+            return false
+        case .one:
+            guard soleToken == token else { return false }
+            clearSole()
+            return true
+        case .many(let many):
+            guard let slot = many.slot(of: token) else { return false }
+            removeSlot(slot, of: many)
+            return true
+        }
     }
 
     /// Whether `member` is in the set (and alive, which it is if the caller holds it).
     public func contains(_ member: Member) -> Bool {
-        guard let slot = slotByMember[ObjectIdentifier(member)] else { return false }
-        return entries[slot].member === member
+        let id = ObjectIdentifier(member)
+        switch storage {
+        case .empty:
+            return false
+        case .one:
+            return soleMember === member
+        case .many(let many):
+            guard let slot = many.slot(of: id) else { return false }
+            return many.entries[slot].member === member
+        }
     }
 
     /// Calls `body` for each live member. `body` may add or remove members of this set.
@@ -80,43 +193,72 @@ public final class MulticastDelegate<Member: AnyObject> {
     /// version looks up type metadata on every call, and a server calls this once per published run.
     @inlinable
     public func notify(_ body: (Member) throws -> Void) rethrows {
-        let snapshot = entries
-        var sawDead = false
-        for entry in snapshot {
-            if let member = entry.member {
+        switch storage {
+        case .empty:
+            return
+        case .one:
+            if let member = soleMember {
                 try body(member)
             } else {
-                sawDead = true
+                prune()
             }
+        case .many(let many):
+            let snapshot = many.entries
+            var sawDead = false
+            for entry in snapshot {
+                if let member = entry.member {
+                    try body(member)
+                } else {
+                    sawDead = true
+                }
+            }
+            if sawDead { prune() }
         }
-        if sawDead { prune() }
     }
 
     /// The live members, as strong references (the caller decides how long to keep them).
     public var liveMembers: [Member] {
         var result: [Member] = []
-        result.reserveCapacity(entries.count)
+        result.reserveCapacity(storedCount)
         notify { result.append($0) }
         return result
     }
 
     /// Number of entries, including dead members not yet pruned. O(1).
-    public var storedCount: Int { entries.count }
+    public var storedCount: Int {
+        switch storage {
+        case .empty: 0
+        case .one: 1
+        case .many(let many): many.entries.count
+        }
+    }
 
     /// Number of live members; prunes the dead. O(n).
     public var liveCount: Int {
         prune()
-        return entries.count
+        return storedCount
     }
 
     /// True when some member is alive. Stops at the first live one, pruning the dead before it: O(1) amortised,
     /// where `isEmpty` is O(n).
     public var hasLiveMember: Bool {
-        while let entry = entries.last {
-            if entry.member != nil { return true }
-            removeSlot(entries.count - 1)
+        switch storage {
+        case .empty:
+            return false
+        case .one:
+            if soleMember != nil { return true }
+            clearSole()
+            return false
+        case .many(let many):
+            while let entry = many.entries.last {
+                if entry.member != nil { return true }
+                removeSlot(many.entries.count - 1, of: many)
+                // Settling may have turned the set into a sole member or none.
+                if case .many = storage { continue }
+                return self.hasLiveMember
+            }
+            return false
         }
-        return false
     }
 
     /// True when no live member is left; prunes the dead.
@@ -125,29 +267,55 @@ public final class MulticastDelegate<Member: AnyObject> {
     /// Drops the entries of members that have died; returns how many were dropped.
     @discardableResult
     public func prune() -> Int {
-        var dropped = 0
-        var slot = 0
-        while slot < entries.count {
-            if entries[slot].member == nil {
-                removeSlot(slot)
-                dropped += 1
-            } else {
-                slot += 1
+        switch storage {
+        case .empty:
+            return 0
+        case .one:
+            guard soleMember == nil else { return 0 }
+            clearSole()
+            return 1
+        case .many(let many):
+            var dropped = 0
+            var slot = 0
+            while slot < many.entries.count {
+                if many.entries[slot].member == nil {
+                    many.removeSlot(slot)
+                    dropped += 1
+                } else {
+                    slot += 1
+                }
             }
+            settle(many)
+            return dropped
         }
-        return dropped
     }
 
-    /// Swap-removes the entry at `slot`, keeping both indexes right.
-    private func removeSlot(_ slot: Int) {
-        let removed = entries[slot]
-        slotByMember[removed.id] = nil
-        memberByToken[removed.token] = nil
-        let last = entries.count - 1
-        if slot != last {
-            entries[slot] = entries[last]
-            slotByMember[entries[slot].id] = slot
+    private func makeSole(_ member: Member) -> MembershipToken {
+        soleMember = member
+        soleToken = Self.makeToken()
+        storage = .one
+        return soleToken
+    }
+
+    private func clearSole() {
+        soleMember = nil
+        storage = .empty
+    }
+
+    private func removeSlot(_ slot: Int, of many: Many) {
+        many.removeSlot(slot)
+        settle(many)
+    }
+
+    /// Back to no entries when none is left, or to a sole member without an array when one live one is.
+    private func settle(_ many: Many) {
+        guard many.entries.count <= 1 else { return }
+        guard let last = many.entries.first, let member = last.member else {
+            storage = .empty
+            return
         }
-        entries.removeLast()
+        soleMember = member
+        soleToken = last.token
+        storage = .one
     }
 }

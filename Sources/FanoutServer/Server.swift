@@ -52,6 +52,8 @@ public final class Server {
     /// Whether any configured user has subscribe-deny patterns: only then are a run's receivers filtered.
     /// Kept in step with `configuration` (init and reload) so that opening a run does not scan the users.
     var anyUserWithholds = false
+    /// Each user's permissions as the one object its connections share (refreshed when a reload changes them).
+    var permissionsByUser: [String: SharedPermissions] = [:]
     /// Live connections per peer host, for max_connections_per_ip.
     var connectionsPerHost: [String: Int] = [:]
     /// Subscriptions left behind (dead members, emptied sets) since the last sweep of the index.
@@ -93,6 +95,10 @@ public final class Server {
     public var configurationLoader: (() throws -> ServerConfiguration)?
     /// Renders the metrics registry in Prometheus text format, for `/metrics`.
     public var metricsExposition: (() -> [UInt8])?
+    /// Sets up the metrics backend and returns its exposition; called the first time `metrics_listen` is set
+    /// (at start or on a reload) while `metricsExposition` is nil, so that a server without metrics never
+    /// builds a registry.
+    public var metricsBackend: (() -> () -> [UInt8])?
 
     /// Creates the loop; nothing is bound until `start()`.
     public init(configuration: ServerConfiguration, logger: Logger) throws {

@@ -1,7 +1,5 @@
-import Configuration
 import FanoutServer
 import Logging
-import SystemPackage
 
 /// Reads `ServerConfiguration` from environment variables (`FANOUTD_MAX_LINE`, ...) over an optional YAML
 /// file, over the built-in defaults. A value of the wrong type is an error, never silently the default.
@@ -25,26 +23,25 @@ struct ConfigLoader {
         case tlsListen = "tls_listen", tlsCert = "tls_cert", tlsKey = "tls_key", tlsClientCA = "tls_client_ca"
     }
 
-    static func load(path: String?) async throws -> ServerConfiguration {
-        var providers: [any ConfigProvider] = [EnvironmentVariablesProvider().prefixKeys(with: "fanoutd")]
+    static func load(path: String?) throws -> ServerConfiguration {
+        var file: [String: YAMLNode] = [:]
         if let path {
             do {
-                providers.append(try await FileProvider<ConfigFileSnapshot>(filePath: FilePath(path)))
+                file = try YAMLReader.parse(try TextFile.read(path))
             } catch {
                 throw Problem(description: "cannot read config file \(path): \(error)")
             }
         }
-        var configuration = try read(ConfigReader(providers: providers))
-        if let path {
-            configuration.auth.users = try UsersSection.load(path: path)
-            configuration.history.rules = try HistorySection.load(path: path)
+        var configuration = try read(TypedReader(file: file, environment: TextFile.environment))
+        if path != nil {
+            configuration.auth.users = try UsersSection.read(file["users"])
+            configuration.history.rules = try HistorySection.read(file["history"])
         }
         return configuration
     }
 
-    static func read(_ config: ConfigReader) throws -> ServerConfiguration {
+    static func read(_ reader: TypedReader) throws -> ServerConfiguration {
         var server = ServerConfiguration()
-        let reader = TypedReader(config: config)
         if let listen = try reader.strings(.listen) { server.listeners.listen = listen }
         if let name = try reader.string(.serverName) { server.serverName = name }
         if let value = try reader.int(.maxLine) { server.limits.maxLine = value }
@@ -90,46 +87,82 @@ struct ConfigLoader {
     }
 }
 
-/// Typed look-ups that tell "absent" (nil) from "present but wrong" (a thrown `Problem` naming the key).
-private struct TypedReader {
-    let config: ConfigReader
+/// Typed look-ups that tell "absent" (nil) from "present but wrong" (a thrown `Problem` naming the key). A
+/// `FANOUTD_<KEY>` environment variable wins over the file; in one, a list is written with commas.
+struct TypedReader {
+    let file: [String: YAMLNode]
+    /// The value of an environment variable, or nil when it is not set.
+    let environment: (String) -> String?
 
-    private func isPresent(_ key: ConfigLoader.Key) -> Bool {
-        config.string(forKey: ConfigKey(key.rawValue)) != nil
-            || config.stringArray(forKey: ConfigKey(key.rawValue)) != nil
+    private enum Source {
+        case environment(String)
+        case file(YAMLNode)
+    }
+
+    private func lookup(_ key: ConfigLoader.Key) -> Source? {
+        if let text = environment("FANOUTD_" + key.rawValue.uppercased()) { return .environment(text) }
+        guard let node = file[key.rawValue], node != .null else { return nil }
+        return .file(node)
+    }
+
+    /// The text of a single value, or a `Problem` saying what was `expected`.
+    private func scalar(_ key: ConfigLoader.Key, expected: String) throws -> String? {
+        switch lookup(key) {
+        case nil: return nil
+        case .environment(let text), .file(.scalar(let text)): return text
+        case .file: throw ConfigLoader.Problem(description: "\(key.rawValue): expected \(expected)")
+        }
     }
 
     func string(_ key: ConfigLoader.Key) throws -> String? {
-        guard isPresent(key) else { return nil }
-        guard let value = config.string(forKey: ConfigKey(key.rawValue)) else {
-            throw ConfigLoader.Problem(description: "\(key.rawValue): expected a string")
-        }
-        return value
+        try scalar(key, expected: "a string")
     }
 
     func strings(_ key: ConfigLoader.Key) throws -> [String]? {
-        guard isPresent(key) else { return nil }
-        if let values = config.stringArray(forKey: ConfigKey(key.rawValue)) { return values }
-        if let value = config.string(forKey: ConfigKey(key.rawValue)) { return [value] }
-        throw ConfigLoader.Problem(description: "\(key.rawValue): expected a list of strings")
+        switch lookup(key) {
+        case nil:
+            return nil
+        case .environment(let text):
+            return text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingBlanks }
+        case .file(.scalar(let text)):
+            return [text]
+        case .file(.sequence(let items)):
+            return try items.map { item in
+                guard case .scalar(let text) = item else {
+                    throw ConfigLoader.Problem(description: "\(key.rawValue): expected a list of strings")
+                }
+                return text
+            }
+        case .file:
+            throw ConfigLoader.Problem(description: "\(key.rawValue): expected a list of strings")
+        }
     }
 
     func int(_ key: ConfigLoader.Key) throws -> Int? {
-        guard isPresent(key) else { return nil }
-        guard let value = config.int(forKey: ConfigKey(key.rawValue)) else {
-            throw ConfigLoader.Problem(description: "\(key.rawValue): expected a whole number")
-        }
+        let expected = "a whole number"
+        guard let text = try scalar(key, expected: expected) else { return nil }
+        guard let value = Int(text) else { throw ConfigLoader.Problem(description: "\(key.rawValue): expected \(expected)") }
         return value
     }
 
     /// Seconds as a number (fractions allowed), for durations.
     func seconds(_ key: ConfigLoader.Key) throws -> Duration? {
-        guard isPresent(key) else { return nil }
-        let number = config.double(forKey: ConfigKey(key.rawValue))
-            ?? config.int(forKey: ConfigKey(key.rawValue)).map(Double.init)
-        guard let number, number >= 0, number.isFinite else {
-            throw ConfigLoader.Problem(description: "\(key.rawValue): expected a number of seconds (0 or more)")
+        let expected = "a number of seconds (0 or more)"
+        guard let text = try scalar(key, expected: expected) else { return nil }
+        guard let number = Double(text), number >= 0, number.isFinite else {
+            throw ConfigLoader.Problem(description: "\(key.rawValue): expected \(expected)")
         }
         return .milliseconds(Int64((number * 1000).rounded()))
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs.
+    var trimmingBlanks: String {
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isBlank($0) }), let last = lastIndex(where: { !isBlank($0) }) else {
+            return ""
+        }
+        return String(self[first...last])
     }
 }

@@ -1,14 +1,13 @@
 import ArgumentParser
 import FanoutEventLoop
 import FanoutServer
-import FanoutSystemd
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
-import Metrics
-import Prometheus
 
 @main
-struct Fanoutd: AsyncParsableCommand {
+struct Fanoutd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fanoutd",
         abstract: "The Fanout publish/subscribe daemon.",
@@ -69,21 +68,21 @@ struct Fanoutd: AsyncParsableCommand {
     }
 
     /// Reads the file and environment, then applies the command line's overrides.
-    private func loadConfiguration() async throws -> ServerConfiguration {
-        var configuration = try await ConfigLoader.load(path: config)
+    private func loadConfiguration() throws -> ServerConfiguration {
+        var configuration = try ConfigLoader.load(path: config)
         if !listen.isEmpty { configuration.listeners.listen = listen }
         if let logLevel { configuration.logLevel = Logger.Level(rawValue: logLevel.lowercased())! }
         return configuration
     }
 
-    func run() async throws {
+    func run() throws {
         if hashToken {
             Self.printTokenHash(force: force)
             return
         }
         let configuration: ServerConfiguration
         do {
-            configuration = try await loadConfiguration()
+            configuration = try loadConfiguration()
         } catch {
             Self.fail("configuration: \(error)", code: 78)
         }
@@ -96,63 +95,20 @@ struct Fanoutd: AsyncParsableCommand {
             return
         }
 
-        let forJournal = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
+        let forJournal = TextFile.environment("JOURNAL_STREAM") != nil
         LoggingSystem.bootstrap { _ in DaemonLogHandler(logLevel: .trace, forJournal: forJournal) }
-        let registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.durationHistogramBuckets["fanout_publish_to_write_seconds"] = [
-            .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
-            .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
-            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
-        ]
-        MetricsSystem.bootstrap(factory)
         SignalWatcher.ignoreBrokenPipe()
-        let reload: @Sendable () throws -> ServerConfiguration = { [self] in try Self.blocking { try await self.loadConfiguration() } }
+        // The loop runs on this thread until shutdown; the server is created on the thread that runs it.
         do {
-            try await Self.serve(configuration, registry: registry, reload: reload)
+            let server = try Server(configuration: configuration, logger: Logger(label: "fanoutd"))
+            server.notifier = SystemdNotifier()
+            server.configurationLoader = { [self] in try self.loadConfiguration() }
+            server.metricsBackend = PrometheusBackend.start
+            try server.start(inheritedFDs: SocketActivation.inheritedDescriptors())
+            try server.run()
         } catch {
             Self.fail("\(error)", code: 1)
         }
-    }
-
-    /// Runs the server on a thread of its own (the loop blocks), and returns when it has stopped.
-    private static func serve(
-        _ configuration: ServerConfiguration, registry: PrometheusCollectorRegistry,
-        reload: @escaping @Sendable () throws -> ServerConfiguration
-    ) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-            let thread = Thread {
-                do {
-                    let server = try Server(configuration: configuration, logger: Logger(label: "fanoutd"))
-                    server.notifier = SystemdNotifier()
-                    server.configurationLoader = reload
-                    server.metricsExposition = {
-                        var buffer: [UInt8] = []
-                        registry.emit(into: &buffer)
-                        return buffer
-                    }
-                    try server.start(inheritedFDs: ServiceManager.inheritedSockets().map(\.fd))
-                    try server.run()
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-            thread.name = "fanoutd-loop"
-            thread.start()
-        }
-    }
-
-    /// Runs async work from the loop thread and waits for it (configuration reloads: rare and quick).
-    private static func blocking<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
-        let box = ResultBox<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do { box.result = .success(try await work()) } catch { box.result = .failure(error) }
-            done.signal()
-        }
-        done.wait()
-        return try box.result!.get()
     }
 
     private static func describe(_ server: ServerConfiguration) -> String {
@@ -199,14 +155,13 @@ struct Fanoutd: AsyncParsableCommand {
     private static func printTokenHash(force: Bool) {
         var token = ""
         if isatty(0) == 0 {
-            token = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-                .trimmingCharacters(in: .newlines)
+            token = String(decoding: TextFile.readAll(0) ?? [], as: UTF8.self)
+            while token.last?.isNewline == true { token.removeLast() }
+            while token.first?.isNewline == true { token.removeFirst() }
         }
         if token.isEmpty {
             var generator = SystemRandomNumberGenerator()
-            let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-            token = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            token = Self.base64URL((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
             print("token: \(token)")
         }
         if token.utf8.count < minimumTokenBytes && !force {
@@ -216,13 +171,23 @@ struct Fanoutd: AsyncParsableCommand {
         print("token_hash: \(TokenHash.make(token: token))")
     }
 
-    static func fail(_ message: String, code: Int32) -> Never {
-        FileHandle.standardError.write(Data("fanoutd: \(message)\n".utf8))
-        Foundation.exit(code)
+    /// Base64 with the URL-safe alphabet (`-` and `_`) and no padding: a token that shells and YAML take as is.
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var out: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            let count = min(3, bytes.count - index)
+            var group = 0
+            for offset in 0..<3 { group = group << 8 | (offset < count ? Int(bytes[index + offset]) : 0) }
+            for sextet in 0...count { out.append(alphabet[(group >> (18 - 6 * sextet)) & 0x3F]) }
+            index += 3
+        }
+        return String(decoding: out, as: UTF8.self)
     }
-}
 
-/// Carries a result from a task to the thread waiting for it; the semaphore orders the accesses.
-private final class ResultBox<T>: @unchecked Sendable {
-    var result: Result<T, Error>?
+    static func fail(_ message: String, code: Int32) -> Never {
+        TextFile.write("fanoutd: \(message)\n", to: STDERR_FILENO)
+        Glibc.exit(code)
+    }
 }

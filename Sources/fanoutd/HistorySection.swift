@@ -1,39 +1,45 @@
 import FanoutEngine
 import FanoutServer
-import Foundation
-import Yams
 
-/// The `history:` list of the configuration file, decoded with Yams (swift-configuration reads scalars and
-/// lists of scalars, not lists of records):
+/// The `history:` list of the configuration file:
 ///
 ///     history:                      # first rule whose pattern matches a subject wins; none = no history
 ///       - subjects: "orders.>"
 ///         max_messages: 1000
 ///         max_age: 3600             # seconds; 0 = no age limit
-struct HistorySection: Decodable {
-    struct Rule: Decodable {
-        var subjects: String
-        var max_messages: Int
-        var max_age: Double?
+///
+/// A rule's numbers are checked by `HistoryRule.problem` with the rest of the configuration.
+enum HistorySection {
+    static func read(_ section: YAMLNode?) throws -> [HistoryRule] {
+        guard let section, section != .null else { return [] }
+        guard case .sequence(let items) = section else {
+            throw ConfigLoader.Problem(description: "history: expected a list of rules (- subjects: ...)")
+        }
+        return try items.enumerated().map { index, item in try rule(index, item) }
     }
 
-    var history: [Rule]?
-
-    static func load(path: String) throws -> [HistoryRule] {
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        let section: HistorySection
-        do {
-            section = try YAMLDecoder().decode(HistorySection.self, from: text)
-        } catch {
-            throw ConfigLoader.Problem(description: "history: \(error)")
+    private static func rule(_ index: Int, _ item: YAMLNode) throws -> HistoryRule {
+        func problem(_ text: String) -> ConfigLoader.Problem {
+            ConfigLoader.Problem(description: "history[\(index)]: \(text)")
         }
-        return try (section.history ?? []).map { rule in
-            guard let age = rule.max_age else {
-                return HistoryRule(subjects: rule.subjects, maxMessages: rule.max_messages, maxAge: nil)
-            }
-            guard age.isFinite else { throw ConfigLoader.Problem(description: "history: \(rule.subjects): max_age") }
-            let maxAge: Duration? = age == 0 ? nil : .milliseconds(Int64((age * 1000).rounded()))
-            return HistoryRule(subjects: rule.subjects, maxMessages: rule.max_messages, maxAge: maxAge)
+        guard case .mapping(let fields) = item else { throw problem("expected subjects, max_messages and max_age") }
+        for key in fields.keys where !["subjects", "max_messages", "max_age"].contains(key) {
+            throw problem("unknown setting '\(key)'")
         }
+        guard case .scalar(let subjects)? = fields["subjects"] else { throw problem("subjects: expected a pattern") }
+        guard case .scalar(let countText)? = fields["max_messages"], let count = Int(countText) else {
+            throw problem("max_messages: expected a whole number")
+        }
+        var maxAge: Duration?
+        switch fields["max_age"] {
+        case nil, .null?:
+            break
+        case .scalar(let text)?:
+            guard let seconds = Double(text), seconds.isFinite else { throw problem("max_age: expected seconds") }
+            if seconds != 0 { maxAge = .milliseconds(Int64((seconds * 1000).rounded())) }
+        default:
+            throw problem("max_age: expected seconds")
+        }
+        return HistoryRule(subjects: subjects, maxMessages: count, maxAge: maxAge)
     }
 }

@@ -1,9 +1,6 @@
 import FanoutServer
-import Foundation
-import Yams
 
-/// The `users:` map of the configuration file, decoded with Yams (swift-configuration reads scalars and
-/// lists, not maps of records):
+/// The `users:` map of the configuration file:
 ///
 ///     users:
 ///       sensors:
@@ -14,58 +11,83 @@ import Yams
 ///         subscribe: [">"]
 ///         subscribe_deny: ["secrets.>"]
 ///         admin: true
-struct UsersSection: Decodable {
-    struct Entry: Decodable {
-        var token_hash: String?
-        var token_hash_file: String?
-        var publish: [String]?
-        var publish_deny: [String]?
-        var subscribe: [String]?
-        var subscribe_deny: [String]?
-        var admin: Bool?
+///
+/// Other keys of a user are ignored.
+enum UsersSection {
+    static func read(_ section: YAMLNode?) throws -> [User] {
+        guard let section, section != .null else { return [] }
+        guard case .mapping(let entries) = section else {
+            throw ConfigLoader.Problem(description: "users: expected a map from user names to their settings")
+        }
+        return try entries.sorted { $0.key < $1.key }.map { name, entry in try user(name, entry) }
     }
 
-    var users: [String: Entry]?
+    private static func user(_ name: String, _ entry: YAMLNode) throws -> User {
+        let fields: [String: YAMLNode]
+        switch entry {
+        case .mapping(let map): fields = map
+        case .null: fields = [:]
+        default: throw ConfigLoader.Problem(description: "users.\(name): expected token_hash and permissions")
+        }
+        func problem(_ field: String, _ expected: String) -> ConfigLoader.Problem {
+            ConfigLoader.Problem(description: "users.\(name).\(field): expected \(expected)")
+        }
+        func string(_ field: String) throws -> String? {
+            switch fields[field] {
+            case nil, .null: return nil
+            case .scalar(let text): return text
+            default: throw problem(field, "a string")
+            }
+        }
+        func strings(_ field: String) throws -> [String] {
+            switch fields[field] {
+            case nil, .null: return []
+            case .sequence(let items):
+                return try items.map { item in
+                    guard case .scalar(let text) = item else { throw problem(field, "a list of strings") }
+                    return text
+                }
+            default: throw problem(field, "a list of strings")
+            }
+        }
+        func flag(_ field: String) throws -> Bool {
+            guard let text = try string(field) else { return false }
+            switch text.lowercased() {
+            case "true", "yes", "on": return true
+            case "false", "no", "off": return false
+            default: throw problem(field, "true or false")
+            }
+        }
 
-    static func load(path: String) throws -> [User] {
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        let section: UsersSection
+        let hashText: String
+        switch (try string("token_hash"), try string("token_hash_file")) {
+        case (let hash?, nil):
+            hashText = hash
+        case (nil, let file?):
+            hashText = try readHashFile(file, user: name)
+        default:
+            throw ConfigLoader.Problem(description: "users.\(name): give exactly one of token_hash and token_hash_file")
+        }
+        let hash: TokenHash
         do {
-            section = try YAMLDecoder().decode(UsersSection.self, from: text)
+            hash = try TokenHash(parsing: hashText)
         } catch {
-            throw ConfigLoader.Problem(description: "users: \(error)")
+            throw ConfigLoader.Problem(description: "users.\(name): \(error)")
         }
-        return try (section.users ?? [:]).sorted { $0.key < $1.key }.map { name, entry in
-            let hashText: String
-            switch (entry.token_hash, entry.token_hash_file) {
-            case (let hash?, nil):
-                hashText = hash
-            case (nil, let file?):
-                hashText = try readHashFile(file, user: name)
-            default:
-                throw ConfigLoader.Problem(description: "users.\(name): give exactly one of token_hash and token_hash_file")
-            }
-            let hash: TokenHash
-            do {
-                hash = try TokenHash(parsing: hashText)
-            } catch {
-                throw ConfigLoader.Problem(description: "users.\(name): \(error)")
-            }
-            return User(name: name, tokenHash: hash, permissions: Permissions(
-                publish: entry.publish ?? [], publishDeny: entry.publish_deny ?? [],
-                subscribe: entry.subscribe ?? [], subscribeDeny: entry.subscribe_deny ?? [],
-                admin: entry.admin ?? false))
-        }
+        return User(name: name, tokenHash: hash, permissions: Permissions(
+            publish: try strings("publish"), publishDeny: try strings("publish_deny"),
+            subscribe: try strings("subscribe"), subscribeDeny: try strings("subscribe_deny"),
+            admin: try flag("admin")))
     }
 
     /// A relative path is looked up in systemd's credentials directory when there is one.
     private static func readHashFile(_ file: String, user: String) throws -> String {
         var path = file
-        if !file.hasPrefix("/"), let credentials = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"] {
+        if !file.hasPrefix("/"), let credentials = TextFile.environment("CREDENTIALS_DIRECTORY") {
             path = credentials + "/" + file
         }
         do {
-            return try String(contentsOfFile: path, encoding: .utf8)
+            return try TextFile.read(path)
         } catch {
             throw ConfigLoader.Problem(description: "users.\(user): cannot read token_hash_file \(path)")
         }

@@ -112,6 +112,73 @@ struct MulticastDelegateTests {
         #expect(a.heard == ["first"])
     }
 
+    /// One member is stored without an array; a second moves both into one; the set empties back.
+    @Test func growsFromOneMemberAndShrinksBack() {
+        let set = MulticastDelegate<Listener>()
+        let a = Listener("a"), b = Listener("b"), c = Listener("c")
+        let tokenA = set.add(a)
+        #expect(set.add(a) == tokenA)
+        #expect(set.storedCount == 1 && set.contains(a) && !set.contains(b))
+        set.add(b)
+        var names: [String] = []
+        set.notify { names.append($0.name) }
+        #expect(names.sorted() == ["a", "b"])
+        #expect(set.remove(a) && !set.contains(a) && set.contains(b))
+        #expect(set.remove(b) && set.isEmpty)
+        let tokenC = set.add(c)
+        #expect(set.liveMembers.map(\.name) == ["c"])
+        #expect(!set.remove(tokenA), "a token of a membership that ended removes nothing")
+        #expect(set.remove(tokenC) && set.isEmpty)
+    }
+
+    @Test func tokensAreNeverHandedOutTwice() {
+        let set = MulticastDelegate<Listener>()
+        let a = Listener("a"), b = Listener("b")
+        let first = set.add(a)
+        set.remove(first)
+        let second = set.add(b)
+        #expect(first != second)
+        #expect(!set.remove(first), "a stale token does not remove the member that came after it")
+        #expect(set.contains(b))
+    }
+
+    /// Past `indexThreshold` members the set keeps hash indexes; dedupe and removal by member or token must
+    /// work the same on both sides of it, and as it fills up and empties again.
+    @Test func largeSetsKeepTheSameContract() {
+        let set = MulticastDelegate<Listener>()
+        let members = (0..<(3 * MulticastDelegate<Listener>.indexThreshold)).map { Listener("\($0)") }
+        var tokens = members.map { set.add($0) }
+        #expect(members.map { set.add($0) } == tokens, "adding again returns the same token")
+        #expect(set.liveCount == members.count)
+        for (index, member) in members.enumerated() where index % 3 == 0 { #expect(set.remove(member)) }
+        for index in members.indices where index % 3 == 1 { #expect(set.remove(tokens[index])) }
+        for index in members.indices where index % 3 != 2 {
+            #expect(!set.contains(members[index]))
+            #expect(!set.remove(tokens[index]))
+        }
+        var heard = 0
+        set.notify { _ in heard += 1 }
+        #expect(heard == members.count / 3)
+        for index in members.indices where index % 3 != 2 { tokens[index] = set.add(members[index]) }
+        #expect(set.liveCount == members.count)
+        for (index, member) in members.enumerated() { #expect(set.contains(member) && set.remove(tokens[index])) }
+        #expect(set.isEmpty && set.storedCount == 0)
+    }
+
+    @Test func deadMembersOfALargeSetArePruned() {
+        let set = MulticastDelegate<Listener>()
+        let keepers = (0..<20).map { Listener("keeper\($0)") }
+        keepers.forEach { set.add($0) }
+        do {
+            let transient = (0..<20).map { Listener("gone\($0)") }
+            transient.forEach { set.add($0) }
+            #expect(set.storedCount == 40)
+        }
+        #expect(set.prune() == 20)
+        #expect(set.liveMembers.count == 20)
+        #expect(keepers.allSatisfy { set.contains($0) })
+    }
+
     @Test func aMemberDyingDuringNotificationIsSkipped() {
         let set = MulticastDelegate<Listener>()
         var holder: [Listener] = [Listener("a"), Listener("b")]

@@ -132,6 +132,34 @@ struct LifecycleTests {
         #expect(first.waitForExit(timeout: 15) == 0)
     }
 
+    @Test func theYAMLFormsOfTheDocumentationAreRead() throws {
+        let result = try runDaemon(["--config", try fixture("yaml-forms.yaml"), "--check-config"])
+        #expect(result.status == 0, "\(result.stderr)")
+        for line in ["listen: 127.0.0.1:0, 127.0.0.1:0", "server_name: it's-a-host", "max_line: 4096",
+                     "write_timeout: 1.5", "admin_commands: CLIENTS, INFO", "metrics_listen: off",
+                     "users: alice, bob"] {
+            #expect(result.stdout.contains(line), "\(line)")
+        }
+    }
+
+    /// YAML the reader does not take is refused with its line, never read some other way.
+    @Test(arguments: [
+        ("max_line: &anchor 5\n", "line 1: '&'"), ("server_name: |\n  text\n", "line 1: '|'"),
+        ("users: {a: b}\n", "line 1: {...} maps"), ("max_line: 5\nmax_line: 6\n", "line 2: 'max_line' is given twice"),
+        ("listen:\n\t- a\n", "line 2: tabs"), ("listen: [a, b\n", "line 1: the '[' list is not closed"),
+        ("server_name: a: b\n", "line 1: a ': ' inside a value"),
+    ])
+    func unsupportedYAMLIsRefusedWithItsLine(text: String, message: String) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("bad.yaml").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try runDaemon(["--config", path, "--check-config"])
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("cannot read config file \(path): \(message)"), "\(result.stderr)")
+    }
+
     @Test func addressInUseIsAClearError() throws {
         let daemon = try Daemon()
         let second = try runDaemon(["--listen", "127.0.0.1:\(daemon.port)"])

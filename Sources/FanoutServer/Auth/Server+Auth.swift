@@ -16,7 +16,7 @@ extension Server {
     /// attempts never extend it.
     func startAuthDeadline(for connection: ClientConnection) {
         let timer = LoopTimer(loop: loop) { [unowned self, unowned connection] in
-            if connection.permissions == nil { self.disconnect(connection, reason: .authTimeout) }
+            if connection.grant == nil { self.disconnect(connection, reason: .authTimeout) }
         }
         timer.schedule(after: configuration.auth.authTimeout)
         connection.authDeadline = timer
@@ -51,8 +51,8 @@ extension Server {
             failAuthentication(connection, ProtocolError(.denied, "invalid token"))
             return
         }
-        if connection.permissions == nil { authGate.unauthenticated -= 1 }
-        connection.permissions = matched.permissions
+        if connection.grant == nil { authGate.unauthenticated -= 1 }
+        connection.grant = sharedPermissions(of: matched)
         connection.userName = matched.name
         connection.lastPermittedSubject = []
         connection.authFailures = 0
@@ -100,7 +100,7 @@ extension Server {
     func refusal(of command: Command, by connection: ClientConnection) -> ProtocolError? {
         // Without users everyone may do everything: PUB's hot path skips every check.
         guard configuration.auth.requiresAuth else { return nil }
-        guard let permissions = connection.permissions else {
+        guard let permissions = connection.grant?.permissions else {
             switch command {
             case .auth, .ping, .help, .quit: return nil
             default: return ProtocolError(.authRequired, "AUTH <token> first")
@@ -135,25 +135,34 @@ extension Server {
     /// it about) subscriptions it may no longer hold. Turning auth on sends unauthenticated connections back
     /// to AUTH; turning it off frees everyone.
     func reapplyPermissions() {
-        defer { authGate.unauthenticated = connections.values.reduce(0) { $0 + ($1.permissions == nil ? 1 : 0) } }
+        defer { authGate.unauthenticated = connections.values.reduce(0) { $0 + ($1.grant == nil ? 1 : 0) } }
+        permissionsByUser = [:]
         for connection in connections.values.sorted(by: { $0.id < $1.id }) {
-            let fresh: Permissions?
+            let fresh: SharedPermissions?
             if !configuration.auth.requiresAuth {
                 fresh = .unrestricted
             } else if let name = connection.userName {
-                fresh = configuration.auth.users.first { $0.name == name }?.permissions ?? Permissions()
+                fresh = configuration.auth.users.first { $0.name == name }.map(sharedPermissions(of:)) ?? .nothing
             } else {
                 fresh = nil
             }
-            connection.permissions = fresh
+            connection.grant = fresh
             connection.lastPermittedSubject = []
             if fresh == nil && connection.authDeadline == nil { startAuthDeadline(for: connection) }
             if fresh != nil { connection.authDeadline = nil }
-            let revoked = connection.subscriptions.filter { fresh?.maySubscribe($0) != true }.sorted()
+            let revoked = connection.subscriptions.filter { fresh?.permissions.maySubscribe($0) != true }.sorted()
             guard !revoked.isEmpty else { continue }
             removeSubscriptions(revoked, for: connection)
             connection.send(ProtocolError.revoked(revoked).line)
             logger.info("subscriptions revoked by reload", metadata: ["client": "\(connection.id)", "subjects": "\(revoked.joined(separator: " "))"])
         }
+    }
+
+    /// `user`'s permissions as one object that all of its connections share.
+    func sharedPermissions(of user: User) -> SharedPermissions {
+        if let shared = permissionsByUser[user.name], shared.permissions == user.permissions { return shared }
+        let shared = SharedPermissions(user.permissions)
+        permissionsByUser[user.name] = shared
+        return shared
     }
 }

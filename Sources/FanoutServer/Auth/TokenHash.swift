@@ -1,5 +1,4 @@
-import Crypto
-
+import FanoutEventLoop
 /// A stored token: `sha256$<salt hex>$<digest hex>`, where digest = SHA-256(salt ‖ token).
 ///
 /// Verification runs on the event loop, so the hash is fast on purpose (as in Redis ACLs): tokens are meant
@@ -42,10 +41,7 @@ public struct TokenHash: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "sha256$\(Self.hex(salt))$\(Self.hex(digest))" }
 
     static func hash(_ token: some StringProtocol, salt: [UInt8]) -> [UInt8] {
-        var hasher = SHA256()
-        hasher.update(data: salt)
-        hasher.update(data: Array(token.utf8))
-        return Array(hasher.finalize())
+        Digest.sha256(salt + Array(token.utf8))
     }
 
     static func hex(_ bytes: [UInt8]) -> String {

@@ -48,7 +48,7 @@ extension Server {
             authGate.unauthenticated += 1
             startAuthDeadline(for: connection)
         } else {
-            connection.permissions = .unrestricted
+            connection.grant = .unrestricted
         }
         socket.write(Encoder.greeting(serverName: configuration.serverName, authRequired: configuration.auth.requiresAuth,
                                       epoch: engine.epoch))

@@ -8,7 +8,11 @@ extension Server {
             metrics = nil
             return
         }
-        if metrics == nil { metrics = ServerMetrics() }
+        if metrics == nil {
+            // The backend first: metrics made before the bootstrap would go to swift-metrics' no-op handler.
+            if metricsExposition == nil, let start = metricsBackend { metricsExposition = start() }
+            metrics = ServerMetrics()
+        }
         let front = try HTTPFront(loop: loop, address: try SocketAddress(parsing: text), routes: [
             "/metrics": { [unowned self] in self.metricsResponse() },
             "/healthz": { [unowned self] in self.healthResponse() },

@@ -1,0 +1,26 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Sockets handed over by systemd's socket activation (sd_listen_fds(3)): `LISTEN_FDS` descriptors from 3 on,
+/// meant for this process when `LISTEN_PID` is its pid.
+enum SocketActivation {
+    /// The inherited listening descriptors, each marked close-on-exec. The variables are unset, so that child
+    /// processes do not take the sockets for theirs.
+    static func inheritedDescriptors() -> [Int32] {
+        defer {
+            unsetenv("LISTEN_PID")
+            unsetenv("LISTEN_FDS")
+            unsetenv("LISTEN_FDNAMES")
+        }
+        guard let pid = TextFile.environment("LISTEN_PID"), Int32(pid) == getpid(),
+              let text = TextFile.environment("LISTEN_FDS"), let count = Int32(text), count > 0 else {
+            return []
+        }
+        let first: Int32 = 3  // SD_LISTEN_FDS_START
+        return (first..<first + count).map { fd in
+            _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)
+            return fd
+        }
+    }
+}
