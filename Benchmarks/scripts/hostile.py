@@ -981,8 +981,10 @@ def verdict(result, scale):
     if ping.get("timeouts"):
         problems.append(f"{ping['timeouts']} pings over {PING_TIMEOUT:.0f} s")
     before, peak, after = result.get("before"), result.get("peak"), result.get("after")
-    if before and peak and peak - before > max_memory_kib(result["name"], scale):
-        problems.append(f"RSS grew {mib(peak - before)} MiB, more than max_memory")
+    # max_memory bounds queued bytes; the allocator holds more than that for them (libevent sizes a buffer
+    # chain to the next power of two), so the peak may pass the bound by up to half again.
+    if before and peak and peak - before > 1.5 * max_memory_kib(result["name"], scale):
+        problems.append(f"RSS grew {mib(peak - before)} MiB, more than 1.5 x max_memory")
     if result.get("rss_rule") == "after<=2x" and before and (after is None or after > 2 * before):
         problems.append(f"RSS after {mib(after)} MiB > 2 x before ({mib(before)} MiB)")
     if not result.get("alive"):
