@@ -240,6 +240,10 @@ struct SystemdTests {
         #expect((sample("fanout_bytes_in_total", in: after) ?? 0) > 0)
         #expect(after.contains { $0.hasPrefix("fanout_publish_to_write_seconds_bucket") })
         #expect(sample("fanout_publish_to_write_seconds_count", in: after) == 5, "each delivery's write was timed")
+        for name in ["fanout_history_subjects", "fanout_history_messages", "fanout_history_bytes",
+                     "fanout_history_evicted_total", "fanout_memory_bound_drops_total", "fanout_replayed_total"] {
+            #expect(sample(name, in: after) == 0, "\(name) is served")
+        }
     }
 
     @Test func logLinesCarrySyslogPrioritiesUnderJournald() throws {

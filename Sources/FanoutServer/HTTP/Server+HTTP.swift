@@ -25,6 +25,7 @@ extension Server {
         metrics?.sync(stats, clients: connections.count, subscriptionCount: subscriptionCount,
                       subjectCount: index.storedPatternCount,
                       pendingBytes: connections.values.reduce(0) { $0 + $1.pendingBytes })
+        metrics?.sync(memoryDrops: backlogWatch.drops, history: engine.historyFigures)
         return HTTPServer.Response(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
                                    body: metricsExposition?() ?? [])
     }

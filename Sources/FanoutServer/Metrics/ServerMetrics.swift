@@ -1,3 +1,4 @@
+import FanoutEngine
 import Metrics
 
 /// The server's metrics, published through swift-metrics (the daemon bootstraps a Prometheus backend).
@@ -15,6 +16,14 @@ final class ServerMetrics {
     private let bytesOut = Counter(label: "fanout_bytes_out_total")
     private let slowConsumers = Counter(label: "fanout_slow_consumer_disconnects_total")
     private let limitRefusals = Counter(label: "fanout_limit_refusals_total")
+    private let replayed = Counter(label: "fanout_replayed_total")
+    private let memoryDrops = Counter(label: "fanout_memory_bound_drops_total")
+    private let historySubjects = Gauge(label: "fanout_history_subjects")
+    private let historyMessages = Gauge(label: "fanout_history_messages")
+    private let historyBytes = Gauge(label: "fanout_history_bytes")
+    private let historyEvicted = Counter(label: "fanout_history_evicted_total")
+    private var reportedMemoryDrops: UInt64 = 0
+    private var reportedHistoryEvicted: UInt64 = 0
     /// From a message being queued to a connection until that connection's output has been written out.
     let publishToWrite = Metrics.Timer(label: "fanout_publish_to_write_seconds")
     private var reported = ServerStats()
@@ -30,6 +39,18 @@ final class ServerMetrics {
         bytesOut.increment(by: Int64(stats.bytesOut - reported.bytesOut))
         slowConsumers.increment(by: Int64(stats.slowConsumers - reported.slowConsumers))
         limitRefusals.increment(by: Int64(stats.limitRefusals - reported.limitRefusals))
+        replayed.increment(by: Int64(stats.replayed - reported.replayed))
         reported = stats
+    }
+
+    /// The memory bound's drops and the engine's history, beside the counters above.
+    func sync(memoryDrops drops: UInt64, history: MemoryEngine.HistoryFigures) {
+        memoryDrops.increment(by: Int64(drops - reportedMemoryDrops))
+        reportedMemoryDrops = drops
+        historySubjects.record(history.subjects)
+        historyMessages.record(history.messages)
+        historyBytes.record(history.bytes)
+        historyEvicted.increment(by: Int64(history.evicted - reportedHistoryEvicted))
+        reportedHistoryEvicted = history.evicted
     }
 }
