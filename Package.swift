@@ -47,14 +47,6 @@ let package = Package(
             pkgConfig: "libevent",
             providers: [.apt(["libevent-dev"])]
         ),
-        // libsystemd's headers, for readiness, watchdog and socket activation.
-        .systemLibrary(
-            name: "CSystemd",
-            pkgConfig: "libsystemd",
-            providers: [.apt(["libsystemd-dev"])]
-        ),
-        // The one Swift module that imports CSystemd.
-        .target(name: "FanoutSystemd", dependencies: ["CSystemd"]),
         // The one Swift module that imports CLibevent: loop, listener, buffered sockets, timers, signals.
         .target(name: "FanoutEventLoop", dependencies: ["CLibevent"]),
         // The in-process multicast-delegate core: weak, deduplicated member sets. No networking.
