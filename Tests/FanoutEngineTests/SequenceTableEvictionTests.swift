@@ -44,7 +44,7 @@ struct SequenceTableEvictionTests {
         #expect((0..<1_000).allSatisfy { table.find("new.\($0)").last == 1 })
     }
 
-    @Test func evictsTheOldestWhenEveryCandidateIsSubscribed() {
+    @Test func neverRenumbersASubscribedSubject() {
         var table = SequenceTable(limit: 100)
         for number in 0..<100 { table.store(5, for: "s\(number)") { _ in true } }
         var asked: [String] = []
@@ -53,11 +53,13 @@ struct SequenceTableEvictionTests {
             return true
         }
         #expect(asked == (0..<8).map { "s\($0)" }, "the eight least recent, and no more")
-        #expect(table.find("s8").last == 0, "the oldest left after the look goes regardless")
-        #expect((0..<8).allSatisfy { table.find("s\($0)").last == 5 }, "the subscribed ones looked at stay")
-        #expect(table.count == 100)
-        table.store(1, for: "newer") { _ in false }
-        #expect(table.find("s9").last == 0, "and they moved to the recent end, behind s9")
+        #expect((0..<100).allSatisfy { table.find("s\($0)").last == 5 }, "every subscribed subject keeps its number")
+        #expect(table.count == 101, "the table grew past its limit rather than renumber one under its subscribers")
+        // Once one of the least recent has no subscriber, the table evicts again.
+        table.store(1, for: "newer") { $0 != "s8" }
+        #expect(table.find("s8").last == 0, "s8, unsubscribed, went")
+        #expect(table.count == 101)
+        #expect((0..<8).allSatisfy { table.find("s\($0)").last == 5 }, "the ones looked at moved to the recent end")
     }
 
     @Test func publishingMakesASubjectRecent() {

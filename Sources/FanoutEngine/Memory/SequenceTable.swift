@@ -1,13 +1,16 @@
 /// Per-subject sequence numbers: 1, 2, 3, ... for each subject, assigned at publish.
 ///
-/// Bound: at most `limit` subjects; a store is one hash lookup (none at a fresh `Slot`) plus O(1) list moves,
-/// and a new subject in a full table adds ≤ 8 `isSubscribed` calls (16 above a lowered limit) and 2 hash updates.
+/// Bound: at most `limit` subjects, plus subscribed ones while the least recent are all subscribed (so at most
+/// `limit` + the server's subscriptions); a store is one hash lookup (none at a fresh `Slot`) plus O(1) list
+/// moves, and a new subject in a full table adds ≤ 8 `isSubscribed` calls (16 above a lowered limit) and 2
+/// hash updates.
 ///
-/// When the table is full, a new subject evicts the least recently published one, preferring a subject nobody
-/// is subscribed to (its next message starts again at 1, which no live subscriber can notice as a regression,
+/// When the table is full, a new subject evicts the least recently published one that nobody is subscribed to
+/// (its next message starts again at 1 under a new epoch, which no live subscriber can see as a regression,
 /// because none was listening): the least recent few are asked, subscribed ones are moved to the recent end
-/// as if just published, and if all were subscribed the least recent one left goes anyway. The order is a
-/// doubly linked list threaded through one array, with a dictionary from subject to array position.
+/// as if just published, and if all were subscribed the table takes the new subject without evicting, so that a
+/// subject is never renumbered under its subscribers. The order is a doubly linked list threaded through one
+/// array, with a dictionary from subject to array position.
 public struct SequenceTable {
     /// How many of the least recent subjects an eviction asks about before it takes the oldest regardless.
     static let candidatesLooked = 8
@@ -101,18 +104,23 @@ public struct SequenceTable {
         var position: Int32
         if entries.count >= max(limit, 1) {
             // Shed one more than needed when above a lowered limit: the table converges, one store at a time.
-            if entries.count > limit && entries.count > 1 {
-                let extra = evictionVictim(isSubscribed)
+            if entries.count > limit && entries.count > 1, let extra = evictionVictim(isSubscribed) {
                 evicted.append(entries[Int(extra)].subject)
                 removeAndCompact(extra)
             }
-            position = evictionVictim(isSubscribed)
-            unlink(position)
-            evicted.append(entries[Int(position)].subject)
-            positions[entries[Int(position)].subject] = nil
-            evictions += UInt64(evicted.count)
-            entries[Int(position)] = Entry(subject: subject, last: last, serial: evictions, older: Self.none,
-                                           newer: Self.none)
+            if let victim = evictionVictim(isSubscribed) {
+                position = victim
+                unlink(position)
+                evicted.append(entries[Int(position)].subject)
+                positions[entries[Int(position)].subject] = nil
+                evictions += UInt64(evicted.count)
+                entries[Int(position)] = Entry(subject: subject, last: last, serial: evictions, older: Self.none,
+                                               newer: Self.none)
+            } else {
+                evictions += UInt64(evicted.count)
+                position = Int32(entries.count)
+                entries.append(Entry(subject: subject, last: last, serial: evictions, older: Self.none, newer: Self.none))
+            }
         } else {
             position = Int32(entries.count)
             entries.append(Entry(subject: subject, last: last, serial: evictions, older: Self.none, newer: Self.none))
@@ -123,14 +131,14 @@ public struct SequenceTable {
     }
 
     /// The entry to evict: the least recent unsubscribed one among the `candidatesLooked` least recent (the
-    /// subscribed ones are moved to the recent end), or else the least recent one.
-    private mutating func evictionVictim(_ isSubscribed: (String) -> Bool) -> Int32 {
+    /// subscribed ones are moved to the recent end), or nil when all of them are subscribed.
+    private mutating func evictionVictim(_ isSubscribed: (String) -> Bool) -> Int32? {
         for _ in 0..<min(Self.candidatesLooked, entries.count) {
             let candidate = oldest
             if !isSubscribed(entries[Int(candidate)].subject) { return candidate }
             touch(candidate)
         }
-        return oldest
+        return nil
     }
 
     /// Removes the entry at `position`, moving the last entry into its place to keep the array dense.
