@@ -55,9 +55,13 @@ let package = Package(
         .target(name: "FanoutProtocol"),
         // Engines: where each subject's messages get their order (and, with history, are kept). The in-memory
         // engine is the embedded default. No I/O of its own.
+        // Collections whose worst case stays small at millions of entries (no stop-the-loop rehash).
+        .target(name: "FanoutCollections", swiftSettings: uncheckedExclusivityInRelease),
         .target(
             name: "FanoutEngine",
-            dependencies: ["FanoutProtocol", .product(name: "DequeModule", package: "swift-collections")],
+            dependencies: [
+                "FanoutProtocol", "FanoutCollections", .product(name: "DequeModule", package: "swift-collections"),
+            ],
             swiftSettings: uncheckedExclusivityInRelease
         ),
         // The HTTP front on the loop: routes for /metrics and /healthz (browser transports join it).
@@ -66,7 +70,7 @@ let package = Package(
         .target(
             name: "FanoutServer",
             dependencies: [
-                "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol", "FanoutEngine", "FanoutHTTP",
+                "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol", "FanoutEngine", "FanoutHTTP", "FanoutCollections",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

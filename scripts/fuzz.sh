@@ -12,8 +12,9 @@ mkdir -p "$work/src" "$work/corpus" "$work/artifacts"
 # One module: drop the imports between the modules being merged.
 # The subject index's own files: everything in Subjects/ but the server's extension.
 index_files=$(ls Sources/FanoutServer/Subjects/*.swift | grep -v '/Server+')
-for file in Sources/FanoutProtocol/*.swift Sources/FanoutMulticast/*.swift $index_files Fuzz/FuzzTarget.swift; do
-    sed -E '/^(public )?import (FanoutProtocol|FanoutMulticast)$/d' "$file" > "$work/src/$(basename "$(dirname "$file")")-$(basename "$file")"
+for file in Sources/FanoutProtocol/*.swift Sources/FanoutMulticast/*.swift Sources/FanoutCollections/*.swift \
+            $index_files Fuzz/FuzzTarget.swift; do
+    sed -E '/^(public )?import (FanoutProtocol|FanoutMulticast|FanoutCollections)$/d' "$file" > "$work/src/$(basename "$(dirname "$file")")-$(basename "$file")"
 done
 rm -f "$work/fuzz-parser"
 # gold warns about every ASan helper symbol it cannot export; those lines say nothing about our code.

@@ -1,3 +1,4 @@
+import FanoutCollections
 import DequeModule
 
 /// The retained messages of every subject that has a history rule, bounded per subject by its rule (count and
@@ -47,7 +48,7 @@ final class HistoryStore {
     private(set) var count = 0
     /// Messages pushed out before their rule let them go: by `maxBytes`.
     private(set) var evicted: UInt64 = 0
-    private var logs: [String: Log] = [:]
+    private var logs = ShardedDictionary<String, Log>()
     private var all: [Log] = []
     private var heap: [Log] = []
     private var nextOrdinal: UInt64 = 0
@@ -58,7 +59,7 @@ final class HistoryStore {
         self.maxBytes = maxBytes
     }
 
-    var subjectCount: Int { logs.count }
+    var subjectCount: Int { all.count }
 
     /// The rule that applies to `subject`, by position, or nil when it keeps no history.
     func rule(for subject: String) -> Int? {

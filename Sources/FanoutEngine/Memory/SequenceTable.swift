@@ -1,3 +1,4 @@
+import FanoutCollections
 /// Per-subject sequence numbers: 1, 2, 3, ... for each subject, assigned at publish.
 ///
 /// Bound: at most `limit` subjects, plus subscribed ones while the least recent are all subscribed (so at most
@@ -28,7 +29,7 @@ public struct SequenceTable {
 
     private static let none: Int32 = -1
 
-    private var positions: [String: Int32] = [:]
+    private var positions = ShardedDictionary<String, Int32>()
     private var entries: [Entry] = []
     private var oldest = none
     private var newest = none

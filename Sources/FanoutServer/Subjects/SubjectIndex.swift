@@ -1,3 +1,4 @@
+import FanoutCollections
 import FanoutMulticast
 import FanoutProtocol
 
@@ -29,7 +30,7 @@ public final class SubjectIndex<Member: Subscriber> {
         }
     }
 
-    private var byName: [String: Pattern] = [:]
+    private var byName = ShardedDictionary<String, Pattern>()
     let list: PatternList<Pattern>
     let trie = WildcardTrie<Member>()
     private var wildcardCount = 0
