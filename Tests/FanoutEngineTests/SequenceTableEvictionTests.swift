@@ -99,4 +99,11 @@ struct SequenceTableEvictionTests {
         #expect(counts == [9, 8, 7, 6, 5, 4, 4, 4])
         #expect((4..<8).allSatisfy { table.find("new\($0)").last == 1 }, "the newest are kept")
     }
+
+    @Test func subscribedSubjectsGrowTheTableToTwiceItsLimitAtMost() {
+        var table = SequenceTable(limit: 50)
+        for number in 0..<500 { table.store(1, for: "s\(number)") { _ in true } }
+        #expect(table.count == 100)
+        #expect(table.find("s499").last == 1, "the newest is kept")
+    }
 }

@@ -141,7 +141,9 @@ struct HostileClientTests {
             #expect(Date().timeIntervalSince(started) < 5, "2,000 publishes to new subjects into a full table")
         }
         #expect(slowest < 1, "another client's PING waited \(slowest)s")
-        #expect(infoFields(try observer.command("INFO"))["tracked_subjects"] == "20000")
+        // Every subject is subscribed through a.>: the table keeps them up to twice its limit, no further.
+        let tracked = Int(infoFields(try observer.command("INFO"))["tracked_subjects"] ?? "") ?? 0
+        #expect(tracked > 20000 && tracked <= 40000, "\(tracked)")
     }
 
     @Test func deepWildcardPatternsAreCappedAndPublishesStayBounded() throws {

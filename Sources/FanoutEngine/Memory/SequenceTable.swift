@@ -1,8 +1,7 @@
 import FanoutCollections
 /// Per-subject sequence numbers: 1, 2, 3, ... for each subject, assigned at publish.
 ///
-/// Bound: at most `limit` subjects, plus subscribed ones while the least recent are all subscribed (so at most
-/// `limit` + the server's subscriptions); a store is one hash lookup (none at a fresh `Slot`) plus O(1) list
+/// Bound: at most 2 × `limit` subjects (the second `limit` only for subscribed ones); a store is one hash lookup (none at a fresh `Slot`) plus O(1) list
 /// moves, and a new subject in a full table adds ≤ 8 `isSubscribed` calls (16 above a lowered limit) and 2
 /// hash updates.
 ///
@@ -10,7 +9,8 @@ import FanoutCollections
 /// (its next message starts again at 1 under a new epoch, which no live subscriber can see as a regression,
 /// because none was listening): the least recent few are asked, subscribed ones are moved to the recent end
 /// as if just published, and if all were subscribed the table takes the new subject without evicting, so that a
-/// subject is never renumbered under its subscribers. The order is a doubly linked list threaded through one
+/// subject is not renumbered under its subscribers, up to twice its limit (a `>` subscriber makes every subject
+/// subscribed); past that the least recent goes regardless. The order is a doubly linked list threaded through one
 /// array, with a dictionary from subject to array position.
 public struct SequenceTable {
     /// How many of the least recent subjects an eviction asks about before it takes the oldest regardless.
@@ -132,14 +132,15 @@ public struct SequenceTable {
     }
 
     /// The entry to evict: the least recent unsubscribed one among the `candidatesLooked` least recent (the
-    /// subscribed ones are moved to the recent end), or nil when all of them are subscribed.
+    /// subscribed ones are moved to the recent end); nil when all of them are subscribed and the table may still
+    /// grow, else the least recent one.
     private mutating func evictionVictim(_ isSubscribed: (String) -> Bool) -> Int32? {
         for _ in 0..<min(Self.candidatesLooked, entries.count) {
             let candidate = oldest
             if !isSubscribed(entries[Int(candidate)].subject) { return candidate }
             touch(candidate)
         }
-        return nil
+        return entries.count >= 2 * max(limit, 1) ? oldest : nil
     }
 
     /// Removes the entry at `position`, moving the last entry into its place to keep the array dense.
