@@ -13,24 +13,8 @@ final class CuttingProxy: @unchecked Sendable {
     private let core: Core
 
     init(forwardingTo target: Int) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listener >= 0 else { throw TestFailure("socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
-                bind(listener, pointer, length) == 0 && listen(listener, 64) == 0
-                    && getsockname(listener, pointer, &length) == 0
-            }
-        }
-        guard listening else {
-            Glibc.close(listener)
-            throw TestFailure("proxy cannot listen: errno \(errno)")
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let (listener, port) = try LoopbackListener.open(backlog: 64)
+        self.port = port
         core = Core(listener: listener, target: target)
         let core = self.core
         Thread.detachNewThread { core.acceptLoop() }
