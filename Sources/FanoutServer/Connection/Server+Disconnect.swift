@@ -9,10 +9,11 @@ extension Server {
             noteFreed(connection.pendingBytes)
             logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                                  "reason": "\(reason)"])
-        case .idleTimeout, .socketError, .authTimeout, .authFailures, .handshakeTimeout:
+        case .idleTimeout, .socketError, .authTimeout, .handshakeTimeout:
             logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                                  "reason": "\(reason)"])
-        case .quit, .eof, .shutdown:
+        // The failed AUTH was logged already, once per interval at most: a guesser must not fill the log here.
+        case .quit, .eof, .shutdown, .authFailures:
             logger.debug("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                                   "reason": "\(reason)"])
         }
