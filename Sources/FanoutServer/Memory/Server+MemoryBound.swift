@@ -80,7 +80,7 @@ extension Server {
     }
 
     /// Counts queued output dropped with a slow consumer; past `trimAfterBytes`, the allocator is asked to give
-    /// free memory back a moment later, once the dropped sockets are gone too.
+    /// free memory back two seconds later, once the dropped sockets are gone too.
     func noteFreed(_ bytes: Int) {
         freedSinceTrim += bytes
         guard freedSinceTrim >= Self.trimAfterBytes else { return }
@@ -90,7 +90,9 @@ extension Server {
                 self.returnFreeMemory()
             }
         }
-        if trimTimer?.isScheduled == false { trimTimer?.schedule(after: .milliseconds(500)) }
+        // A trim walks the free heap (7 to 110 ms measured after dropping hundreds of 4 MiB backlogs), so at
+        // most one every two seconds: the memory comes back a little later, the loop stops less often.
+        if trimTimer?.isScheduled == false { trimTimer?.schedule(after: .seconds(2)) }
     }
 
     /// Hands free heap back to the system after large drops: glibc keeps freed chunks for reuse, and RSS would
@@ -100,7 +102,9 @@ extension Server {
         // glibc's malloc_trim is declared in <malloc.h>, which the Glibc module leaves out.
         typealias Trim = @convention(c) (Int) -> Int32
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+        let started = ContinuousClock.now
         _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        logger.info("returned free memory to the system", metadata: ["took": "\(ContinuousClock.now - started)"])
         #endif
     }
 }
