@@ -71,6 +71,8 @@ final class HistoryStore {
 
     /// The subject's log, made if needed, when a rule applies to it.
     func logForAppending(_ subject: String) -> Log? {
+        // Without rules nothing is kept (a reload that removes them drops every log): no lookup per run.
+        if rules.isEmpty { return nil }
         if let log = logs[subject] { return log }
         guard let rule = rule(for: subject) else { return nil }
         let log = Log(subject: subject, rule: rule)
