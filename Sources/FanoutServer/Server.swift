@@ -111,6 +111,7 @@ public final class Server {
         self.anyUserWithholds = Self.withholds(configuration)
         replyScratch.reserveCapacity(64)
         engine.isSubscribed = { [index] subject in index.hasReceivers(for: subject) }
+        Self.keepHeapTop()
     }
 
     static func withholds(_ configuration: ServerConfiguration) -> Bool {

@@ -95,6 +95,22 @@ extension Server {
         if trimTimer?.isScheduled == false { trimTimer?.schedule(after: .seconds(2)) }
     }
 
+    /// Keeps glibc from giving memory back on every large free: a read reserves a 128 KiB buffer chain and
+    /// frees it again, and left to itself glibc served each one with an mmap and a munmap, which doubled the
+    /// kernel's share of a publish-only server. Memory still goes back after large drops (`returnFreeMemory`).
+    static func keepHeapTop() {
+        #if canImport(Glibc)
+        typealias Option = @convention(c) (Int32, Int32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
+        let mallopt = unsafeBitCast(symbol, to: Option.self)
+        // M_TRIM_THRESHOLD is -1 in <malloc.h>; 64 MiB of free top is kept before glibc trims on its own.
+        _ = mallopt(-1, 64 << 20)
+        // M_MMAP_THRESHOLD is -3: the 64 KiB reads reserve a chain of 128 KiB, which glibc would otherwise map
+        // and unmap on every read (an mmap and a munmap per recv); blocks up to 4 MiB come from the heap.
+        _ = mallopt(-3, 4 << 20)
+        #endif
+    }
+
     /// Hands free heap back to the system after large drops: glibc keeps freed chunks for reuse, and RSS would
     /// otherwise stay at its peak long after the backlogs are gone.
     func returnFreeMemory() {
