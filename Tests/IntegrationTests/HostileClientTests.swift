@@ -221,4 +221,26 @@ struct HostileClientTests {
             infoFields(try observer.command("INFO"))["subjects"] == "100000"
         }
     }
+
+    @Test func aClientThatLeavesDuringASlicedCommandIsLetGo() throws {
+        let daemon = try Daemon()
+        let holder = try daemon.client(timeout: 30)
+        for half in 0..<2 {
+            let patterns = (half * 5000..<(half + 1) * 5000).map { "h.\($0)" }
+            #expect(try holder.command("SUB " + patterns.joined(separator: " ")) == "+OK \((half + 1) * 5000)")
+        }
+        let observer = try daemon.client()
+        for round in 0..<5 {
+            // A SUB that runs in slices and a CHANNELS scan, then the client is gone before they finish.
+            let leaver = try daemon.client()
+            let patterns = (0..<5000).map { "l\(round).\($0)" }
+            try leaver.send("SUB " + patterns.joined(separator: " ") + "\nCHANNELS h.*\n")
+            leaver.reset()
+        }
+        #expect(try pingSeconds(observer) < 1)
+        try eventually("every departed connection object is gone") {
+            let info = infoFields(try observer.command("INFO"))
+            return info["clients"] == "2" && info["connection_objects"] == "2"
+        }
+    }
 }

@@ -5,7 +5,8 @@ import FanoutProtocol
 /// A `CHANNELS` listing under way: the index is scanned in slices across loop passes, so that a million
 /// patterns never stop the loop, while the asking connection waits for its reply.
 final class ChannelsScan {
-    unowned let connection: ClientConnection
+    /// Strong while the job lasts: a connection dropped meanwhile is let go at the next slice (its socket is nil).
+    let connection: ClientConnection
     let filter: String?
     let cursor: PatternCursor
     var listing = PatternListing(limit: Server.listingLimit)

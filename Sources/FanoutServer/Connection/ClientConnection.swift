@@ -29,7 +29,9 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// When it connected, in nanoseconds after the server started: 8 bytes where an instant takes 16.
     private let connectedAfterNanoseconds: Int64
     /// The server outlives its connections: it drops them all before it goes. Never touched from deinit.
-    unowned let server: Server
+    /// Unowned and unchecked: each checked access costs a strong retain and release, and a connection reads
+    /// it several times per command on the publish path.
+    unowned(unsafe) let server: Server
     private let census: ObjectCensus
 
     init(id: UInt64, peer: SocketAddress, socket: BufferedSocket, maxLine: Int, server: Server, census: ObjectCensus) {

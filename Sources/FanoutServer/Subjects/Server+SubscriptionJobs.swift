@@ -4,7 +4,8 @@ import FanoutProtocol
 /// A SUB or UNSUB of more patterns than `Server.subscriptionSlice`, carried out a slice per loop pass: one
 /// line may hold thousands, and each costs a few microseconds.
 final class SubscriptionJob {
-    unowned let connection: ClientConnection
+    /// Strong while the job lasts: a connection dropped meanwhile is let go at the next slice (its socket is nil).
+    let connection: ClientConnection
     let patterns: [String]
     let adding: Bool
     var next = 0
