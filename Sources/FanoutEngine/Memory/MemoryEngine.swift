@@ -62,10 +62,6 @@ public final class MemoryEngine: Engine {
         history.log(of: subject) != nil || isSubscribed(subject)
     }
 
-    public func lastSeq(of subject: String) -> UInt64 {
-        sequences.find(subject).last
-    }
-
     public var trackedSubjects: Int { sequences.count }
 
     /// The epoch of `subject`'s numbering: the engine's, unless the subject's numbering restarted since the

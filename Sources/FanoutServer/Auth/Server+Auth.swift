@@ -72,12 +72,9 @@ extension Server {
             return
         }
         connection.send(error.line)
-        guard connection.state.handle(.delay) == .stopReading, let socket = connection.socket else { return }
-        socket.disableReading()
-        let timer = LoopTimer(loop: loop) { [unowned connection] in
-            guard connection.state.handle(.delayOver) == .resumeReading, let socket = connection.socket else { return }
-            if connection.heldBy == 0 { socket.enableReading() }
-            connection.readCommands()
+        guard holdCommands(of: connection) else { return }
+        let timer = LoopTimer(loop: loop) { [unowned self, unowned connection] in
+            self.releaseCommands(of: connection)
         }
         timer.schedule(after: .milliseconds(250) * connection.authFailures)
         connection.retryDelay = timer

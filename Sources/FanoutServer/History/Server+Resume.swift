@@ -46,6 +46,7 @@ extension Server {
             stats.replayed += UInt64(answer.replayed)
             connection.send(answer.lines)
         }
-        if connection.state == .delayed { releaseCommands(of: connection) }
+        // Goes on with the connection's commands when an engine that answered later had them held.
+        releaseCommands(of: connection)
     }
 }
