@@ -21,24 +21,39 @@ public struct ReplayRequest: Sendable {
     }
 }
 
-/// An engine's answer to a `ReplayRequest`: the reply's figures and the replay's `MSG` lines, encoded.
-public struct ReplayAnswer: Sendable {
+/// The messages of a replay, encoded a slice at a time: a replay may hold as many messages as the connection's
+/// output limit has room for (hundreds of thousands of short ones), and the server sends one slice per loop
+/// pass, so that it never holds the loop for long.
+public protocol ReplayStream: AnyObject {
+    /// Appends the `MSG` lines of the next messages, oldest first, until `bytes` has grown by `limit` or more
+    /// or none are left. Returns whether messages are left.
+    func encode(into bytes: inout [UInt8], limit: Int) -> Bool
+
+    /// Lets go of what the replay holds: called once, when it has ended or its connection has gone.
+    func finish()
+}
+
+/// An engine's answer to a `ReplayRequest`: the reply's figures and the replayed messages.
+public struct ReplayAnswer {
     /// The subject's epoch.
     public var epoch: String
     /// The last seq assigned on the subject (0 if none).
     public var lastSeq: UInt64
-    /// How many messages `lines` holds.
+    /// How many messages `stream` holds.
     public var replayed: Int
     /// Messages after the client's position that are gone for good (nil: unknown).
     public var missed: UInt64?
-    /// The replayed messages as `MSG` lines, oldest first.
-    public var lines: [UInt8]
+    /// The replayed messages (nil when none), and the bytes their `MSG` lines take in all.
+    public var stream: ReplayStream?
+    public var bytes: Int
 
-    public init(epoch: String, lastSeq: UInt64, replayed: Int, missed: UInt64?, lines: [UInt8]) {
+    public init(epoch: String, lastSeq: UInt64, replayed: Int, missed: UInt64?, stream: ReplayStream? = nil,
+                bytes: Int = 0) {
         self.epoch = epoch
         self.lastSeq = lastSeq
         self.replayed = replayed
         self.missed = missed
-        self.lines = lines
+        self.stream = stream
+        self.bytes = bytes
     }
 }

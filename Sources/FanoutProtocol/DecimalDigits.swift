@@ -25,4 +25,31 @@ public enum DecimalDigits {
         }
         return index > start ? (value, index) : nil
     }
+
+    /// How many digits `value` takes in decimal.
+    public static func count(of value: UInt64) -> Int {
+        var digits = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        return digits
+    }
+
+    /// Digits of all the numbers from `first` through `last` written in decimal, in O(20): the size of a run of
+    /// consecutive seqs in `MSG` lines.
+    public static func total(from first: UInt64, through last: UInt64) -> Int {
+        guard first <= last else { return 0 }
+        var total = 0
+        var low: UInt64 = 0  // the smallest number of `width` digits
+        for width in 1...20 {
+            let high: UInt64 = width == 20 ? .max : (width == 1 ? 9 : low &* 10 &- 1)
+            let from = max(first, low), through = min(last, high)
+            if from <= through { total += Int(through - from + 1) * width }
+            if high >= last { break }
+            low = width == 1 ? 10 : low &* 10
+        }
+        return total
+    }
 }

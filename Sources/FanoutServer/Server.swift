@@ -75,6 +75,11 @@ public final class Server {
     /// SUBs and UNSUBs of many patterns under way, and the timer that continues them.
     var subscriptionJobs = Deque<SubscriptionJob>()
     var subscriptionTimer: LoopTimer?
+    /// Replays (RESUME, LAST) being sent a slice per loop pass, and the timer that continues them.
+    var replayJobs = Deque<ReplayJob>()
+    var replayTimer: LoopTimer?
+    /// Scratch for encoding a replay's slices.
+    var replayScratch: [UInt8] = []
     /// Connections whose turn ended with commands left, to go on with on the next pass.
     var waitingTurns: [UInt64] = []
     var turnTimer: LoopTimer?
@@ -235,6 +240,8 @@ public final class Server {
         subscriptionTimer = nil
         turnTimer = nil
         subscriptionJobs.removeAll()
+        replayTimer = nil
+        while let job = replayJobs.popFirst() { job.end() }
         authGate.failureLog = nil
         refusalLog = nil
         loop.dropLingeringSockets()

@@ -112,6 +112,35 @@ struct HistoryTests {
         #expect(Int(last["replayed"] ?? "") ?? 0 < 100)
     }
 
+    @Test func aLongReplayGoesOutInSlicesWhileOthersAreServedAndLiveMessagesWait() throws {
+        let daemon = try historyDaemon()
+        let (publisher, epoch) = try connect(daemon, timeout: 30)
+        let (bystander, _) = try connect(daemon)
+        let total = 60_000
+        let payload = String(repeating: "r", count: 80)
+        try publisher.send((1...total).map { _ in "PUB burst.long \(payload)\n" }.joined())
+        for _ in 0..<total { _ = try publisher.readLine() }
+        let (client, _) = try connect(daemon, timeout: 30)
+        // About 6 MB of replay: it is sent a slice per loop pass, and the client reads none of it yet.
+        #expect(try client.command("RESUME burst.long \(epoch) 0")
+                == "+OK 1 epoch=\(epoch) seq=\(total) replayed=\(total) missed=0")
+        let during = infoFields(try bystander.command("INFO"))
+        #expect(during["replays_active"] == "1", "another client is answered while the replay is under way")
+        // Published during the replay: queued to the client behind it, counted as delivered to it.
+        try publisher.send("PUB burst.long live\n")
+        #expect(try publisher.readLine() == "+OK 1")
+        for expected in 1...total {
+            let line = try client.readLine()
+            guard line == "MSG burst.long \(expected) \(payload)" else {
+                Issue.record("expected seq \(expected), got \(line.prefix(40))")
+                return
+            }
+        }
+        #expect(try client.readLine() == "MSG burst.long \(total + 1) live")
+        #expect(try client.command("PING") == "+PONG", "its commands go on after the replay")
+        #expect(infoFields(try bystander.command("INFO"))["replays_active"] == "0")
+    }
+
     @Test func aResumeInTheMiddleOfABurstIsOneContiguousRun() throws {
         let daemon = try historyDaemon()
         let (publisher, epoch) = try connect(daemon, timeout: 30)

@@ -6,15 +6,21 @@ import DequeModule
 ///
 /// Worst case: retaining a message is O(1) plus O(log subjects) for each message it pushes out (an indexed
 /// min-heap orders the subjects by their oldest message); finding where a replay starts is O(1) (a subject's
-/// retained seqs are consecutive); `expireStep` looks at no more than its budget of subjects. Only `apply`
-/// (a reload) may drop every retained message at once, O(retained).
+/// retained seqs are consecutive) and how many of the newest messages fit a byte budget O(log retained) (each
+/// message carries its log's running payload total); `expireStep` looks at no more than its budget of
+/// subjects. Only `apply` (a reload) may drop every retained message at once, O(retained). A message removed
+/// while a replay still has to send it moves to that replay's cursor (O(1) per cursor of the subject).
 final class HistoryStore {
     /// One retained message. The payload is the only copy the server keeps: replays encode their lines anew.
     struct Message {
         let seq: UInt64
         /// Publish order across all subjects, for evicting the oldest first.
         let ordinal: UInt64
-        let at: ContinuousClock.Instant
+        /// When it was retained, in nanoseconds after the store's `origin`: 8 bytes where an instant takes 16.
+        let atNanoseconds: Int64
+        /// Payload bytes appended to its log up to and including this message, so that the payload bytes of
+        /// any run of consecutive messages is one subtraction.
+        let payloadBytesThrough: UInt64
         let payload: [UInt8]
     }
 
@@ -25,6 +31,13 @@ final class HistoryStore {
         var rule: Int
         var messages = Deque<Message>()
         var bytes = 0
+        /// Payload bytes ever appended, for `Message.payloadBytesThrough`.
+        fileprivate var payloadBytesAppended: UInt64 = 0
+        /// Changes whenever the log is emptied at once: a cursor of an earlier generation reads only what it
+        /// rescued.
+        fileprivate(set) var generation: UInt64 = 0
+        /// Replays under way on this subject, which keep the messages they still have to send when those go.
+        fileprivate(set) var cursors: [HistoryCursor] = []
         /// Position in the heap while the log holds messages, else -1.
         fileprivate var heapIndex = -1
         /// Position in `all`, for the age sweep.
@@ -41,6 +54,9 @@ final class HistoryStore {
     /// Heap bytes a retained message holds besides its payload: its record, the payload array's 32-byte header,
     /// and the allocator's 16 bytes per block (measured: 1,000,000 messages of 100 bytes took 188 B each).
     static let overheadPerMessage = MemoryLayout<Message>.stride + 32 + 16
+
+    /// What message times count from.
+    private let origin = ContinuousClock.now
 
     private(set) var rules: [HistoryRule]
     private(set) var maxBytes: Int
@@ -86,7 +102,9 @@ final class HistoryStore {
     /// `maxBytes`.
     func append(_ log: Log, seq: UInt64, payload: UnsafeRawBufferPointer, at now: ContinuousClock.Instant) {
         if let last = log.messages.last, last.seq + 1 != seq { clear(log) }
-        let message = Message(seq: seq, ordinal: nextOrdinal, at: now, payload: Array(payload))
+        log.payloadBytesAppended &+= UInt64(payload.count)
+        let message = Message(seq: seq, ordinal: nextOrdinal, atNanoseconds: nanoseconds(at: now),
+                              payloadBytesThrough: log.payloadBytesAppended, payload: Array(payload))
         nextOrdinal &+= 1
         log.messages.append(message)
         let size = payload.count + Self.overheadPerMessage
@@ -109,7 +127,15 @@ final class HistoryStore {
     }
 
     private func trimExpired(_ log: Log, maxAge: Duration, at now: ContinuousClock.Instant) {
-        while let first = log.messages.first, now - first.at > maxAge { removeOldest(of: log) }
+        let oldestKept = nanoseconds(at: now) - Self.nanoseconds(of: maxAge)
+        while let first = log.messages.first, first.atNanoseconds < oldestKept { removeOldest(of: log) }
+    }
+
+    private func nanoseconds(at instant: ContinuousClock.Instant) -> Int64 { Self.nanoseconds(of: instant - origin) }
+
+    private static func nanoseconds(of duration: Duration) -> Int64 {
+        let parts = duration.components
+        return parts.seconds &* 1_000_000_000 &+ parts.attoseconds / 1_000_000_000
     }
 
     /// Ages out expired messages of at most `budget` subjects, continuing where the last step stopped, so
@@ -162,6 +188,7 @@ final class HistoryStore {
 
     private func removeOldest(of log: Log) {
         guard let removed = log.messages.popFirst() else { return }
+        if !log.cursors.isEmpty { rescue(removed, from: log) }
         let size = removed.payload.count + Self.overheadPerMessage
         log.bytes -= size
         bytes -= size
@@ -170,6 +197,12 @@ final class HistoryStore {
     }
 
     private func clear(_ log: Log) {
+        if !log.cursors.isEmpty {
+            for message in log.messages { rescue(message, from: log) }
+            // The cursors now hold all they still need: what the log holds from here on is not theirs.
+            log.cursors.removeAll()
+        }
+        log.generation &+= 1
         bytes -= log.bytes
         count -= log.messages.count
         log.bytes = 0
@@ -188,6 +221,26 @@ final class HistoryStore {
         }
         all.removeLast()
         log.listIndex = -1
+    }
+
+    // MARK: Replays under way
+
+    /// Has `cursor` kept the messages of its range that leave its log before it has sent them.
+    func attach(_ cursor: HistoryCursor) {
+        cursor.log.cursors.append(cursor)
+    }
+
+    /// Stops keeping messages for `cursor`: it has sent them all, or its connection went.
+    func detach(_ cursor: HistoryCursor) {
+        cursor.log.cursors.removeAll { $0 === cursor }
+    }
+
+    /// Hands a message leaving `log` to each cursor that has still to send it. Messages leave oldest first,
+    /// so each cursor's rescued messages stay in seq order and run on into what the log still holds.
+    private func rescue(_ message: Message, from log: Log) {
+        for cursor in log.cursors where cursor.stillNeeds(message.seq) {
+            cursor.rescued.append(message)
+        }
     }
 
     // MARK: The heap of logs by their oldest message

@@ -113,7 +113,7 @@ public final class MemoryEngine: Engine {
         if let log { history.trimExpired(log, at: .now) }
         let retained = log?.messages.count ?? 0
         let firstSeq = log?.firstSeq ?? last + 1
-        var answer = ReplayAnswer(epoch: epoch, lastSeq: last, replayed: 0, missed: 0, lines: [])
+        var answer = ReplayAnswer(epoch: epoch, lastSeq: last, replayed: 0, missed: 0)
         // Which retained messages the client is entitled to, as a count of the newest ones.
         var wanted: Int
         switch request.kind {
@@ -131,39 +131,37 @@ public final class MemoryEngine: Engine {
         }
         guard let log, wanted > 0 else { return answer }
         // The newest that fit the budget; the older ones left out count as missed (LAST reports none).
-        let messages = log.messages
-        var budget = request.budget
-        var fitting = 0
-        for index in stride(from: messages.count - 1, through: messages.count - wanted, by: -1) {
-            let size = Self.lineSize(subject: subject, message: messages[index])
-            guard size <= budget else { break }
-            budget -= size
-            fitting += 1
+        let fitting = log.newestFitting(wanted, budget: request.budget, subjectBytes: subject.utf8.count)
+        if case .after = request.kind, let missed = answer.missed {
+            answer.missed = missed + UInt64(wanted - fitting.count)
         }
-        if case .after = request.kind, let missed = answer.missed { answer.missed = missed + UInt64(wanted - fitting) }
-        answer.replayed = fitting
-        answer.lines.reserveCapacity(request.budget - budget)
-        var subjectBytes = subject
-        subjectBytes.withUTF8 { subjectBuffer in
-            for index in (messages.count - fitting)..<messages.count {
-                let message = messages[index]
-                message.payload.withUnsafeBytes { payload in
-                    Encoder.appendMessage(subject: UnsafeRawBufferPointer(subjectBuffer), seq: message.seq,
-                                          payload: payload, to: &answer.lines)
-                }
-            }
-        }
+        guard fitting.count > 0, let newest = log.messages.last?.seq else { return answer }
+        let cursor = HistoryCursor(log: log, from: newest - UInt64(fitting.count) + 1, through: newest)
+        history.attach(cursor)
+        answer.replayed = fitting.count
+        answer.bytes = fitting.bytes
+        answer.stream = Replay(subject: subject, cursor: cursor, store: history)
         return answer
     }
 
-    /// Bytes of `MSG <subject> <seq> <payload>\n`.
-    static func lineSize(subject: String, message: HistoryStore.Message) -> Int {
-        var digits = 1
-        var value = message.seq
-        while value >= 10 {
-            value /= 10
-            digits += 1
+    /// A replay of the memory engine: the subject's retained messages, read as they are sent.
+    private final class Replay: ReplayStream {
+        private var subject: String
+        private let cursor: HistoryCursor
+        private weak var store: HistoryStore?
+
+        init(subject: String, cursor: HistoryCursor, store: HistoryStore) {
+            self.subject = subject
+            self.cursor = cursor
+            self.store = store
         }
-        return 4 + subject.utf8.count + 1 + digits + 1 + message.payload.count + 1
+
+        func encode(into bytes: inout [UInt8], limit: Int) -> Bool {
+            subject.withUTF8 { cursor.encode(subject: UnsafeRawBufferPointer($0), into: &bytes, limit: limit) }
+        }
+
+        func finish() {
+            store?.detach(cursor)
+        }
     }
 }

@@ -121,6 +121,12 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         set { if newValue != nil || extras != nil { madeExtras.pendingSince = newValue } }
     }
 
+    /// A RESUME or LAST whose replay is being sent: live messages wait in it until it is.
+    var replayJob: ReplayJob? {
+        get { extras?.replayJob }
+        set { if newValue != nil || extras != nil { madeExtras.replayJob = newValue } }
+    }
+
     /// Unsent output bytes.
     var pendingBytes: Int { socket?.outputCount ?? 0 }
 

@@ -23,6 +23,8 @@ struct PublishRun {
     private(set) var subject: [UInt8] = []
     private(set) var subjectString = ""
     var receivers: [Receiver] = []
+    /// Receivers being sent a replay: the run's lines wait in their job, behind the replay.
+    var waiting: [ReplayJob] = []
     /// Who publishes the run, for backpressure. Kept from run to run within one read (retaining and
     /// releasing a weakly referenced object takes the slow path) and let go when the read ends.
     var publisher: ClientConnection?
@@ -56,6 +58,7 @@ struct PublishRun {
 
     mutating func close() {
         receivers.removeAll(keepingCapacity: true)
+        if !waiting.isEmpty { waiting.removeAll(keepingCapacity: true) }
         bytes.removeAll(keepingCapacity: true)
         position = nil
         retains = false

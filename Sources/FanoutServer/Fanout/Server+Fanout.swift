@@ -13,6 +13,10 @@ extension Server {
             index.forEachReceiver(of: publishRun.subjectString) { connection in
                 guard let socket = connection.socket else { return }
                 if withholds && connection.permissions?.withholds(publishRun.subjectString) == true { return }
+                if connection.state == .delayed, let job = connection.replayJob {
+                    publishRun.waiting.append(job)
+                    return
+                }
                 publishRun.receivers.append(.init(connection: .passUnretained(connection), socket: socket))
             }
         }
@@ -21,7 +25,7 @@ extension Server {
         if publishRun.retains, let position = publishRun.position {
             engine.retain(position, seq: publishRun.seq, payload: payload)
         }
-        let receivers = publishRun.receivers.count
+        let receivers = publishRun.receivers.count &+ publishRun.waiting.count
         guard receivers > 0 else { return 0 }
         stats.delivered += UInt64(receivers)
         Encoder.appendMessage(subject: subject, seq: publishRun.seq, payload: payload, to: &publishRun.bytes)
@@ -51,6 +55,7 @@ extension Server {
     /// take a large batch, copied when small (a copy into a chain's free space beats a reference's allocation).
     private func flushRunBytes() {
         guard !publishRun.bytes.isEmpty else { return }
+        if !publishRun.waiting.isEmpty { queueBehindReplays(publishRun.bytes, jobs: publishRun.waiting) }
         let limit = configuration.limits.maxPendingBytes
         let holdAbove = configuration.limits.backpressureBytes > 0 ? configuration.limits.backpressureBytes : Int.max
         // One comparison per receiver on the fast path: below every mark, nothing else is looked at.
@@ -93,7 +98,7 @@ extension Server {
         if pending > limit { dropSlowConsumer(connection, pending: pending) }
     }
 
-    private func dropSlowConsumer(_ connection: ClientConnection, pending: Int) {
+    func dropSlowConsumer(_ connection: ClientConnection, pending: Int) {
         disconnect(connection, reason: .slowConsumer(
             "\(pending) bytes pending, max_pending_bytes=\(configuration.limits.maxPendingBytes)"))
     }

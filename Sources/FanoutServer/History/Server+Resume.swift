@@ -27,26 +27,55 @@ extension Server {
         let replyRoom = 96 + subject.utf8.count
         let budget = max(0, configuration.limits.maxPendingBytes - connection.pendingBytes - replyRoom)
         let request = ReplayRequest(subject: subject, kind: kind, budget: budget)
+        // From here until the replay is sent, live messages to this connection wait behind it.
+        let job = ReplayJob(connection: connection)
+        connection.replayJob = job
         var answered = false
-        engine.replay(request) { [weak self, weak connection] answer in
+        engine.replay(request) { [weak self] answer in
             answered = true
-            guard let self, let connection, connection.socket != nil else { return }
-            self.sendReplay(answer, to: connection)
+            guard let self else { return job.end() }
+            self.reply(answer, for: job)
         }
         // An engine that answers later: nothing this connection sends next may overtake the reply.
-        if !answered { _ = holdCommands(of: connection) }
+        if !answered { job.holdsCommands = holdCommands(of: connection) }
     }
 
-    private func sendReplay(_ answer: ReplayAnswer, to connection: ClientConnection) {
+    private func reply(_ answer: ReplayAnswer, for job: ReplayJob) {
+        let connection = job.connection
+        guard connection.socket != nil else {
+            answer.stream?.finish()
+            return job.end()
+        }
         var reply = "+OK \(connection.subscriptions.count) epoch=\(answer.epoch) seq=\(answer.lastSeq) "
         reply += "replayed=\(answer.replayed) missed=\(answer.missed.map(String.init) ?? "unknown")\n"
         connection.send(reply)
-        if answer.replayed > 0 {
-            stats.delivered += UInt64(answer.replayed)
-            stats.replayed += UInt64(answer.replayed)
-            connection.send(answer.lines)
+        guard let stream = answer.stream, answer.replayed > 0 else { return finishReplay(job) }
+        stats.delivered += UInt64(answer.replayed)
+        stats.replayed += UInt64(answer.replayed)
+        job.start(stream, bytes: answer.bytes)
+        if !job.holdsCommands { job.holdsCommands = holdCommands(of: connection) }
+        sendReplays(adding: job)
+    }
+
+    /// Ends the job: what waited behind the replay goes out, then the connection's held commands go on.
+    func finishReplay(_ job: ReplayJob) {
+        let connection = job.connection
+        job.end()
+        if !job.waiting.isEmpty {
+            connection.send(job.waiting)
+            job.waiting = []
         }
-        // Goes on with the connection's commands when an engine that answered later had them held.
-        releaseCommands(of: connection)
+        if job.holdsCommands { releaseCommands(of: connection) }
+    }
+
+    /// Queues a publish run's lines behind the replays of the connections that are being sent one, and drops
+    /// a connection whose replay and waiting lines together pass its output limit.
+    func queueBehindReplays(_ bytes: [UInt8], jobs: [ReplayJob]) {
+        let limit = configuration.limits.maxPendingBytes
+        for job in jobs where job.connection.socket != nil && job.connection.replayJob === job {
+            job.waiting.append(contentsOf: bytes)
+            let pending = job.waiting.count + job.remainingBytes + job.connection.pendingBytes
+            if pending > limit { dropSlowConsumer(job.connection, pending: pending) }
+        }
     }
 }
