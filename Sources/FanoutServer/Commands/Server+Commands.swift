@@ -22,7 +22,8 @@ extension Server {
         }
         if case .pub(let subject, let payload) = command {
             let receivers = publish(subject: subject, payload: payload, from: connection)
-            replyOK(count: receivers, to: connection)
+            publishRun.appendReply(receivers: receivers)
+            if publishRun.replies.count >= PublishRun.flushReplyBytes { flushRunReplies() }
             return
         }
         closeRun()
@@ -60,14 +61,5 @@ extension Server {
     func lineTooLong(from connection: ClientConnection) {
         closeRun()
         connection.send(ProtocolError(.tooLong, "line exceeds max_line=\(configuration.limits.maxLine) bytes").line)
-    }
-
-    /// `+OK <n>` built in a reused buffer: PUB's reply is on the hot path.
-    private func replyOK(count: Int, to connection: ClientConnection) {
-        replyScratch.removeAll(keepingCapacity: true)
-        replyScratch.append(contentsOf: [UInt8(ascii: "+"), UInt8(ascii: "O"), UInt8(ascii: "K"), UInt8(ascii: " ")])
-        Encoder.appendDecimal(UInt64(count), to: &replyScratch)
-        replyScratch.append(UInt8(ascii: "\n"))
-        connection.send(replyScratch)
     }
 }

@@ -17,6 +17,8 @@ extension Server {
             logger.debug("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                                   "reason": "\(reason)"])
         }
+        // Replies to its PUBs so far go out ahead of the farewell, as when each was written at once.
+        if connection === publishRun.publisher { flushRunReplies() }
         if let socket = connection.socket {
             if reason.flushesOutput {
                 if case .slowConsumer = reason { socket.discardOutputAfterFirstLine() }

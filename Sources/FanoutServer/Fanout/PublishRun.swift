@@ -1,5 +1,9 @@
 import FanoutEngine
 import FanoutEventLoop
+import FanoutProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Consecutive publishes to one subject within one read callback, fanned out together.
 ///
@@ -29,6 +33,9 @@ struct PublishRun {
     /// releasing a weakly referenced object takes the slow path) and let go when the read ends.
     var publisher: ClientConnection?
     var bytes: [UInt8] = []
+    /// The publisher's `+OK <receivers>` replies to the run's PUBs, written in one piece ahead of the run's
+    /// lines: a write per reply cost a third of a publish without subscribers.
+    var replies: [UInt8] = []
     var seq: UInt64 = 0
     /// Where the engine keeps the subject's numbering, from the lookup that opened the run.
     private(set) var position: MemoryEngine.RunPosition?
@@ -38,10 +45,26 @@ struct PublishRun {
 
     /// Bytes after which a run's lines are written out early, bounding the run's memory.
     static let flushBytes = 64 * 1024
+    /// Bytes of replies after which they are written out early.
+    static let flushReplyBytes = 4096
 
     func isRun(of candidate: UnsafeRawBufferPointer) -> Bool {
         guard isOpen, candidate.count == subject.count else { return false }
-        return subject.withUnsafeBytes { $0.elementsEqual(candidate) }
+        // memcmp: a generic elementsEqual over the bytes cost ten times as much.
+        return subject.withUnsafeBytes { run in
+            guard let mine = run.baseAddress, let theirs = candidate.baseAddress else { return candidate.isEmpty }
+            return memcmp(mine, theirs, candidate.count) == 0
+        }
+    }
+
+    /// Adds `+OK <receivers>\n` to the replies.
+    mutating func appendReply(receivers: Int) {
+        replies.append(UInt8(ascii: "+"))
+        replies.append(UInt8(ascii: "O"))
+        replies.append(UInt8(ascii: "K"))
+        replies.append(UInt8(ascii: " "))
+        Encoder.appendDecimal(UInt64(receivers), to: &replies)
+        replies.append(UInt8(ascii: "\n"))
     }
 
     /// Starts a run of `candidate`, numbering on from the last number `engine` handed out for it.

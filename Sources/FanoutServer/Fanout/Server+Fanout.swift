@@ -42,6 +42,7 @@ extension Server {
     /// Writes out the run and forgets its receivers, releasing the strong references it took.
     func closeRun() {
         guard publishRun.isOpen else { return }
+        flushRunReplies()
         flushRunBytes()
         let subject = publishRun.subjectString
         if let position = publishRun.position {
@@ -53,8 +54,17 @@ extension Server {
 
     /// Queues the run's lines to each receiver still connected: shared by reference when several receivers
     /// take a large batch, copied when small (a copy into a chain's free space beats a reference's allocation).
+    /// Writes the publisher's replies to the run so far: before the run's lines, as when each was written at
+    /// once, and before anything else is sent to the publisher (every other command closes the run first).
+    func flushRunReplies() {
+        guard !publishRun.replies.isEmpty else { return }
+        if let publisher = publishRun.publisher, publisher.socket != nil { publisher.send(publishRun.replies) }
+        publishRun.replies.removeAll(keepingCapacity: true)
+    }
+
     private func flushRunBytes() {
         guard !publishRun.bytes.isEmpty else { return }
+        flushRunReplies()
         if !publishRun.waiting.isEmpty { queueBehindReplays(publishRun.bytes, jobs: publishRun.waiting) }
         let limit = configuration.limits.maxPendingBytes
         let holdAbove = configuration.limits.backpressureBytes > 0 ? configuration.limits.backpressureBytes : Int.max
