@@ -26,26 +26,23 @@ public enum Encoder {
         buffer.append(UInt8(ascii: "\n"))
     }
 
-    /// Appends the decimal digits of `value`.
+    /// Appends the decimal digits of `value`: written backwards into 20 bytes on the stack, then appended in
+    /// one copy (an append per digit cost a uniqueness and a capacity check each).
     public static func appendDecimal(_ value: UInt64, to buffer: inout [UInt8]) {
         if value < 10 {
             buffer.append(UInt8(ascii: "0") + UInt8(value))
             return
         }
-        var digits: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
-                     UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        var remaining = value
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for UInt64.max's 20 digits
         withUnsafeMutableBytes(of: &digits) { raw in
+            var start = 20
+            var remaining = value
             while remaining > 0 {
-                raw[count] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                start -= 1
+                raw[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
                 remaining /= 10
-                count += 1
             }
-            for index in stride(from: count - 1, through: 0, by: -1) {
-                buffer.append(raw[index])
-            }
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[start..<20]))
         }
     }
 
