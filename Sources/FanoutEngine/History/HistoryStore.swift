@@ -4,12 +4,19 @@ import DequeModule
 /// The retained messages of every subject that has a history rule, bounded per subject by its rule (count and
 /// age) and in all by `maxBytes`, where the oldest message across all subjects goes first.
 ///
-/// Worst case: retaining a message is O(1) plus O(log subjects) for each message it pushes out (an indexed
-/// min-heap orders the subjects by their oldest message); finding where a replay starts is O(1) (a subject's
-/// retained seqs are consecutive) and how many of the newest messages fit a byte budget O(log retained) (each
-/// message carries its log's running payload total); `expireStep` looks at no more than its budget of
-/// subjects. Only `apply` (a reload) may drop every retained message at once, O(retained). A message removed
-/// while a replay still has to send it moves to that replay's cursor (O(1) per cursor of the subject).
+/// Worst case, per call, whatever clients send:
+/// - `append`: O(1) plus O(log subjects) for each message it pushes out (an indexed min-heap orders the subjects
+///   by their oldest message): one for the rule's count, at most `removalsPerAppend` for age, and for the byte
+///   bound as many as one message's bytes displace (at most `max_line` / `overheadPerMessage`, about 750).
+/// - Finding where a replay starts: O(1) (a subject's retained seqs are consecutive); how many of the newest
+///   messages fit a byte budget, and which have expired: O(log retained) (binary searches).
+/// - `expireStep`: at most its budget of subjects and `removalsPerStep` messages removed or freed; what is
+///   left is reported, for another step soon.
+/// - `drop` (a subject forgotten, a rule removed) and a restarted numbering: O(1); the messages are freed by
+///   later steps, `removalsPerStep` at a time. A replay under way on that subject copies the part it has still
+///   to send: at most what its connection's output limit allowed it.
+/// - `apply` (a reload, an operator's act): O(retained subjects), plus what the new rules trim at once.
+/// A message removed while a replay still has to send it moves to that replay's cursor (O(1) per cursor).
 final class HistoryStore {
     /// One retained message. The payload is the only copy the server keeps: replays encode their lines anew.
     struct Message {
@@ -57,6 +64,12 @@ final class HistoryStore {
 
     /// What message times count from.
     private let origin = ContinuousClock.now
+    /// Expired messages removed at most by one `append`: a burst's worth expiring at once is left to the steps.
+    static let removalsPerAppend = 8
+    /// Messages removed or freed at most by one `expireStep`: about a millisecond of work.
+    static let removalsPerStep = 4096
+    /// Messages of dropped logs, freed a slice per step instead of all at once.
+    private var graveyard = Deque<Deque<Message>>()
 
     private(set) var rules: [HistoryRule]
     private(set) var maxBytes: Int
@@ -114,21 +127,40 @@ final class HistoryStore {
         if log.heapIndex < 0 { heapInsert(log) }
         let rule = rules[log.rule]
         while log.messages.count > rule.maxMessages { removeOldest(of: log) }
-        if let maxAge = rule.maxAge { trimExpired(log, maxAge: maxAge, at: now) }
+        if let maxAge = rule.maxAge { _ = trimExpired(log, maxAge: maxAge, at: now, limit: Self.removalsPerAppend) }
         while bytes > maxBytes, let oldest = heap.first {
             removeOldest(of: oldest)
             evicted += 1
         }
     }
 
-    /// Drops what the subject's rule says is too old.
-    func trimExpired(_ log: Log, at now: ContinuousClock.Instant) {
-        if let maxAge = rules[log.rule].maxAge { trimExpired(log, maxAge: maxAge, at: now) }
+    /// Drops up to `limit` of what the subject's rule says is too old; returns how many it dropped.
+    func trimExpired(_ log: Log, at now: ContinuousClock.Instant, limit: Int = .max) -> Int {
+        guard let maxAge = rules[log.rule].maxAge else { return 0 }
+        return trimExpired(log, maxAge: maxAge, at: now, limit: limit)
     }
 
-    private func trimExpired(_ log: Log, maxAge: Duration, at now: ContinuousClock.Instant) {
+    private func trimExpired(_ log: Log, maxAge: Duration, at now: ContinuousClock.Instant, limit: Int) -> Int {
         let oldestKept = nanoseconds(at: now) - Self.nanoseconds(of: maxAge)
-        while let first = log.messages.first, first.atNanoseconds < oldestKept { removeOldest(of: log) }
+        var removed = 0
+        while removed < limit, let first = log.messages.first, first.atNanoseconds < oldestKept {
+            removeOldest(of: log)
+            removed += 1
+        }
+        return removed
+    }
+
+    /// The index of the log's first message that has not expired (expired ones may wait for a step to remove
+    /// them): a binary search, since a log's messages are in the order they were retained.
+    func firstUnexpired(in log: Log, at now: ContinuousClock.Instant) -> Int {
+        guard let maxAge = rules[log.rule].maxAge else { return 0 }
+        let oldestKept = nanoseconds(at: now) - Self.nanoseconds(of: maxAge)
+        var low = 0, high = log.messages.count
+        while low < high {
+            let middle = (low + high) / 2
+            if log.messages[middle].atNanoseconds < oldestKept { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     private func nanoseconds(at instant: ContinuousClock.Instant) -> Int64 { Self.nanoseconds(of: instant - origin) }
@@ -139,22 +171,41 @@ final class HistoryStore {
     }
 
     /// Ages out expired messages of at most `budget` subjects, continuing where the last step stopped, so
-    /// that idle subjects let go of their memory too. Returns whether it went round the whole store.
+    /// that idle subjects let go of their memory too, and frees what dropped logs left. Removes or frees at
+    /// most `removalsPerStep` messages. Returns whether work is left that should not wait for the next tick.
     @discardableResult
     func expireStep(budget: Int, at now: ContinuousClock.Instant) -> Bool {
+        var removals = Self.removalsPerStep - freeDropped(limit: Self.removalsPerStep)
         var looked = 0
-        while looked < budget && !all.isEmpty {
+        while looked < budget && !all.isEmpty && removals > 0 {
             if sweepCursor >= all.count {
                 sweepCursor = 0
-                return true
+                break
             }
             let log = all[sweepCursor]
-            trimExpired(log, at: now)
+            removals -= trimExpired(log, at: now, limit: removals)
+            // Out of removals: this subject may have more expired, and is looked at first next time.
+            if removals == 0 { return true }
             if log.messages.isEmpty { forget(log) } else { sweepCursor += 1 }
             looked += 1
         }
-        return all.isEmpty
+        return !graveyard.isEmpty
     }
+
+    /// Frees up to `limit` messages of dropped logs; returns how many.
+    private func freeDropped(limit: Int) -> Int {
+        var freed = 0
+        while freed < limit, !graveyard.isEmpty {
+            let take = min(limit - freed, graveyard[0].count)
+            graveyard[0].removeFirst(take)
+            freed += take
+            if graveyard[0].isEmpty { graveyard.removeFirst() }
+        }
+        return freed
+    }
+
+    /// Whether dropped messages still wait to be freed.
+    var hasDroppedMessages: Bool { !graveyard.isEmpty }
 
     /// Forgets the subject's history (its numbering restarts, or its rule went away).
     func drop(_ subject: String) {
@@ -175,7 +226,7 @@ final class HistoryStore {
             }
             log.rule = rule
             while log.messages.count > fresh[rule].maxMessages { removeOldest(of: log) }
-            trimExpired(log, at: now)
+            _ = trimExpired(log, at: now)
             if log.messages.isEmpty { forget(log) }
         }
         while bytes > maxBytes, let oldest = heap.first {
@@ -196,9 +247,17 @@ final class HistoryStore {
         if log.messages.isEmpty { heapRemove(log) } else { heapSiftDown(log.heapIndex) }
     }
 
+    /// Empties the log at once: O(1) besides what replays under way on it still have to send. The messages are
+    /// freed by later steps.
     private func clear(_ log: Log) {
-        if !log.cursors.isEmpty {
-            for message in log.messages { rescue(message, from: log) }
+        if !log.cursors.isEmpty, let first = log.firstSeq {
+            for cursor in log.cursors where cursor.next <= cursor.last {
+                // Only the part of its range that the log still holds (the rest was rescued already).
+                let from = max(cursor.next, first), through = min(cursor.last, first + UInt64(log.messages.count) - 1)
+                if from <= through {
+                    cursor.rescued.append(contentsOf: log.messages[Int(from - first)...Int(through - first)])
+                }
+            }
             // The cursors now hold all they still need: what the log holds from here on is not theirs.
             log.cursors.removeAll()
         }
@@ -206,7 +265,8 @@ final class HistoryStore {
         bytes -= log.bytes
         count -= log.messages.count
         log.bytes = 0
-        log.messages.removeAll()
+        if !log.messages.isEmpty { graveyard.append(log.messages) }
+        log.messages = Deque()
         if log.heapIndex >= 0 { heapRemove(log) }
     }
 

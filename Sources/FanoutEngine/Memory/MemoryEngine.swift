@@ -77,8 +77,10 @@ public final class MemoryEngine: Engine {
         history.apply(rules: rules, maxBytes: maxBytes, at: .now)
     }
 
-    /// Ages out expired messages of up to `budget` subjects; for a timer, so that idle subjects let go too.
-    public func expireHistory(budget: Int) {
+    /// Ages out expired messages of up to `budget` subjects, and frees dropped ones, a bounded slice at a time;
+    /// for a timer, so that idle subjects let go too. Returns whether work is left for another step soon.
+    @discardableResult
+    public func expireHistory(budget: Int) -> Bool {
         history.expireStep(budget: budget, at: .now)
     }
 
@@ -94,7 +96,7 @@ public final class MemoryEngine: Engine {
                        evicted: history.evicted)
     }
 
-    public var keepsHistory: Bool { !history.rules.isEmpty || history.count > 0 }
+    public var keepsHistory: Bool { !history.rules.isEmpty || history.count > 0 || history.hasDroppedMessages }
 
     // MARK: Replay
 
@@ -110,9 +112,10 @@ public final class MemoryEngine: Engine {
         for forgotten in evicted { history.drop(forgotten) }
         let epoch = epoch(ofSerial: serial)
         let log = history.log(of: subject)
-        if let log { history.trimExpired(log, at: .now) }
-        let retained = log?.messages.count ?? 0
-        let firstSeq = log?.firstSeq ?? last + 1
+        // Expired messages may wait for a step to remove them: they count as gone already.
+        let unexpired = log.map { history.firstUnexpired(in: $0, at: .now) } ?? 0
+        let retained = (log?.messages.count ?? 0) - unexpired
+        let firstSeq = retained > 0 ? log!.messages[unexpired].seq : last + 1
         var answer = ReplayAnswer(epoch: epoch, lastSeq: last, replayed: 0, missed: 0)
         // Which retained messages the client is entitled to, as a count of the newest ones.
         var wanted: Int
