@@ -26,17 +26,6 @@ public enum DecimalDigits {
         return index > start ? (value, index) : nil
     }
 
-    /// How many digits `value` takes in decimal.
-    public static func count(of value: UInt64) -> Int {
-        var digits = 1
-        var rest = value
-        while rest >= 10 {
-            rest /= 10
-            digits += 1
-        }
-        return digits
-    }
-
     /// Digits of all the numbers from `first` through `last` written in decimal, in O(20): the size of a run of
     /// consecutive seqs in `MSG` lines.
     public static func total(from first: UInt64, through last: UInt64) -> Int {

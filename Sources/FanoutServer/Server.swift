@@ -61,8 +61,6 @@ public final class Server {
     /// Publishers no longer held back by any subscriber, to be read again on the next pass.
     var releasedPublishers: [UInt64] = []
     var resumeTimer: LoopTimer?
-    /// Scratch for building short replies without allocating.
-    var replyScratch: [UInt8] = []
 
     var signalWatchers: [SignalWatcher] = []
     /// Runs the index's sweep in slices while departures left anything stale.
@@ -114,7 +112,6 @@ public final class Server {
                                    history: configuration.history.rules, historyMaxBytes: configuration.history.maxBytes)
         self.logger.logLevel = configuration.logLevel
         self.anyUserWithholds = Self.withholds(configuration)
-        replyScratch.reserveCapacity(64)
         engine.isSubscribed = { [index] subject in index.hasReceivers(for: subject) }
         Self.keepHeapTop()
     }

@@ -108,6 +108,30 @@ struct ReplayStreamTests {
         #expect(text == (51...300).map { line("h.a", $0) }.joined())
     }
 
+    @Test func aRestartedNumberingMidReplayStillSendsTheOldOnesOnly() {
+        let engine = engine(keeping: 1000)
+        publish(engine, "h.a", 1...200)
+        let reply = answer(engine, .after(epoch: "e", seq: 100))
+        let stream = try! #require(reply.stream)
+        var first: [UInt8] = []
+        _ = stream.encode(into: &first, limit: 300)
+        // The numbering restarts (seq 1 again) while the replay is under way: the log is emptied at once.
+        let (_, position) = engine.openRun(subject: "h.a")
+        Array("new".utf8).withUnsafeBytes { engine.retain(position, seq: 1, payload: $0) }
+        let text = String(decoding: first, as: UTF8.self) + drain(stream, limit: 500)
+        #expect(text == (101...200).map { line("h.a", $0) }.joined(), "only what the reply announced, nothing of the new numbering")
+    }
+
+    @Test func aFinishedReplayLetsGoOfItsSubject() {
+        let engine = engine(keeping: 1000)
+        publish(engine, "h.a", 1...10)
+        let unfinished = try! #require(answer(engine, .newest(count: 5)).stream)
+        let finished = try! #require(answer(engine, .newest(count: 3)).stream)
+        _ = drain(finished, limit: 1000)
+        unfinished.finish()
+        #expect(engine.activeReplayCursors(of: "h.a") == 0)
+    }
+
     @Test func theByteBoundEvictsUnderAReplayWithoutLosingIt() {
         // Room for about 60 messages in all: another subject's traffic pushes h.a's out.
         let engine = engine(keeping: 1000, maxBytes: 60 * (HistoryStore.overheadPerMessage + 15))
@@ -124,15 +148,15 @@ struct ReplayStreamTests {
         var generator = SystemRandomNumberGenerator()
         let edges: [UInt64] = [1, 9, 10, 11, 99, 100, 101, 999, 1000, 9_999_999, 10_000_000, 123_456_789]
         for first in edges {
-            for last in edges where last >= first && last - first < 20_000_000 {
-                let counted = last - first < 100_000 ? (first...last).reduce(0) { $0 + DecimalDigits.count(of: $1) } : nil
-                if let counted { #expect(DecimalDigits.total(from: first, through: last) == counted, "\(first)...\(last)") }
+            for last in edges where last >= first && last - first < 100_000 {
+                let counted = (first...last).reduce(0) { $0 + String($1).count }
+                #expect(DecimalDigits.total(from: first, through: last) == counted, "\(first)...\(last)")
             }
         }
         for _ in 0..<200 {
             let first = UInt64.random(in: 0...5_000_000, using: &generator)
             let last = first + UInt64.random(in: 0...5_000, using: &generator)
-            #expect(DecimalDigits.total(from: first, through: last) == (first...last).reduce(0) { $0 + DecimalDigits.count(of: $1) })
+            #expect(DecimalDigits.total(from: first, through: last) == (first...last).reduce(0) { $0 + String($1).count })
         }
         #expect(DecimalDigits.total(from: UInt64.max - 2, through: UInt64.max) == 60)
         #expect(DecimalDigits.total(from: 5, through: 4) == 0)

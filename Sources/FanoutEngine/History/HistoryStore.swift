@@ -165,9 +165,12 @@ final class HistoryStore {
 
     private func nanoseconds(at instant: ContinuousClock.Instant) -> Int64 { Self.nanoseconds(of: instant - origin) }
 
+    /// Saturates: an age of more than 292 years (max_age: 1e10, "forever") is as good as none.
     private static func nanoseconds(of duration: Duration) -> Int64 {
         let parts = duration.components
-        return parts.seconds &* 1_000_000_000 &+ parts.attoseconds / 1_000_000_000
+        let (whole, overflowed) = parts.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflowed { return parts.seconds < 0 ? .min / 2 : .max / 2 }
+        return whole.addingReportingOverflow(parts.attoseconds / 1_000_000_000).partialValue
     }
 
     /// Ages out expired messages of at most `budget` subjects, continuing where the last step stopped, so

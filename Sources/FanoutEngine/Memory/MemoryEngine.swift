@@ -147,6 +147,11 @@ public final class MemoryEngine: Engine {
         return answer
     }
 
+    /// Replays under way on `subject` that still hold on to its log (for tests: none once they have finished).
+    func activeReplayCursors(of subject: String) -> Int {
+        history.log(of: subject)?.cursors.count ?? 0
+    }
+
     /// A replay of the memory engine: the subject's retained messages, read as they are sent.
     private final class Replay: ReplayStream {
         private var subject: String

@@ -33,7 +33,7 @@ extension Server {
             ("history_bytes", String(history.bytes)),
             ("history_evicted", String(history.evicted)),
             ("replayed", String(stats.replayed)),
-            ("replays_active", String(replayJobs.count)),
+            ("replays_active", String(replayJobs.count { $0.connection.socket != nil })),
             ("max_connections", String(configuration.limits.maxConnections)),
             ("max_pending_bytes", String(configuration.limits.maxPendingBytes)),
             ("max_memory", String(configuration.limits.maxMemory)),

@@ -150,7 +150,7 @@ extension Server {
             let revoked = connection.subscriptions.filter { fresh?.permissions.maySubscribe($0) != true }.sorted()
             guard !revoked.isEmpty else { continue }
             removeSubscriptions(revoked, for: connection)
-            connection.send(ProtocolError.revoked(revoked).line)
+            sendNotice(ProtocolError.revoked(revoked).line, to: connection)
             logger.info("subscriptions revoked by reload", metadata: ["client": "\(connection.id)", "subjects": "\(revoked.joined(separator: " "))"])
         }
     }

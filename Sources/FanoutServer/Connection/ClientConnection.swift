@@ -127,8 +127,8 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         set { if newValue != nil || extras != nil { madeExtras.replayJob = newValue } }
     }
 
-    /// Unsent output bytes.
-    var pendingBytes: Int { socket?.outputCount ?? 0 }
+    /// Unsent output bytes, those waiting behind a replay included.
+    var pendingBytes: Int { (socket?.outputCount ?? 0) + (replayJob?.waiting.count ?? 0) }
 
     func send(_ text: String) {
         server.stats.bytesOut += UInt64(text.utf8.count)

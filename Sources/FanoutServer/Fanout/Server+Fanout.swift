@@ -52,8 +52,6 @@ extension Server {
         if !retiredDuringRun.isEmpty { retiredDuringRun.removeAll() }
     }
 
-    /// Queues the run's lines to each receiver still connected: shared by reference when several receivers
-    /// take a large batch, copied when small (a copy into a chain's free space beats a reference's allocation).
     /// Writes the publisher's replies to the run so far: before the run's lines, as when each was written at
     /// once, and before anything else is sent to the publisher (every other command closes the run first).
     func flushRunReplies() {
@@ -62,6 +60,8 @@ extension Server {
         publishRun.replies.removeAll(keepingCapacity: true)
     }
 
+    /// Queues the run's lines to each receiver still connected: shared by reference when several receivers
+    /// take a large batch, copied when small (a copy into a chain's free space beats a reference's allocation).
     private func flushRunBytes() {
         guard !publishRun.bytes.isEmpty else { return }
         flushRunReplies()

@@ -33,7 +33,10 @@ extension Server {
         var answered = false
         engine.replay(request) { [weak self] answer in
             answered = true
-            guard let self else { return job.end() }
+            guard let self else {
+                answer.stream?.finish()
+                return job.end()
+            }
             self.reply(answer, for: job)
         }
         // An engine that answers later: nothing this connection sends next may overtake the reply.
@@ -68,14 +71,30 @@ extension Server {
         if job.holdsCommands { releaseCommands(of: connection) }
     }
 
-    /// Queues a publish run's lines behind the replays of the connections that are being sent one, and drops
-    /// a connection whose replay and waiting lines together pass its output limit.
+    /// Queues a publish run's lines behind the replays of the connections that are being sent one. They count
+    /// as the connection's pending output, for the same marks as any backlog: the memory bound's watch,
+    /// backpressure on the publisher, and the slow-consumer limit. The replay's own unsent part does not count:
+    /// it is not encoded yet, and goes out as fast as the loop's turns allow, however fast the client reads.
     func queueBehindReplays(_ bytes: [UInt8], jobs: [ReplayJob]) {
         let limit = configuration.limits.maxPendingBytes
+        let holdAbove = configuration.limits.backpressureBytes > 0 ? configuration.limits.backpressureBytes : Int.max
         for job in jobs where job.connection.socket != nil && job.connection.replayJob === job {
             job.waiting.append(contentsOf: bytes)
-            let pending = job.waiting.count + job.remainingBytes + job.connection.pendingBytes
-            if pending > limit { dropSlowConsumer(job.connection, pending: pending) }
+            let connection = job.connection
+            let pending = connection.pendingBytes
+            if pending > BacklogWatch.mark { watchBacklog(of: connection) }
+            if pending > holdAbove { holdBack(publishRun.publisher, for: connection) }
+            if pending > limit { dropSlowConsumer(connection, pending: pending) }
+        }
+    }
+
+    /// Sends a line the server pushes on its own (a reload's revocation): behind a replay under way, so that
+    /// it never lands between the replay's messages.
+    func sendNotice(_ line: String, to connection: ClientConnection) {
+        if let job = connection.replayJob {
+            job.waiting.append(contentsOf: line.utf8)
+        } else {
+            connection.send(line)
         }
     }
 }
