@@ -22,8 +22,10 @@ extension Server {
     func watchBacklog(of connection: ClientConnection) {
         let bound = configuration.limits.maxMemory
         guard bound > 0 else { return }
-        if backlogWatch.watched.insert(connection.id).inserted && memoryTimer?.isScheduled != true {
-            startMemoryChecks()
+        if !connection.isBacklogWatched {
+            connection.isBacklogWatched = true
+            backlogWatch.watched.insert(connection.id)
+            if memoryTimer?.isScheduled != true { startMemoryChecks() }
         }
         // Between timer checks, a fast publisher could queue far past the bound: check as soon as a
         // thirty-second of it has been queued since the last check.
@@ -55,6 +57,7 @@ extension Server {
             guard let connection = connections[id], case let pending = connection.pendingBytes,
                   pending > BacklogWatch.mark / 2 else {
                 backlogWatch.watched.remove(id)
+                connections[id]?.isBacklogWatched = false
                 continue
             }
             queued += pending
@@ -68,6 +71,7 @@ extension Server {
             for (pending, connection) in backlogs.sorted(by: { $0.pending > $1.pending }) where queued > target {
                 backlogWatch.drops += 1
                 backlogWatch.watched.remove(connection.id)
+                connection.isBacklogWatched = false
                 disconnect(connection, reason: .slowConsumer(
                     "\(pending) bytes pending while the server is over max_memory=\(bound)"))
                 queued -= pending
