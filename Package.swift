@@ -120,6 +120,7 @@ let package = Package(
         .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
         .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(name: "FanoutServerTests", dependencies: ["FanoutEventLoop", "FanoutServer", "FanoutProtocol", "FanoutTestSupport"]),
+        .testTarget(name: "FanoutHTTPTests", dependencies: ["FanoutHTTP", "FanoutTestSupport"]),
         .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol"]),
         .testTarget(
             name: "IntegrationTests",
