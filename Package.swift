@@ -64,8 +64,8 @@ let package = Package(
             ],
             swiftSettings: uncheckedExclusivityInRelease
         ),
-        // The HTTP front on the loop: routes for /metrics and /healthz (browser transports join it).
-        .target(name: "FanoutHTTP", dependencies: ["FanoutEventLoop"]),
+        // The HTTP front's pure parts: request parser, responses, WebSocket handshake and framing. No I/O.
+        .target(name: "FanoutHTTP"),
         // The server core: connections, subject index, fan-out, limits, lifecycle.
         .target(
             name: "FanoutServer",

@@ -63,6 +63,8 @@ public final class Server {
     var resumeTimer: LoopTimer?
     /// Scratch for building short replies without allocating.
     var replyScratch: [UInt8] = []
+    /// A publish run's lines framed for its WebSocket receivers, reused from run to run.
+    var webSocketFrames: [UInt8] = []
 
     var signalWatchers: [SignalWatcher] = []
     /// Runs the index's sweep in slices while departures left anything stale.
@@ -84,7 +86,11 @@ public final class Server {
     var graceTimer: LoopTimer?
     var statusTimer: LoopTimer?
     var watchdogTimer: LoopTimer?
-    var httpFront: HTTPFront?
+    /// The HTTP listener (http_listen), or the one socket activation handed over for it.
+    var httpListener: Listener?
+    var inheritedHTTPListener: Listener?
+    /// HTTP connections reading their request, by id (the id a WebSocket upgrade keeps).
+    var httpExchanges: [UInt64: HTTPExchange] = [:]
     var metrics: ServerMetrics?
     var publishedAtLastStatus: UInt64 = 0
     var isShuttingDown = false
@@ -125,7 +131,8 @@ public final class Server {
 
     /// Binds every listen address (or serves `inheritedFDs`, from socket activation, instead), installs
     /// the signal handlers and timers. Throws on the first failure.
-    public func start(inheritedFDs: [Int32] = []) throws {
+    /// `inheritedHTTPFD` is a socket handed over for `http_listen` (named "http" in LISTEN_FDNAMES).
+    public func start(inheritedFDs: [Int32] = [], inheritedHTTPFD: Int32? = nil) throws {
         // Every connection is a descriptor: make room for max_connections plus listeners and headroom.
         let wanted = configuration.limits.maxConnections + configuration.listeners.listen.count + 64
         let openFiles = ResourceLimits.raiseOpenFiles(to: wanted)
@@ -148,7 +155,7 @@ public final class Server {
             tlsContext = try makeTLSContext(configuration)
             for text in configuration.tls.listen { tlsListeners[text] = try bind(text, tls: true) }
         }
-        try startHTTP()
+        try startHTTP(inheritedFD: inheritedHTTPFD)
         for signal in [SignalNumber.terminate, SignalNumber.interrupt] {
             signalWatchers.append(try SignalWatcher(loop: loop, signal: signal) { [unowned self] number in
                 self.signalReceived(number)
@@ -219,7 +226,9 @@ public final class Server {
         listeners.removeAll()
         tlsListeners.removeAll()
         inheritedListeners.removeAll()
-        httpFront = nil
+        httpListener = nil
+        inheritedHTTPListener = nil
+        httpExchanges.removeAll()
         signalWatchers.removeAll()
         statusTimer = nil
         watchdogTimer = nil

@@ -76,7 +76,7 @@ private final class NotifySocket {
 }
 
 /// An HTTP/1.0 GET over a plain socket: status line and body.
-private func httpGet(port: Int, path: String) throws -> (status: String, body: [String]) {
+func httpGet(port: Int, path: String) throws -> (status: String, body: [String]) {
     let client = try LineClient(port: port)
     try client.send("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
     let lines = try client.readUntilClosed().map { $0.hasSuffix("\r") ? String($0.dropLast()) : $0 }
@@ -209,7 +209,7 @@ struct SystemdTests {
 
     @Test func metricsAreServedInPrometheusFormat() throws {
         let daemon = try Daemon(environment: ["FANOUTD_METRICS_LISTEN": "127.0.0.1:0"])
-        let line = try daemon.stderr.waitForLine(containing: "serving metrics on http://", timeout: 10)
+        let line = try daemon.stderr.waitForLine(containing: "serving HTTP on http://", timeout: 10)
         let address = line.components(separatedBy: "http://").last!.components(separatedBy: "/").first!
         let port = try #require(Int(address.split(separator: ":").last!))
 

@@ -17,6 +17,8 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     var socket: BufferedSocket?
     var framer: LineFramer
     var state = ConnectionState.open
+    /// How the client reaches the server; a WebSocket frames every line (one byte, in the padding after `state`).
+    var transport = Transport.tcp
     /// The subscriber → patterns direction of the index.
     var subscriptions = SubscriptionSet()
     /// Backpressure, as a publisher: how many subscribers' backlogs hold it; read only when 0.
@@ -25,7 +27,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// What this connection may do, shared with the other connections of its user; nil until it
     /// authenticates on a server that requires it.
     var grant: SharedPermissions?
-    private var extras: ConnectionExtras?
+    fileprivate var extras: ConnectionExtras?
     /// When it connected, in nanoseconds after the server started: 8 bytes where an instant takes 16.
     private let connectedAfterNanoseconds: Int64
     /// The server outlives its connections: it drops them all before it goes. Never touched from deinit.
@@ -67,7 +69,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     // MARK: Occasional state, in `extras`
 
     /// The extras, made on first use.
-    private var madeExtras: ConnectionExtras {
+    fileprivate var madeExtras: ConnectionExtras {
         if let extras { return extras }
         let made = ConnectionExtras()
         extras = made
@@ -126,12 +128,24 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
 
     func send(_ text: String) {
         server.stats.bytesOut += UInt64(text.utf8.count)
-        socket?.write(text)
+        write(text)
     }
 
     func send(_ bytes: [UInt8]) {
         server.stats.bytesOut += UInt64(bytes.count)
-        socket?.write(bytes)
+        write(bytes)
+    }
+
+    /// Queues protocol lines as they are (TCP) or one text frame per line (WebSocket).
+    func write(_ text: String) {
+        guard transport == .webSocket else { return socket?.write(text) ?? () }
+        var text = text
+        text.withUTF8 { writeFramed(UnsafeRawBufferPointer($0)) }
+    }
+
+    func write(_ bytes: [UInt8]) {
+        guard transport == .webSocket else { return socket?.write(bytes) ?? () }
+        bytes.withUnsafeBytes { writeFramed($0) }
     }
 
     // MARK: BufferedSocketDelegate
@@ -151,6 +165,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// A turn ends after `Server.turn` of work too (the clock is read every 64 lines): the rest of the input
     /// waits for a later loop pass, so that one client's flood of commands never keeps the others waiting long.
     func readCommands() {
+        guard transport != .webSocket else { return readFrames() }
         guard isReading, let socket else { return }
         let pauseBytes = server.configuration.limits.readPauseBytes
         let started = ContinuousClock.now
@@ -221,4 +236,12 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
 
     /// Whether commands are read now: open, and not held back by a subscriber's backlog.
     var isReading: Bool { state.isReading && heldBy == 0 }
+}
+
+extension ClientConnection {
+    /// A WebSocket client's frame decoder; nil for other transports.
+    var webSocketSession: WebSocketSession? {
+        get { extras?.webSocketSession }
+        set { if newValue != nil || extras != nil { madeExtras.webSocketSession = newValue } }
+    }
 }

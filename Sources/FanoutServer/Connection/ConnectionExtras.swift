@@ -20,4 +20,6 @@ final class ConnectionExtras {
     var heldPublishers: [UInt64] = []
     /// When this connection's output last went from empty to pending, while metrics are on.
     var pendingSince: ContinuousClock.Instant?
+    /// A WebSocket client's frame decoder.
+    var webSocketSession: WebSocketSession?
 }

@@ -24,12 +24,23 @@ extension Server {
             RawSocket.refuse(fd, with: "")
             return
         }
-        let id = nextConnectionID
-        nextConnectionID += 1
+        admit(socket: socket, peer: peer, host: host, transport: tls ? .tls : (peer.isUnix ? .unix : .tcp))
+    }
+
+    /// Makes a client connection of an accepted socket (or of an upgraded HTTP one) whose limits were checked:
+    /// table, counters, auth deadline, greeting.
+    @discardableResult
+    func admit(socket: BufferedSocket, peer: SocketAddress, host: String, transport: Transport,
+               id givenID: UInt64? = nil) -> ClientConnection {
+        let tls = transport == .tls
+        let id = givenID ?? nextConnectionID
+        if givenID == nil { nextConnectionID += 1 }
         let connection = ClientConnection(
             id: id, peer: peer, socket: socket, maxLine: configuration.limits.maxLine, server: self,
             census: census
         )
+        connection.transport = transport
+        if transport == .webSocket { connection.webSocketSession = WebSocketSession(maxLine: configuration.limits.maxLine) }
         socket.delegate = connection
         // Told about drains from the first time something waits for one: a pause on its own replies, a held
         // publisher, or a publish-to-write measurement (see `ClientConnection.socketDidDrain`). Left on after
@@ -50,11 +61,12 @@ extension Server {
         } else {
             connection.grant = .unrestricted
         }
-        socket.write(Encoder.greeting(serverName: configuration.serverName, authRequired: configuration.auth.requiresAuth,
-                                      epoch: engine.epoch))
+        connection.write(Encoder.greeting(serverName: configuration.serverName, authRequired: configuration.auth.requiresAuth,
+                                          epoch: engine.epoch))
         if tls { startHandshakeDeadline(for: connection) }
         socket.enableReading()
-        logger.debug("connect", metadata: ["client": "\(id)", "peer": "\(peer)"])
+        logger.debug("connect", metadata: ["client": "\(id)", "peer": "\(peer)", "transport": "\(transport)"])
+        return connection
     }
 
     private func refuse(_ fd: Int32, peer: SocketAddress, _ text: String) {

@@ -13,12 +13,14 @@ extension Server {
             logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                                  "reason": "\(reason)"])
         // The failed AUTH was logged already, once per interval at most: a guesser must not fill the log here.
-        case .quit, .eof, .shutdown, .authFailures:
+        case .quit, .eof, .shutdown, .authFailures, .webSocketClose:
             logger.debug("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                                   "reason": "\(reason)"])
         }
         if let socket = connection.socket {
-            if reason.flushesOutput {
+            if connection.transport == .webSocket {
+                if connection.writeWebSocketFarewell(reason) { socket.closeGracefully(within: configuration.timeouts.shutdownGrace) }
+            } else if reason.flushesOutput {
                 if case .slowConsumer = reason { socket.discardOutputAfterFirstLine() }
                 if let farewell = reason.farewell { socket.write(farewell.line) }
                 socket.closeGracefully(within: configuration.timeouts.shutdownGrace)

@@ -13,7 +13,11 @@ extension Server {
             index.forEachReceiver(of: publishRun.subjectString) { connection in
                 guard let socket = connection.socket else { return }
                 if withholds && connection.permissions?.withholds(publishRun.subjectString) == true { return }
-                publishRun.receivers.append(.init(connection: .passUnretained(connection), socket: socket))
+                if connection.transport == .webSocket {
+                    publishRun.webSocketReceivers.append(.init(connection: .passUnretained(connection), socket: socket))
+                } else {
+                    publishRun.receivers.append(.init(connection: .passUnretained(connection), socket: socket))
+                }
             }
         }
         publishRun.seq += 1
@@ -21,7 +25,7 @@ extension Server {
         if publishRun.retains, let position = publishRun.position {
             engine.retain(position, seq: publishRun.seq, payload: payload)
         }
-        let receivers = publishRun.receivers.count
+        let receivers = publishRun.receivers.count + publishRun.webSocketReceivers.count
         guard receivers > 0 else { return 0 }
         stats.delivered += UInt64(receivers)
         Encoder.appendMessage(subject: subject, seq: publishRun.seq, payload: payload, to: &publishRun.bytes)
@@ -51,6 +55,7 @@ extension Server {
     /// take a large batch, copied when small (a copy into a chain's free space beats a reference's allocation).
     private func flushRunBytes() {
         guard !publishRun.bytes.isEmpty else { return }
+        if !publishRun.webSocketReceivers.isEmpty { flushRunFrames() }
         let limit = configuration.limits.maxPendingBytes
         let holdAbove = configuration.limits.backpressureBytes > 0 ? configuration.limits.backpressureBytes : Int.max
         // One comparison per receiver on the fast path: below every mark, nothing else is looked at.
@@ -84,7 +89,7 @@ extension Server {
     /// Holds the publisher back, or drops the receiver, when its backlog is past the marks, and has the
     /// server-wide memory bound watch it once it is past `BacklogWatch.mark`.
     @inline(__always)
-    private func checkBacklog(of receiver: PublishRun.Receiver, watchAbove: Int, holdAbove: Int, limit: Int) {
+    func checkBacklog(of receiver: PublishRun.Receiver, watchAbove: Int, holdAbove: Int, limit: Int) {
         let pending = receiver.socket.outputCount
         guard pending > watchAbove else { return }
         let connection = receiver.connection.takeUnretainedValue()

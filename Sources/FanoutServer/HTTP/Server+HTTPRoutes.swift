@@ -1,0 +1,21 @@
+import FanoutEventLoop
+import FanoutHTTP
+
+extension Server {
+    /// Answers one complete request. Query strings are never logged: `?token=` may be in them.
+    func route(_ head: HTTPRequestHead, body: [UInt8], exchange: HTTPExchange) {
+        let isRead = head.method == "GET" || head.method == "HEAD"
+        switch head.path {
+        case "/metrics" where isRead:
+            exchange.finish(metricsResponse(), headOnly: head.method == "HEAD")
+        case "/healthz" where isRead:
+            exchange.finish(healthResponse(), headOnly: head.method == "HEAD")
+        case "/ws":
+            upgradeToWebSocket(head, exchange: exchange)
+        case "/metrics", "/healthz":
+            exchange.finish(HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")], body: Array("use GET\n".utf8)))
+        default:
+            exchange.finish(HTTPResponse(status: 404, text: "not found: try /ws, /metrics or /healthz\n"))
+        }
+    }
+}
