@@ -65,6 +65,10 @@ public final class Server {
     var replyScratch: [UInt8] = []
     /// A publish run's lines framed for its WebSocket receivers, reused from run to run.
     var webSocketFrames: [UInt8] = []
+    /// Replies to the connection an HTTP request runs as (`POST /publish`), read back into the response.
+    var httpReplies: [UInt8] = []
+    /// Sends Server-Sent Events streams their keep-alive comments.
+    var eventStreamTimer: LoopTimer?
 
     var signalWatchers: [SignalWatcher] = []
     /// Runs the index's sweep in slices while departures left anything stale.
@@ -229,6 +233,7 @@ public final class Server {
         httpListener = nil
         inheritedHTTPListener = nil
         httpExchanges.removeAll()
+        eventStreamTimer = nil
         signalWatchers.removeAll()
         statusTimer = nil
         watchdogTimer = nil

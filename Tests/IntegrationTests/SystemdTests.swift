@@ -172,6 +172,34 @@ struct SystemdTests {
         #expect(try unix.command("CLIENTS").contains("addr=unix:"))
     }
 
+    /// A socket named "http" in LISTEN_FDNAMES serves http_listen's routes; the others the protocol.
+    @Test(.enabled(if: tool("systemd-socket-activate") != nil, "systemd-socket-activate is not installed"))
+    func servesHTTPOnTheSocketNamedHTTP() throws {
+        let port = try freePort()
+        let httpPort = try freePort()
+        let activator = Process()
+        activator.executableURL = URL(fileURLWithPath: tool("systemd-socket-activate")!)
+        activator.arguments = ["-l", "127.0.0.1:\(port)", "-l", "127.0.0.1:\(httpPort)", "--fdname=protocol:http",
+                               Daemon.executable.path]
+        activator.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FANOUTD_") }
+        let stderr = try CloexecPipe()
+        activator.standardError = stderr.write
+        activator.standardOutput = FileHandle.nullDevice
+        let log = LineCollector()
+        log.attach(stderr.read)
+        try activator.run()
+        try stderr.write.close()
+        defer {
+            kill(activator.processIdentifier, SIGKILL)
+            activator.waitUntilExit()
+        }
+        _ = try log.waitForLine(containing: "Listening on", timeout: 10)
+        let tcp = try LineClient(port: port)
+        #expect(try tcp.readLine().hasPrefix("+HELLO fanout/1 "))
+        _ = try log.waitForLine(containing: "serving HTTP on http://127.0.0.1:\(httpPort)/", timeout: 10)
+        #expect(try httpGet(port: httpPort, path: "/healthz").body == ["ok"])
+    }
+
     @Test func reloadAppliesNewLimitsWithoutDroppingAnyone() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

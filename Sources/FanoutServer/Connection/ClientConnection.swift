@@ -138,14 +138,13 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
 
     /// Queues protocol lines as they are (TCP) or one text frame per line (WebSocket).
     func write(_ text: String) {
-        guard transport == .webSocket else { return socket?.write(text) ?? () }
-        var text = text
-        text.withUTF8 { writeFramed(UnsafeRawBufferPointer($0)) }
+        guard transport.writesLines else { return writeAdapted(Array(text.utf8)) }
+        socket?.write(text)
     }
 
     func write(_ bytes: [UInt8]) {
-        guard transport == .webSocket else { return socket?.write(bytes) ?? () }
-        bytes.withUnsafeBytes { writeFramed($0) }
+        guard transport.writesLines else { return writeAdapted(bytes) }
+        socket?.write(bytes)
     }
 
     // MARK: BufferedSocketDelegate
@@ -165,7 +164,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// A turn ends after `Server.turn` of work too (the clock is read every 64 lines): the rest of the input
     /// waits for a later loop pass, so that one client's flood of commands never keeps the others waiting long.
     func readCommands() {
-        guard transport != .webSocket else { return readFrames() }
+        guard transport.writesLines else { return readAdapted() }
         guard isReading, let socket else { return }
         let pauseBytes = server.configuration.limits.readPauseBytes
         let started = ContinuousClock.now
@@ -243,5 +242,11 @@ extension ClientConnection {
     var webSocketSession: WebSocketSession? {
         get { extras?.webSocketSession }
         set { if newValue != nil || extras != nil { madeExtras.webSocketSession = newValue } }
+    }
+
+    /// An event stream's subjects and positions; nil for other transports.
+    var eventStream: EventStreamSession? {
+        get { extras?.eventStream }
+        set { if newValue != nil || extras != nil { madeExtras.eventStream = newValue } }
     }
 }

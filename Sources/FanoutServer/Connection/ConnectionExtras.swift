@@ -22,4 +22,6 @@ final class ConnectionExtras {
     var pendingSince: ContinuousClock.Instant?
     /// A WebSocket client's frame decoder.
     var webSocketSession: WebSocketSession?
+    /// An event stream's subjects and positions.
+    var eventStream: EventStreamSession?
 }

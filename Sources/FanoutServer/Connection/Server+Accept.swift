@@ -31,7 +31,7 @@ extension Server {
     /// table, counters, auth deadline, greeting.
     @discardableResult
     func admit(socket: BufferedSocket, peer: SocketAddress, host: String, transport: Transport,
-               id givenID: UInt64? = nil) -> ClientConnection {
+               id givenID: UInt64? = nil, prepare: ((ClientConnection) -> Void)? = nil) -> ClientConnection {
         let tls = transport == .tls
         let id = givenID ?? nextConnectionID
         if givenID == nil { nextConnectionID += 1 }
@@ -41,6 +41,7 @@ extension Server {
         )
         connection.transport = transport
         if transport == .webSocket { connection.webSocketSession = WebSocketSession(maxLine: configuration.limits.maxLine) }
+        prepare?(connection)
         socket.delegate = connection
         // Told about drains from the first time something waits for one: a pause on its own replies, a held
         // publisher, or a publish-to-write measurement (see `ClientConnection.socketDidDrain`). Left on after
@@ -51,7 +52,8 @@ extension Server {
             if let keepalive = configuration.timeouts.keepalive { socket.enableKeepalive(idle: keepalive) }
             if configuration.limits.sendBufferBytes > 0 { socket.setSendBuffer(bytes: configuration.limits.sendBufferBytes) }
         }
-        socket.setTimeouts(read: readTimeout(subscribed: false), write: configuration.timeouts.writeTimeout)
+        socket.setTimeouts(read: transport == .eventStream ? nil : readTimeout(subscribed: false),
+                           write: configuration.timeouts.writeTimeout)
         connections[id] = connection
         connectionsPerHost[host, default: 0] += 1
         stats.accepted += 1
@@ -113,6 +115,8 @@ extension Server {
     /// Moves a connection to the read timeout for its subscriptions, when it has just gained its first or
     /// lost its last.
     func updateReadTimeout(of connection: ClientConnection) {
+        // An event stream's client never sends anything after its request: idleness is not a sign of death.
+        guard connection.transport != .eventStream else { return }
         connection.socket?.setTimeouts(read: readTimeout(subscribed: !connection.subscriptions.isEmpty),
                                        write: configuration.timeouts.writeTimeout)
     }

@@ -18,8 +18,8 @@ extension Server {
                                                   "reason": "\(reason)"])
         }
         if let socket = connection.socket {
-            if connection.transport == .webSocket {
-                if connection.writeWebSocketFarewell(reason) { socket.closeGracefully(within: configuration.timeouts.shutdownGrace) }
+            if !connection.transport.writesLines {
+                if connection.writeAdaptedFarewell(reason) { socket.closeGracefully(within: configuration.timeouts.shutdownGrace) }
             } else if reason.flushesOutput {
                 if case .slowConsumer = reason { socket.discardOutputAfterFirstLine() }
                 if let farewell = reason.farewell { socket.write(farewell.line) }

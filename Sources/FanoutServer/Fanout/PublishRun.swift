@@ -23,8 +23,8 @@ struct PublishRun {
     private(set) var subject: [UInt8] = []
     private(set) var subjectString = ""
     var receivers: [Receiver] = []
-    /// Receivers over WebSocket: they take the run's lines framed, built once for all of them.
-    var webSocketReceivers: [Receiver] = []
+    /// Receivers whose transport adapts lines (WebSocket frames, Server-Sent Events): see `flushAdapted`.
+    var adaptedReceivers: [Receiver] = []
     /// Who publishes the run, for backpressure. Kept from run to run within one read (retaining and
     /// releasing a weakly referenced object takes the slow path) and let go when the read ends.
     var publisher: ClientConnection?
@@ -58,7 +58,7 @@ struct PublishRun {
 
     mutating func close() {
         receivers.removeAll(keepingCapacity: true)
-        if !webSocketReceivers.isEmpty { webSocketReceivers.removeAll(keepingCapacity: true) }
+        if !adaptedReceivers.isEmpty { adaptedReceivers.removeAll(keepingCapacity: true) }
         bytes.removeAll(keepingCapacity: true)
         position = nil
         retains = false

@@ -13,8 +13,8 @@ extension Server {
             index.forEachReceiver(of: publishRun.subjectString) { connection in
                 guard let socket = connection.socket else { return }
                 if withholds && connection.permissions?.withholds(publishRun.subjectString) == true { return }
-                if connection.transport == .webSocket {
-                    publishRun.webSocketReceivers.append(.init(connection: .passUnretained(connection), socket: socket))
+                if !connection.transport.writesLines {
+                    publishRun.adaptedReceivers.append(.init(connection: .passUnretained(connection), socket: socket))
                 } else {
                     publishRun.receivers.append(.init(connection: .passUnretained(connection), socket: socket))
                 }
@@ -25,7 +25,7 @@ extension Server {
         if publishRun.retains, let position = publishRun.position {
             engine.retain(position, seq: publishRun.seq, payload: payload)
         }
-        let receivers = publishRun.receivers.count + publishRun.webSocketReceivers.count
+        let receivers = publishRun.receivers.count + publishRun.adaptedReceivers.count
         guard receivers > 0 else { return 0 }
         stats.delivered += UInt64(receivers)
         Encoder.appendMessage(subject: subject, seq: publishRun.seq, payload: payload, to: &publishRun.bytes)
@@ -55,7 +55,7 @@ extension Server {
     /// take a large batch, copied when small (a copy into a chain's free space beats a reference's allocation).
     private func flushRunBytes() {
         guard !publishRun.bytes.isEmpty else { return }
-        if !publishRun.webSocketReceivers.isEmpty { flushRunFrames() }
+        if !publishRun.adaptedReceivers.isEmpty { flushAdapted() }
         let limit = configuration.limits.maxPendingBytes
         let holdAbove = configuration.limits.backpressureBytes > 0 ? configuration.limits.backpressureBytes : Int.max
         // One comparison per receiver on the fast path: below every mark, nothing else is looked at.

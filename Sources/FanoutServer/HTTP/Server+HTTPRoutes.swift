@@ -12,10 +12,14 @@ extension Server {
             exchange.finish(healthResponse(), headOnly: head.method == "HEAD")
         case "/ws":
             upgradeToWebSocket(head, exchange: exchange)
+        case "/events" where isRead:
+            openEventStream(head, exchange: exchange)
+        case let path where path.hasPrefix("/publish/"):
+            publishOverHTTP(head, body: body, exchange: exchange)
         case "/metrics", "/healthz":
             exchange.finish(HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")], body: Array("use GET\n".utf8)))
         default:
-            exchange.finish(HTTPResponse(status: 404, text: "not found: try /ws, /metrics or /healthz\n"))
+            exchange.finish(HTTPResponse(status: 404, text: "not found: try /, /ws, /events, /publish/<subject>, /metrics or /healthz\n"))
         }
     }
 }

@@ -90,7 +90,13 @@ extension ClientConnection {
     /// Queues what a WebSocket client is told when the server lets it go: the protocol's farewell line as a
     /// text frame, then a close frame with the code for the reason. Returns false when nothing is worth
     /// flushing: a slow consumer's backlog cannot be cut at a frame boundary, so it is dropped unflushed.
-    func writeWebSocketFarewell(_ reason: DisconnectReason) -> Bool {
+    func writeAdaptedFarewell(_ reason: DisconnectReason) -> Bool {
+        if transport == .eventStream {
+            guard reason.flushesOutput, reason != .eof else { return false }
+            if case .slowConsumer = reason { return false }
+            if let farewell = reason.farewell { write(farewell.line) }
+            return true
+        }
         switch reason {
         case .slowConsumer, .eof:
             return false
