@@ -16,6 +16,7 @@ struct ConfigLoader {
         case writeTimeout = "write_timeout", idleTimeout = "idle_timeout", shutdownGrace = "shutdown_grace"
         case keepalive, maxTrackedSubjects = "max_tracked_subjects", logLevel = "log_level", maxMemory = "max_memory"
         case metricsListen = "metrics_listen", httpListen = "http_listen", httpAllowedOrigins = "http_allowed_origins"
+        case httpRequestTimeout = "http_request_timeout"
         case authTimeout = "auth_timeout", maxAuthFailures = "max_auth_failures", adminCommands = "admin_commands"
         case maxUnauthenticated = "max_unauthenticated", idleUnsubscribedTimeout = "idle_unsubscribed_timeout"
         case tlsHandshakeTimeout = "tls_handshake_timeout", historyMaxBytes = "history_max_bytes"
@@ -77,6 +78,7 @@ struct ConfigLoader {
             server.timeouts.idleUnsubscribedTimeout = value == .zero ? nil : value
         }
         if let value = try reader.seconds(.tlsHandshakeTimeout) { server.timeouts.tlsHandshakeTimeout = value }
+        if let value = try reader.seconds(.httpRequestTimeout) { server.timeouts.httpRequestTimeout = value }
         if let verbs = try reader.strings(.adminCommands) { server.auth.adminCommands = Set(verbs.map { $0.uppercased() }) }
         if let value = try reader.int(.maxConnectionsPerIP) { server.limits.maxConnectionsPerIP = value == 0 ? nil : value }
         if let list = try reader.strings(.tlsListen) { server.tls.listen = list }

@@ -150,6 +150,7 @@ struct Fanoutd: ParsableCommand {
             max_unauthenticated: \(server.auth.maxUnauthenticated)
             idle_unsubscribed_timeout: \(seconds(server.timeouts.idleUnsubscribedTimeout))
             tls_handshake_timeout: \(seconds(server.timeouts.tlsHandshakeTimeout))
+            http_request_timeout: \(seconds(server.timeouts.httpRequestTimeout))
             admin_commands: \(server.auth.adminCommands.sorted().joined(separator: ", "))
             max_connections_per_ip: \(server.limits.maxConnectionsPerIP.map(String.init) ?? "0 (off)")
             unix_socket_mode: 0\(String(server.listeners.unixSocketMode, radix: 8))

@@ -19,7 +19,7 @@ struct EventStreamTests {
         #expect(lines.contains(#"data: {"subject":"orders.x","seq":1,"payload":"one"}"#), "\(lines)")
         let lastID = try #require(lines.last { $0.hasPrefix("id: ") }).dropFirst(4)
         #expect(lastID.hasSuffix(":1"), "one position, for orders.x: \(lastID)")
-        first.process.terminate()
+        kill(first.process.processIdentifier, SIGKILL)
         _ = first.finish(timeout: 10)
         try eventually("the stream has left") { try publisher.command("CHANNELS orders.x").contains("orders.x=0") || publisher.command("CHANNELS orders.x") == "+OK 0" }
 

@@ -4,8 +4,8 @@ import FanoutHTTP
 /// One HTTP connection until its request is answered or upgraded: reads the head (and a publish's body)
 /// with `HTTPRequestParser`, then hands the request to the server's routes.
 ///
-/// Bounded: the head may take `maxHeadBytes`, a body `max_line`, and the whole request `requestTimeout`
-/// (a slowloris client that trickles its headers is closed with 408 then). One request per connection:
+/// Bounded: the head may take `maxHeadBytes`, a body `max_line`, and the whole request
+/// `http_request_timeout` (a slowloris client that trickles its headers is closed with 408 then). One request per connection:
 /// every answer closes, which keeps this side simple and costs browsers nothing they notice at this rate.
 final class HTTPExchange: BufferedSocketDelegate {
     let id: UInt64
@@ -17,18 +17,16 @@ final class HTTPExchange: BufferedSocketDelegate {
     private var deadline: LoopTimer?
     unowned(unsafe) let server: Server
 
-    /// How long a client has for its whole request, head and body.
-    static let requestTimeout = Duration.seconds(10)
-
     init(id: UInt64, peer: SocketAddress, socket: BufferedSocket, server: Server) {
         self.id = id
         self.peer = peer
         self.socket = socket
         self.server = server
+        let limit = server.configuration.timeouts.httpRequestTimeout
         let timer = LoopTimer(loop: server.loop) { [unowned self] in
-            self.finish(HTTPResponse(status: 408, text: "request not received within \(Self.requestTimeout)\n"))
+            self.finish(HTTPResponse(status: 408, text: "request not received within http_request_timeout\n"))
         }
-        timer.schedule(after: Self.requestTimeout)
+        timer.schedule(after: limit)
         deadline = timer
     }
 
