@@ -6,6 +6,11 @@ extension Server {
     func route(_ head: HTTPRequestHead, body: [UInt8], exchange: HTTPExchange) {
         let isRead = head.method == "GET" || head.method == "HEAD"
         switch head.path {
+        case "/" where isRead:
+            exchange.finish(HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", headers: [
+                ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"), ("X-Frame-Options", "DENY"),
+                ("Referrer-Policy", "no-referrer"),
+            ], body: ConsolePage.html), headOnly: head.method == "HEAD")
         case "/metrics" where isRead:
             exchange.finish(metricsResponse(), headOnly: head.method == "HEAD")
         case "/healthz" where isRead:

@@ -6,9 +6,11 @@ final class ExternalProgram: @unchecked Sendable {
     let stdout = LineCollector()
     let stderr = LineCollector()
     private let exited = DispatchSemaphore(value: 0)
+    /// The program's stdin, when started `interactive`.
+    private var input: FileHandle?
 
     /// Starts `executable` (a path, or a name looked up on PATH).
-    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], interactive: Bool = false) throws {
         // Looked up on PATH, as a shell would: ./dev installs Python modules for the python3 found there.
         let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
             + ["/usr/local/bin", "/usr/bin", "/bin"]
@@ -21,7 +23,8 @@ final class ExternalProgram: @unchecked Sendable {
         env.merge(environment) { $1 }
         process.environment = env
         let out = try CloexecPipe(), err = try CloexecPipe()
-        process.standardInput = FileHandle.nullDevice
+        let stdinPipe = interactive ? try CloexecPipe() : nil
+        process.standardInput = stdinPipe?.read ?? FileHandle.nullDevice
         process.standardOutput = out.write
         process.standardError = err.write
         stdout.attach(out.read)
@@ -31,6 +34,13 @@ final class ExternalProgram: @unchecked Sendable {
         try process.run()
         try out.write.close()
         try err.write.close()
+        try stdinPipe?.read.close()
+        input = stdinPipe?.write
+    }
+
+    /// Writes one line to the program's stdin (started `interactive`).
+    func sendLine(_ line: String) throws {
+        try input?.write(contentsOf: Data((line + "\n").utf8))
     }
 
     deinit {
