@@ -56,4 +56,18 @@ struct EventStreamTests {
         #expect(try publisher.command("QUIT") == "+OK bye")
         #expect(!daemon.stderr.all.contains { $0.contains("reader-secret-token") || $0.contains("token=") })
     }
+
+    /// What one stream may ask is bounded: 64 subjects in all and 16 concrete (resumable) ones.
+    @Test func streamsNameABoundedNumberOfSubjects() throws {
+        let daemon = try Daemon(arguments: ["--http-listen", "127.0.0.1:0"])
+        let port = try daemon.httpPort()
+        let many = (0..<65).map { "subject=p\($0).%3E" }.joined(separator: "&")
+        let tooMany = try curl(["http://127.0.0.1:\(port)/events?\(many)"])
+        #expect(tooMany.status == 400 && tooMany.body.joined().contains(#""error":"syntax""#), "\(tooMany)")
+        let concrete = (0..<17).map { "subject=c\($0)" }.joined(separator: "&")
+        let tooManyConcrete = try curl(["http://127.0.0.1:\(port)/events?\(concrete)"])
+        #expect(tooManyConcrete.status == 400 && tooManyConcrete.body.joined().contains(#""error":"limit""#))
+        let none = try curl(["http://127.0.0.1:\(port)/events"])
+        #expect(none.status == 400)
+    }
 }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Builds the server's frames (RFC 6455 §5.2): unmasked, unfragmented, one text frame per protocol line.
 ///
 /// Pure: no I/O. A batch of `MSG` lines is framed once and the same bytes go to every WebSocket subscriber.
@@ -20,8 +26,7 @@ public enum WebSocketEncoder {
         let count = lines.count
         out.reserveCapacity(out.count + count + 4 * 8)
         while start < count {
-            var end = start
-            while end < count && base.load(fromByteOffset: end, as: UInt8.self) != 0x0A { end += 1 }
+            let end = memchr(base + start, 0x0A, count - start).map { base.distance(to: UnsafeRawPointer($0)) } ?? count
             appendFrame(.text, payload: UnsafeRawBufferPointer(start: base + start, count: end - start), to: &out)
             start = end + 1
         }

@@ -21,7 +21,10 @@ extension ClientConnection {
 
     /// `readCommands` for a WebSocket: each text message's lines go to the dispatch in order, pings are
     /// answered, a close is answered and ends the connection, and a framing failure closes with its code.
-    /// The same turn, pause and backpressure rules as TCP.
+    /// The same turn, pause and backpressure rules as TCP, applied between messages: a message's lines are
+    /// executed together, except that lines after one that stops reading (QUIT, a failed AUTH's pause) are
+    /// dropped, where TCP would keep them for later. One line per frame, the protocol's rule for WebSocket,
+    /// never meets that case. Cost per message: its lines, at most max_line + 2 bytes of them.
     func readFrames() {
         guard isReading, let socket, let session = webSocketSession else { return }
         let pauseBytes = server.configuration.limits.readPauseBytes
@@ -87,9 +90,10 @@ extension ClientConnection {
         }
     }
 
-    /// Queues what a WebSocket client is told when the server lets it go: the protocol's farewell line as a
-    /// text frame, then a close frame with the code for the reason. Returns false when nothing is worth
-    /// flushing: a slow consumer's backlog cannot be cut at a frame boundary, so it is dropped unflushed.
+    /// Queues what a client on an adapted transport is told when the server lets it go. A WebSocket gets the
+    /// protocol's farewell line as a text frame, then a close frame with the code for the reason; an event
+    /// stream gets the farewell as an `error` event. Returns false when nothing is worth flushing: a slow
+    /// consumer's backlog cannot be cut at a frame or event boundary, so it is dropped unflushed.
     func writeAdaptedFarewell(_ reason: DisconnectReason) -> Bool {
         if transport == .eventStream {
             guard reason.flushesOutput, reason != .eof else { return false }
