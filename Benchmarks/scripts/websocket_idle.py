@@ -5,7 +5,7 @@
 
 Starts a fresh fanoutd per transport, reads its RSS with one client connected, opens --count idle clients
 that each subscribe to one shared subject (a dashboard's usual state), reads the RSS again, and prints
-the growth per connection. WebSocket clients do the opening handshake, read the greeting frame and send
+the growth per connection, and PING round trips from another client while they are open. WebSocket clients do the opening handshake, read the greeting frame and send
 one masked SUB frame; TCP clients type the same SUB.
 """
 import argparse
@@ -85,9 +85,20 @@ async def measure(binary, transport, count):
             await asyncio.gather(*(connect(port, held) for _ in range(min(500, count - start))))
         await asyncio.sleep(1)
         after = rss_kib(server.pid)
+        # Everyone else is still served: PING round trips on a fresh TCP connection, with the idle ones open.
+        reader, writer = await asyncio.open_connection("127.0.0.1", tcp_port)
+        await reader.readline()
+        times = []
+        for _ in range(200):
+            started = time.perf_counter()
+            writer.write(b"PING\n")
+            assert (await reader.readline()).startswith(b"+PONG")
+            times.append((time.perf_counter() - started) * 1000)
+        times.sort()
+        writer.close()
         for writer in held:
             writer.close()
-        return before, after
+        return before, after, times[len(times) // 2], times[int(len(times) * 0.99)]
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -100,11 +111,13 @@ def main():
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, args.count * 2 + 1000), hard))
-    print(f"{'transport':<10} {'connections':>11} {'RSS before':>12} {'RSS after':>12} {'per connection':>15}")
+    print(f"{'transport':<10} {'connections':>11} {'RSS before':>12} {'RSS after':>12} {'per connection':>15}"
+          f" {'PING p50':>9} {'PING p99':>9}")
     for transport in ("tcp", "websocket"):
-        before, after = asyncio.run(measure(args.bin, transport, args.count))
+        before, after, p50, p99 = asyncio.run(measure(args.bin, transport, args.count))
         per = (after - before) * 1024 / args.count
-        print(f"{transport:<10} {args.count:>11} {before:>9} KiB {after:>9} KiB {per:>11.0f} B")
+        print(f"{transport:<10} {args.count:>11} {before:>9} KiB {after:>9} KiB {per:>13.0f} B"
+              f" {p50:>6.2f} ms {p99:>6.2f} ms")
         sys.stdout.flush()
 
 

@@ -27,4 +27,36 @@ struct HTTPListenerTests {
         #expect(try slow.readLine().contains(" 408 "))
         #expect(Date().timeIntervalSince(started) < 5)
     }
+
+    /// SIGHUP opens http_listen when it appears, moves it when it changes and closes it when it goes,
+    /// without touching the protocol's clients.
+    @Test func reloadOpensMovesAndClosesTheHTTPListener() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-http-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("fanoutd.yaml")
+        try "max_line: 1024\n".write(to: config, atomically: true, encoding: .utf8)
+        let daemon = try Daemon(arguments: ["--config", config.path])
+        let client = try daemon.client()
+        #expect(try client.command("SUB stays") == "+OK 1")
+
+        let first = try freePort()
+        try "http_listen: \"127.0.0.1:\(first)\"\n".write(to: config, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        _ = try daemon.stderr.waitForLine(containing: "serving HTTP on http://127.0.0.1:\(first)/", timeout: 10)
+        #expect(try httpGet(port: first, path: "/healthz").body == ["ok"])
+
+        let second = try freePort()
+        try "metrics_listen: \"127.0.0.1:\(second)\"\n".write(to: config, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        _ = try daemon.stderr.waitForLine(containing: "serving HTTP on http://127.0.0.1:\(second)/", timeout: 10)
+        #expect(try httpGet(port: second, path: "/healthz").body == ["ok"])
+        #expect(throws: (any Error).self, "the old address is closed") { try LineClient(port: first) }
+
+        try "max_line: 1024\n".write(to: config, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        _ = try daemon.stderr.waitForLine(containing: "configuration reloaded", after: 2, timeout: 10)
+        #expect(throws: (any Error).self, "http_listen removed: nothing listens") { try LineClient(port: second) }
+        #expect(try client.command("PING") == "+PONG", "the protocol's client stayed")
+    }
 }

@@ -42,6 +42,14 @@ struct WebSocketTests {
         try expectCheckPasses("auth", daemon: daemon, extra: ["reader-secret-token"])
     }
 
+    /// A subscriber that stops reading is dropped at max_pending_bytes, and others are still served.
+    @Test func aWebSocketThatStopsReadingIsASlowConsumer() throws {
+        let daemon = try Daemon(arguments: Self.http, environment: [
+            "FANOUTD_MAX_PENDING_BYTES": "65536", "FANOUTD_SEND_BUFFER_BYTES": "4096", "FANOUTD_MAX_LINE": "2048",
+        ])
+        try expectCheckPasses("slow-consumer", daemon: daemon)
+    }
+
     /// A stopping server says so on the WebSocket, then closes with 1001.
     @Test func shutdownClosesWithGoingAway() throws {
         let daemon = try Daemon(arguments: Self.http)

@@ -272,7 +272,50 @@ async def shutdown(http, tcp):
     await closed_with(ws, 1001)
 
 
-CHECKS = {f.__name__.replace("_", "-"): f for f in [roundtrip, close_codes, bad_handshakes, allowed_origin, auth, shutdown]}
+async def slow_consumer(http, tcp):
+    """A WebSocket subscriber that stops reading is dropped like a TCP one (max_pending_bytes)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.settimeout(TIMEOUT)
+    sock.connect(("127.0.0.1", http))
+    key = base64.b64encode(os.urandom(16)).decode()
+    sock.sendall(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{http}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+    response = b""
+    while b"\r\n\r\n" not in response:
+        response += sock.recv(4096)
+    _, _, rest = response.partition(b"\r\n\r\n")
+    _, greeting, rest = read_frame(sock, rest)
+    sock.sendall(masked(1, b"SUB slow.x"))
+    _, reply, rest = read_frame(sock, rest)
+    expect(reply == b"+OK 1", f"SUB reply {reply!r}")
+    # Now it never reads again. A TCP publisher floods the subject; INFO counts the drop.
+    reader, writer = await tcp_client(tcp)
+    payload = b"x" * 1000
+    for _ in range(3000):
+        writer.write(b"PUB slow.x " + payload + b"\n")
+    await writer.drain()
+    for _ in range(3000):
+        await tcp_line(reader)
+    deadline = asyncio.get_running_loop().time() + TIMEOUT
+    while True:
+        writer.write(b"INFO\n")
+        info = await tcp_line(reader)
+        if " slow_consumers=1 " in info:
+            break
+        expect(asyncio.get_running_loop().time() < deadline, f"no slow-consumer drop: {info}")
+        await asyncio.sleep(0.05)
+    # Everyone else is still served.
+    ws = await greeted(f"ws://127.0.0.1:{http}/ws")
+    await ws.send("PING after")
+    expect(await recv(ws) == "+PONG after", "a new WebSocket after the drop")
+    await ws.close()
+    writer.close()
+    sock.close()
+
+
+CHECKS = {f.__name__.replace("_", "-"): f for f in [roundtrip, close_codes, bad_handshakes, allowed_origin, auth, shutdown,
+                                                    slow_consumer]}
 
 if __name__ == "__main__":
     name, http, tcp = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
