@@ -95,6 +95,8 @@ public final class Server {
     var inheritedHTTPListener: Listener?
     /// HTTP connections reading their request, by id (the id a WebSocket upgrade keeps).
     var httpExchanges: [UInt64: HTTPExchange] = [:]
+    /// HTTP connections reading their request, per peer host, for max_connections_per_ip.
+    var httpExchangesPerHost: [String: Int] = [:]
     var metrics: ServerMetrics?
     var publishedAtLastStatus: UInt64 = 0
     var isShuttingDown = false
@@ -233,6 +235,7 @@ public final class Server {
         httpListener = nil
         inheritedHTTPListener = nil
         httpExchanges.removeAll()
+        httpExchangesPerHost.removeAll()
         eventStreamTimer = nil
         signalWatchers.removeAll()
         statusTimer = nil

@@ -28,6 +28,27 @@ struct HTTPListenerTests {
         #expect(Date().timeIntervalSince(started) < 5)
     }
 
+    /// Slow request heads count against max_connections_per_ip: one address cannot take every slot with them.
+    @Test func slowHeadsCountAgainstThePerAddressLimit() throws {
+        let daemon = try Daemon(arguments: ["--http-listen", "127.0.0.1:0"], environment: ["FANOUTD_MAX_CONNECTIONS_PER_IP": "2"])
+        let port = try daemon.httpPort()
+        let first = try LineClient(port: port)
+        try first.send(Array("GET /healthz HTTP/1.1\r\n".utf8))
+        let second = try LineClient(port: port)
+        try second.send(Array("GET /healthz HTTP/1.1\r\n".utf8))
+        let third = try LineClient(port: port)
+        #expect(try third.readLine().contains(" 503 "), "a third head from the same address is refused")
+        try first.send(Array("\r\n".utf8))
+        #expect(try first.readLine().contains(" 200 "))
+        _ = try first.readUntilClosed()
+        try eventually("the finished request frees its slot") {
+            let fourth = try LineClient(port: port)
+            try fourth.send(Array("GET /healthz HTTP/1.1\r\n\r\n".utf8))
+            return try fourth.readLine().contains(" 200 ")
+        }
+        withExtendedLifetime(second) {}
+    }
+
     /// SIGHUP opens http_listen when it appears, moves it when it changes and closes it when it goes,
     /// without touching the protocol's clients.
     @Test func reloadOpensMovesAndClosesTheHTTPListener() throws {

@@ -28,11 +28,19 @@ extension Server {
         logger.notice("serving HTTP on http://\(listener.address)/ (metrics at /metrics, WebSocket at /ws)")
     }
 
-    /// A new HTTP connection: counted against max_connections like a client, since it may become one.
+    /// A new HTTP connection: counted against max_connections and max_connections_per_ip like a client,
+    /// since it may become one, so that slow request heads from one address cannot take every slot.
     private func acceptHTTP(fd: Int32, peer: SocketAddress) {
+        let refusal = HTTPResponse(status: 503, text: "too many connections\n").encoded()
         guard connections.count + loop.lingeringCount + httpExchanges.count < configuration.limits.maxConnections else {
             stats.limitRefusals += 1
-            RawSocket.refuse(fd, with: String(decoding: HTTPResponse(status: 503, text: "too many connections\n").encoded(), as: UTF8.self))
+            RawSocket.refuse(fd, with: String(decoding: refusal, as: UTF8.self))
+            return
+        }
+        if let perHost = configuration.limits.maxConnectionsPerIP,
+           connectionsPerHost[peer.host, default: 0] + httpExchangesPerHost[peer.host, default: 0] >= perHost {
+            stats.limitRefusals += 1
+            RawSocket.refuse(fd, with: String(decoding: refusal, as: UTF8.self))
             return
         }
         let socket: BufferedSocket
@@ -48,6 +56,7 @@ extension Server {
         socket.delegate = exchange
         socket.disableNagle()
         httpExchanges[exchange.id] = exchange
+        httpExchangesPerHost[peer.host, default: 0] += 1
         socket.enableReading()
     }
 
