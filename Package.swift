@@ -65,8 +65,8 @@ let package = Package(
             ],
             swiftSettings: uncheckedExclusivityInRelease
         ),
-        // The HTTP front on the loop: routes for /metrics and /healthz (browser transports join it).
-        .target(name: "FanoutHTTP", dependencies: ["FanoutEventLoop"]),
+        // The HTTP front's pure parts: request parser, responses, WebSocket handshake and framing. No I/O.
+        .target(name: "FanoutHTTP"),
         // The server core: connections, subject index, fan-out, limits, lifecycle.
         .target(
             name: "FanoutServer",
@@ -121,6 +121,7 @@ let package = Package(
         .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
         .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(name: "FanoutServerTests", dependencies: ["FanoutEventLoop", "FanoutServer", "FanoutProtocol", "FanoutTestSupport"]),
+        .testTarget(name: "FanoutHTTPTests", dependencies: ["FanoutHTTP", "FanoutTestSupport"]),
         .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol"]),
         .testTarget(
             name: "IntegrationTests",

@@ -7,6 +7,10 @@
 // 2. As subjects: its lines are split into patterns and subjects; every pattern the validator accepts goes
 //    into a SubjectIndex, and for every valid concrete subject the index must return exactly the members
 //    whose patterns the reference matcher says match, each once.
+// 3. As WebSocket frames: the decoder must give the same events however the input is split, hold no more
+//    than a message, a control frame and a header, and hand out only valid UTF-8 text.
+// 4. As an HTTP request head: the parser must give the same outcome however the input is split and hold
+//    no more than its limit; a head it accepts keeps the path it was given and a sane Content-Length.
 
 final class FuzzMember: Subscriber {
     let pattern: String
@@ -74,6 +78,62 @@ private func checkSubjects(_ bytes: UnsafeRawBufferPointer) {
     }
 }
 
+private func frameEvents(_ bytes: UnsafeRawBufferPointer, chunk: Int) -> [String] {
+    var decoder = WebSocketDecoder(maxMessage: 100)
+    var out: [String] = []
+    var start = 0
+    while start < bytes.count {
+        let end = min(start + chunk, bytes.count)
+        var offset = start
+        while offset < end {
+            let consumed = decoder.feed(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])) { event in
+                switch event {
+                case .text(let text):
+                    precondition(text.count <= 100, "a message over the limit was handed out")
+                    precondition(UTF8Validation.isValid(text), "invalid UTF-8 handed out as text")
+                    out.append("text:" + String(decoding: text, as: UTF8.self))
+                case .ping(let payload):
+                    precondition(payload.count <= 125, "a ping over 125 bytes")
+                    out.append("ping:\(payload.count)")
+                case .pong: out.append("pong")
+                case .close(let code): out.append("close:\(code ?? 0)")
+                case .failure(let code, _):
+                    precondition([1002, 1003, 1007, 1009].contains(code), "unexpected close code \(code)")
+                    out.append("fail:\(code)")
+                }
+                return true
+            }
+            precondition(consumed > 0, "the decoder must make progress")
+            offset += consumed
+        }
+        precondition(decoder.bufferedCount <= 100 + 125 + 14, "decoder holds more than a message")
+        start = end
+    }
+    return out
+}
+
+private func requestOutcome(_ bytes: UnsafeRawBufferPointer, chunk: Int) -> String {
+    var parser = HTTPRequestParser(maxHeadBytes: 512)
+    var start = 0
+    while start < bytes.count {
+        let end = min(start + chunk, bytes.count)
+        let outcome = parser.feed(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+        precondition(parser.bufferedCount <= 513, "parser holds more than its limit")
+        switch outcome {
+        case .incomplete:
+            start = end
+        case .complete(let head, let consumed):
+            precondition(consumed > 0 && consumed <= end - start, "consumed outside the chunk")
+            precondition(head.path.hasPrefix("/") && head.contentLength >= 0, "accepted a bad head")
+            return "ok \(head.method) \(head.path) \(head.headers.count) at \(start + consumed)"
+        case .invalid(let status, _):
+            precondition([400, 411, 431, 505].contains(status), "unexpected status \(status)")
+            return "invalid \(status)"
+        }
+    }
+    return "incomplete"
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
@@ -81,5 +141,10 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let split = events(bytes, maxLine: 64, chunk: 1 + size % 7)
     precondition(whole == split, "framing depends on how the input was split")
     checkSubjects(bytes)
+    precondition(frameEvents(bytes, chunk: max(size, 1)) == frameEvents(bytes, chunk: 1 + size % 5),
+                 "frame decoding depends on how the input was split")
+    let oneRead = requestOutcome(bytes, chunk: max(size, 1))
+    let pieces = requestOutcome(bytes, chunk: 1 + size % 3)
+    precondition(oneRead == pieces, "request parsing depends on how the input was split: \(oneRead) vs \(pieces)")
     return 0
 }

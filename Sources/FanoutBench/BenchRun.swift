@@ -7,6 +7,8 @@ public final class BenchRun {
     private let loop: EventLoop
     private let scenario: BenchScenario
     private let makePeer: (EventLoop) -> BenchPeer
+    /// Subscribers' peers, when they differ from publishers' (WebSocket subscribers, TCP publishers).
+    private let makeSubscriber: (EventLoop) -> BenchPeer
     private let showProgress: Bool
     private var result: BenchResult
 
@@ -31,10 +33,12 @@ public final class BenchRun {
     private var deferredTimer: LoopTimer?
     private var finished = false
 
-    public init(scenario: BenchScenario, target: String, showProgress: Bool, makePeer: @escaping (EventLoop) -> BenchPeer) throws {
+    public init(scenario: BenchScenario, target: String, showProgress: Bool,
+                makeSubscriber: ((EventLoop) -> BenchPeer)? = nil, makePeer: @escaping (EventLoop) -> BenchPeer) throws {
         loop = try EventLoop()
         self.scenario = scenario
         self.makePeer = makePeer
+        self.makeSubscriber = makeSubscriber ?? makePeer
         self.showProgress = showProgress
         result = BenchResult(target: target)
         payload = BenchPayload.make(size: scenario.payloadSize)
@@ -65,7 +69,8 @@ public final class BenchRun {
     }
 
     /// Opens `count` peers, at most 256 connecting at once; `each` runs once a peer is connected.
-    private func connect(count: Int, each: @escaping (BenchPeer, @escaping () -> Void) -> Void, then: @escaping ([BenchPeer]) -> Void) {
+    private func connect(count: Int, subscribers: Bool = false, each: @escaping (BenchPeer, @escaping () -> Void) -> Void,
+                         then: @escaping ([BenchPeer]) -> Void) {
         var peers: [BenchPeer] = []
         var started = 0
         var done = 0
@@ -73,7 +78,7 @@ public final class BenchRun {
         func startNext() {
             guard started < count else { return }
             started += 1
-            let peer = makePeer(loop)
+            let peer = subscribers ? makeSubscriber(loop) : makePeer(loop)
             peers.append(peer)
             peer.connect { [unowned self] error in
                 if let error { return self.fail(error) }
@@ -88,7 +93,7 @@ public final class BenchRun {
 
     private func connectSubscribers() {
         var index = 0
-        connect(count: scenario.subscribers + scenario.stalled, each: { [unowned self] peer, done in
+        connect(count: scenario.subscribers + scenario.stalled, subscribers: true, each: { [unowned self] peer, done in
             let subject = self.subjectNames[index % self.scenario.subjects]
             let stalls = index >= self.scenario.subscribers
             index += 1

@@ -105,7 +105,11 @@ final class DeliverySink {
     /// Counts the complete deliveries in the buffer and keeps the incomplete tail at its start.
     private func consume(at now: UInt64) {
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<filled])
-        let (count, used, problem) = format == .fanout ? countFanout(bytes, now) : countRedis(bytes, now)
+        let (count, used, problem) = switch format {
+        case .fanout: countFanout(bytes, now)
+        case .redis: countRedis(bytes, now)
+        case .webSocket: countWebSocket(bytes, now)
+        }
         if count > 0 { tally.arrived(count, at: now) }
         if let problem {
             stream.stopReading()
@@ -137,6 +141,44 @@ final class DeliverySink {
                 }
             }
             position = end + 1
+        }
+        return (count, position, nil)
+    }
+
+    /// Server frames: `0x81`, a 7-bit, 16-bit or 64-bit length, then the `MSG` line without its LF.
+    private func countWebSocket(_ bytes: UnsafeRawBufferPointer, _ now: UInt64) -> (Int, Int, String?) {
+        var position = 0
+        var count = 0
+        while bytes.count - position >= 2 {
+            guard bytes[position] == 0x81 else {
+                return (count, position, "unexpected frame: opcode byte \(bytes[position])")
+            }
+            var length = Int(bytes[position + 1] & 0x7F)
+            var start = position + 2
+            if length == 126 {
+                guard bytes.count - position >= 4 else { break }
+                length = Int(bytes[position + 2]) << 8 | Int(bytes[position + 3])
+                start += 2
+            } else if length == 127 {
+                guard bytes.count - position >= 10 else { break }
+                length = 0
+                for index in 2..<10 { length = length << 8 | Int(bytes[position + index]) }
+                start += 8
+            }
+            guard bytes.count >= start + length else { break }
+            guard length > 0, bytes[start] == UInt8(ascii: "M") else {
+                let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<start + length]), as: UTF8.self)
+                return (count, start + length, "unexpected line: \(line)")
+            }
+            count += 1
+            untilSample -= 1
+            if untilSample == 0 {
+                untilSample = tally.sampleEvery
+                if let message = MessageLine(UnsafeRawBufferPointer(rebasing: bytes[start..<start + length])) {
+                    tally.sample(payload: message.payload, at: now)
+                }
+            }
+            position = start + length
         }
         return (count, position, nil)
     }

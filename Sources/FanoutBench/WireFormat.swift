@@ -6,11 +6,13 @@ public enum WireFormat {
     /// Redis: `PUBLISH` as a RESP array answered by `:<receivers>\r\n`; deliveries are
     /// `*3\r\n$7\r\nmessage\r\n$<n>\r\n<channel>\r\n$<n>\r\n<payload>\r\n`.
     case redis
+    /// Fanout over WebSocket, for subscribers only: deliveries are unmasked text frames, one `MSG` line each.
+    case webSocket
 
     /// The bytes around a payload of `payloadSize` bytes that make it a publish to `subject`.
     func publishFrame(subject: String, payloadSize: Int) -> (prefix: [UInt8], suffix: [UInt8]) {
         switch self {
-        case .fanout:
+        case .fanout, .webSocket:
             return (Array("PUB \(subject) ".utf8), [UInt8(ascii: "\n")])
         case .redis:
             var prefix: [UInt8] = []

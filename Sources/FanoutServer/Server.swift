@@ -61,6 +61,12 @@ public final class Server {
     /// Publishers no longer held back by any subscriber, to be read again on the next pass.
     var releasedPublishers: [UInt64] = []
     var resumeTimer: LoopTimer?
+    /// A publish run's lines framed for its WebSocket receivers, reused from run to run.
+    var webSocketFrames: [UInt8] = []
+    /// Replies to the connection an HTTP request runs as (`POST /publish`), read back into the response.
+    var httpReplies: [UInt8] = []
+    /// Sends Server-Sent Events streams their keep-alive comments.
+    var eventStreamTimer: LoopTimer?
 
     var signalWatchers: [SignalWatcher] = []
     /// Runs the index's sweep in slices while departures left anything stale.
@@ -87,7 +93,13 @@ public final class Server {
     var graceTimer: LoopTimer?
     var statusTimer: LoopTimer?
     var watchdogTimer: LoopTimer?
-    var httpFront: HTTPFront?
+    /// The HTTP listener (http_listen), or the one socket activation handed over for it.
+    var httpListener: Listener?
+    var inheritedHTTPListener: Listener?
+    /// HTTP connections reading their request, by id (the id a WebSocket upgrade keeps).
+    var httpExchanges: [UInt64: HTTPExchange] = [:]
+    /// HTTP connections reading their request, per peer host, for max_connections_per_ip.
+    var httpExchangesPerHost: [String: Int] = [:]
     var metrics: ServerMetrics?
     var publishedAtLastStatus: UInt64 = 0
     var isShuttingDown = false
@@ -127,7 +139,8 @@ public final class Server {
 
     /// Binds every listen address (or serves `inheritedFDs`, from socket activation, instead), installs
     /// the signal handlers and timers. Throws on the first failure.
-    public func start(inheritedFDs: [Int32] = []) throws {
+    /// `inheritedHTTPFD` is a socket handed over for `http_listen` (named "http" in LISTEN_FDNAMES).
+    public func start(inheritedFDs: [Int32] = [], inheritedHTTPFD: Int32? = nil) throws {
         // Every connection is a descriptor: make room for max_connections plus listeners and headroom.
         let wanted = configuration.limits.maxConnections + configuration.listeners.listen.count + 64
         let openFiles = ResourceLimits.raiseOpenFiles(to: wanted)
@@ -150,7 +163,7 @@ public final class Server {
             tlsContext = try makeTLSContext(configuration)
             for text in configuration.tls.listen { tlsListeners[text] = try bind(text, tls: true) }
         }
-        try startHTTP()
+        try startHTTP(inheritedFD: inheritedHTTPFD)
         for signal in [SignalNumber.terminate, SignalNumber.interrupt] {
             signalWatchers.append(try SignalWatcher(loop: loop, signal: signal) { [unowned self] number in
                 self.signalReceived(number)
@@ -221,7 +234,11 @@ public final class Server {
         listeners.removeAll()
         tlsListeners.removeAll()
         inheritedListeners.removeAll()
-        httpFront = nil
+        httpListener = nil
+        inheritedHTTPListener = nil
+        httpExchanges.removeAll()
+        httpExchangesPerHost.removeAll()
+        eventStreamTimer = nil
         signalWatchers.removeAll()
         statusTimer = nil
         watchdogTimer = nil

@@ -15,7 +15,8 @@ struct ConfigLoader {
         case backpressureBytes = "backpressure_bytes", sendBufferBytes = "send_buffer_bytes"
         case writeTimeout = "write_timeout", idleTimeout = "idle_timeout", shutdownGrace = "shutdown_grace"
         case keepalive, maxTrackedSubjects = "max_tracked_subjects", logLevel = "log_level", maxMemory = "max_memory"
-        case metricsListen = "metrics_listen"
+        case metricsListen = "metrics_listen", httpListen = "http_listen", httpAllowedOrigins = "http_allowed_origins"
+        case httpRequestTimeout = "http_request_timeout"
         case authTimeout = "auth_timeout", maxAuthFailures = "max_auth_failures", adminCommands = "admin_commands"
         case maxUnauthenticated = "max_unauthenticated", idleUnsubscribedTimeout = "idle_unsubscribed_timeout"
         case tlsHandshakeTimeout = "tls_handshake_timeout", historyMaxBytes = "history_max_bytes"
@@ -63,7 +64,13 @@ struct ConfigLoader {
             }
             server.logLevel = parsed
         }
-        if let text = try reader.string(.metricsListen) { server.listeners.metricsListen = text.isEmpty ? nil : text }
+        let metricsListen = try reader.string(.metricsListen)
+        let httpListen = try reader.string(.httpListen)
+        if let metricsListen, let httpListen, metricsListen != httpListen {
+            throw Problem(description: "http_listen and metrics_listen (its old name) name different addresses; keep http_listen")
+        }
+        if let text = httpListen ?? metricsListen { server.listeners.httpListen = text.isEmpty ? nil : text }
+        if let origins = try reader.strings(.httpAllowedOrigins) { server.listeners.httpAllowedOrigins = origins }
         if let value = try reader.seconds(.authTimeout) { server.auth.authTimeout = value }
         if let value = try reader.int(.maxAuthFailures) { server.auth.maxAuthFailures = value }
         if let value = try reader.int(.maxUnauthenticated) { server.auth.maxUnauthenticated = value }
@@ -71,6 +78,7 @@ struct ConfigLoader {
             server.timeouts.idleUnsubscribedTimeout = value == .zero ? nil : value
         }
         if let value = try reader.seconds(.tlsHandshakeTimeout) { server.timeouts.tlsHandshakeTimeout = value }
+        if let value = try reader.seconds(.httpRequestTimeout) { server.timeouts.httpRequestTimeout = value }
         if let verbs = try reader.strings(.adminCommands) { server.auth.adminCommands = Set(verbs.map { $0.uppercased() }) }
         if let value = try reader.int(.maxConnectionsPerIP) { server.limits.maxConnectionsPerIP = value == 0 ? nil : value }
         if let list = try reader.strings(.tlsListen) { server.tls.listen = list }

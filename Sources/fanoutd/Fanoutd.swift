@@ -40,6 +40,10 @@ struct Fanoutd: ParsableCommand {
         "Address to listen on, HOST:PORT, [V6HOST]:PORT or unix:PATH; repeatable.", valueName: "address"))
     var listen: [String] = []
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Address to serve HTTP on (metrics, health, WebSocket, publish, console), HOST:PORT.", valueName: "address"))
+    var httpListen: String?
+
     @Option(name: .long, help: ArgumentHelp("YAML configuration file.", valueName: "path"))
     var config: String?
 
@@ -71,6 +75,7 @@ struct Fanoutd: ParsableCommand {
     private func loadConfiguration() throws -> ServerConfiguration {
         var configuration = try ConfigLoader.load(path: config)
         if !listen.isEmpty { configuration.listeners.listen = listen }
+        if let httpListen { configuration.listeners.httpListen = httpListen.isEmpty ? nil : httpListen }
         if let logLevel { configuration.logLevel = Logger.Level(rawValue: logLevel.lowercased())! }
         return configuration
     }
@@ -104,7 +109,9 @@ struct Fanoutd: ParsableCommand {
             server.notifier = SystemdNotifier()
             server.configurationLoader = { [self] in try self.loadConfiguration() }
             server.metricsBackend = PrometheusBackend.start
-            try server.start(inheritedFDs: SocketActivation.inheritedDescriptors())
+            let inherited = SocketActivation.inheritedListeners()
+            unsetenv("LISTEN_FDNAMES")
+            try server.start(inheritedFDs: inherited.protocol, inheritedHTTPFD: inherited.http)
             try server.run()
         } catch {
             Self.fail("\(error)", code: 1)
@@ -135,13 +142,15 @@ struct Fanoutd: ParsableCommand {
             history: \(server.history.rules.isEmpty ? "none" : "")\(server.history.rules.map { "\n  - \($0)" }.joined())
             history_max_bytes: \(server.history.maxBytes)
             log_level: \(server.logLevel.rawValue)
-            metrics_listen: \(server.listeners.metricsListen ?? "off")
+            http_listen: \(server.listeners.httpListen ?? "off")
+            http_allowed_origins: \(server.listeners.httpAllowedOrigins.isEmpty ? "same host" : server.listeners.httpAllowedOrigins.joined(separator: ", "))
             users: \(server.auth.users.isEmpty ? "none (auth=none)" : server.auth.users.map(\.name).joined(separator: ", "))
             auth_timeout: \(seconds(server.auth.authTimeout))
             max_auth_failures: \(server.auth.maxAuthFailures)
             max_unauthenticated: \(server.auth.maxUnauthenticated)
             idle_unsubscribed_timeout: \(seconds(server.timeouts.idleUnsubscribedTimeout))
             tls_handshake_timeout: \(seconds(server.timeouts.tlsHandshakeTimeout))
+            http_request_timeout: \(seconds(server.timeouts.httpRequestTimeout))
             admin_commands: \(server.auth.adminCommands.sorted().joined(separator: ", "))
             max_connections_per_ip: \(server.limits.maxConnectionsPerIP.map(String.init) ?? "0 (off)")
             unix_socket_mode: 0\(String(server.listeners.unixSocketMode, radix: 8))

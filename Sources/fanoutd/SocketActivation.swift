@@ -7,11 +7,23 @@ import Glibc
 enum SocketActivation {
     /// The inherited listening descriptors, each marked close-on-exec. The variables are unset, so that child
     /// processes do not take the sockets for theirs.
+    /// The inherited descriptors split by their LISTEN_FDNAMES name: one named `http` serves http_listen
+    /// (`FileDescriptorName=http` in the socket unit); every other one serves the line protocol.
+    static func inheritedListeners() -> (protocol: [Int32], http: Int32?) {
+        let names = (TextFile.environment("LISTEN_FDNAMES") ?? "").split(separator: ":", omittingEmptySubsequences: false)
+        let descriptors = inheritedDescriptors()
+        var http: Int32?
+        var lines: [Int32] = []
+        for (index, fd) in descriptors.enumerated() {
+            if index < names.count && names[index] == "http" && http == nil { http = fd } else { lines.append(fd) }
+        }
+        return (lines, http)
+    }
+
     static func inheritedDescriptors() -> [Int32] {
         defer {
             unsetenv("LISTEN_PID")
             unsetenv("LISTEN_FDS")
-            unsetenv("LISTEN_FDNAMES")
         }
         guard let pid = TextFile.environment("LISTEN_PID"), Int32(pid) == getpid(),
               let text = TextFile.environment("LISTEN_FDS"), let count = Int32(text), count > 0 else {

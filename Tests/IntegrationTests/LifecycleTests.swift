@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Runs the built `fanoutd` to completion with `arguments`, returning its exit status and output.
-private func runDaemon(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+func runDaemon(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
     process.executableURL = Daemon.executable
     process.arguments = arguments
@@ -26,7 +26,7 @@ private func runDaemon(_ arguments: [String], environment: [String: String] = [:
     return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
 }
 
-@Suite("Lifecycle and configuration", .timeLimit(.minutes(1)))
+@Suite("Lifecycle and configuration", .timeLimit(.minutes(3)))
 struct LifecycleTests {
     @Test func sigtermTellsClientsAndExitsZero() throws {
         let daemon = try Daemon()
@@ -136,7 +136,7 @@ struct LifecycleTests {
         let result = try runDaemon(["--config", try fixture("yaml-forms.yaml"), "--check-config"])
         #expect(result.status == 0, "\(result.stderr)")
         for line in ["listen: 127.0.0.1:0, 127.0.0.1:0", "server_name: it's-a-host", "max_line: 4096",
-                     "write_timeout: 1.5", "admin_commands: CLIENTS, INFO", "metrics_listen: off",
+                     "write_timeout: 1.5", "admin_commands: CLIENTS, INFO", "http_listen: off",
                      "users: alice, bob"] {
             #expect(result.stdout.contains(line), "\(line)")
         }

@@ -76,7 +76,7 @@ private final class NotifySocket {
 }
 
 /// An HTTP/1.0 GET over a plain socket: status line and body.
-private func httpGet(port: Int, path: String) throws -> (status: String, body: [String]) {
+func httpGet(port: Int, path: String) throws -> (status: String, body: [String]) {
     let client = try LineClient(port: port)
     try client.send("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
     let lines = try client.readUntilClosed().map { $0.hasSuffix("\r") ? String($0.dropLast()) : $0 }
@@ -172,6 +172,34 @@ struct SystemdTests {
         #expect(try unix.command("CLIENTS").contains("addr=unix:"))
     }
 
+    /// A socket named "http" in LISTEN_FDNAMES serves http_listen's routes; the others the protocol.
+    @Test(.enabled(if: tool("systemd-socket-activate") != nil, "systemd-socket-activate is not installed"))
+    func servesHTTPOnTheSocketNamedHTTP() throws {
+        let port = try freePort()
+        let httpPort = try freePort()
+        let activator = Process()
+        activator.executableURL = URL(fileURLWithPath: tool("systemd-socket-activate")!)
+        activator.arguments = ["-l", "127.0.0.1:\(port)", "-l", "127.0.0.1:\(httpPort)", "--fdname=protocol:http",
+                               Daemon.executable.path]
+        activator.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FANOUTD_") }
+        let stderr = try CloexecPipe()
+        activator.standardError = stderr.write
+        activator.standardOutput = FileHandle.nullDevice
+        let log = LineCollector()
+        log.attach(stderr.read)
+        try activator.run()
+        try stderr.write.close()
+        defer {
+            kill(activator.processIdentifier, SIGKILL)
+            activator.waitUntilExit()
+        }
+        _ = try log.waitForLine(containing: "Listening on", timeout: 10)
+        let tcp = try LineClient(port: port)
+        #expect(try tcp.readLine().hasPrefix("+HELLO fanout/1 "))
+        _ = try log.waitForLine(containing: "serving HTTP on http://127.0.0.1:\(httpPort)/", timeout: 10)
+        #expect(try httpGet(port: httpPort, path: "/healthz").body == ["ok"])
+    }
+
     @Test func reloadAppliesNewLimitsWithoutDroppingAnyone() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -209,7 +237,7 @@ struct SystemdTests {
 
     @Test func metricsAreServedInPrometheusFormat() throws {
         let daemon = try Daemon(environment: ["FANOUTD_METRICS_LISTEN": "127.0.0.1:0"])
-        let line = try daemon.stderr.waitForLine(containing: "serving metrics on http://", timeout: 10)
+        let line = try daemon.stderr.waitForLine(containing: "serving HTTP on http://", timeout: 10)
         let address = line.components(separatedBy: "http://").last!.components(separatedBy: "/").first!
         let port = try #require(Int(address.split(separator: ":").last!))
 

@@ -54,7 +54,7 @@ private final class TestPKI {
 private let hasOpenSSL = FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
 
 @Suite("TLS listeners", .enabled(if: hasOpenSSL, "the openssl command is not installed (apt-get install openssl)"),
-       .timeLimit(.minutes(1)))
+       .timeLimit(.minutes(3)))
 struct TLSTests {
     private func tlsDaemon(
         _ pki: TestPKI, clientCA: Bool = false, extra: [String: String] = [:]

@@ -16,4 +16,19 @@ public enum Digest {
         precondition(status == 1 && length == 32, "EVP_Digest(SHA-256) failed")
         return output
     }
+
+    /// The SHA-1 of `bytes` (20 bytes). Only for WebSocket's accept value (RFC 6455 §4.2.2), which names
+    /// SHA-1 as a fixed transform, not for anything that needs collision resistance.
+    public static func sha1(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        let input = Array(bytes)
+        var output = [UInt8](repeating: 0, count: 20)
+        var length: UInt32 = 0
+        let status = input.withUnsafeBytes { raw in
+            output.withUnsafeMutableBufferPointer { digest in
+                EVP_Digest(raw.baseAddress, raw.count, digest.baseAddress, &length, EVP_sha1(), nil)
+            }
+        }
+        precondition(status == 1 && length == 20, "EVP_Digest(SHA-1) failed")
+        return output
+    }
 }

@@ -44,7 +44,7 @@ extension Server {
         return fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
 
-    /// `<count> id=<n>,addr=<host:port>,subs=<n>,pending=<bytes>,age_s=<n> ...`, oldest first.
+    /// `<count> id=<n>,addr=<host:port>,subs=<n>,pending=<bytes>,age_s=<n>,transport=<tcp|tls|unix|ws> ...`, oldest first.
     ///
     /// Cost: a scan of the connection table (at most max_connections ids, sorted as plain integers) and text
     /// for the `listingLimit` listed.
@@ -54,7 +54,7 @@ extension Server {
         let listed = oldest.compactMap { connections[$0] }.map { connection in
             let age = (now - connection.connectedAt).components.seconds
             return "id=\(connection.id),addr=\(connection.peer),subs=\(connection.subscriptions.count)," +
-                "pending=\(connection.pendingBytes),age_s=\(age)"
+                "pending=\(connection.pendingBytes),age_s=\(age),transport=\(connection.transport)"
         }
         return ([String(connections.count)] + listed).joined(separator: " ")
     }

@@ -4,8 +4,12 @@ import FanoutEventLoop
 public struct Listeners: Sendable, Equatable {
     /// Addresses to listen on: `HOST:PORT`, `[V6HOST]:PORT` or `unix:PATH`.
     public var listen = ["127.0.0.1:7411"]
-    /// Where to serve `/metrics` and `/healthz` over HTTP (`HOST:PORT`); nil turns it off.
-    public var metricsListen: String?
+    /// Where to serve HTTP (`HOST:PORT`): `/metrics`, `/healthz`, WebSocket at `/ws`, publish and the
+    /// console; nil turns it off. `metrics_listen` is read as an alias.
+    public var httpListen: String?
+    /// Origins whose pages may open a WebSocket (`https://app.example.com`, or `*` for any); empty allows
+    /// only pages served from the same host as the request names (cross-site WebSocket hijacking).
+    public var httpAllowedOrigins: [String] = []
     /// File mode of unix socket listeners (`listen: ["unix:/run/fanout/fanoutd.sock"]`).
     public var unixSocketMode: UInt32 = 0o660
 
@@ -18,8 +22,12 @@ public struct Listeners: Sendable, Equatable {
         for address in listen {
             if let problem = SocketAddress.problem(parsing: address) { found.append("listen: \(problem)") }
         }
-        if let metricsListen, let problem = SocketAddress.problem(parsing: metricsListen) {
-            found.append("metrics_listen: \(problem)")
+        if let httpListen {
+            if let problem = SocketAddress.problem(parsing: httpListen) {
+                found.append("http_listen/metrics_listen: \(problem)")
+            } else if httpListen.hasPrefix("unix:") {
+                found.append("http_listen/metrics_listen: must be HOST:PORT")
+            }
         }
         return found
     }

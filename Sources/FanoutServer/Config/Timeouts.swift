@@ -12,6 +12,9 @@ public struct Timeouts: Sendable, Equatable {
     public var idleUnsubscribedTimeout: Duration? = .seconds(60)
     /// Close a TLS connection whose handshake has not finished this long after it connected.
     public var tlsHandshakeTimeout = Duration.seconds(10)
+    /// How long an HTTP client has to send its whole request (head and body): a client that trickles its
+    /// headers (slowloris) holds a slot this long at most, then gets 408.
+    public var httpRequestTimeout = Duration.seconds(10)
     /// TCP keepalive idle time for accepted sockets; nil turns keepalive off.
     public var keepalive: Duration? = .seconds(60)
 
@@ -26,6 +29,7 @@ public struct Timeouts: Sendable, Equatable {
             found.append("idle_unsubscribed_timeout: must be positive, or 0 for off")
         }
         if tlsHandshakeTimeout <= .zero { found.append("tls_handshake_timeout: must be positive") }
+        if httpRequestTimeout <= .zero { found.append("http_request_timeout: must be positive") }
         return found
     }
 }

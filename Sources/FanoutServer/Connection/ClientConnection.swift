@@ -17,8 +17,10 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     var socket: BufferedSocket?
     var framer: LineFramer
     var state = ConnectionState.open
+    /// How the client reaches the server; a WebSocket frames every line (one byte, in the padding after `state`).
+    var transport = Transport.tcp
     /// Whether the memory bound watches its backlog: checked per delivery above the mark, where a set
-    /// insertion each time cost a third of a delivery with 5,000 subscribers. (In the padding after `state`.)
+    /// insertion each time cost a third of a delivery with 5,000 subscribers. (Also in that padding.)
     var isBacklogWatched = false
     /// The subscriber → patterns direction of the index.
     var subscriptions = SubscriptionSet()
@@ -28,7 +30,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// What this connection may do, shared with the other connections of its user; nil until it
     /// authenticates on a server that requires it.
     var grant: SharedPermissions?
-    private var extras: ConnectionExtras?
+    fileprivate var extras: ConnectionExtras?
     /// When it connected, in nanoseconds after the server started: 8 bytes where an instant takes 16.
     private let connectedAfterNanoseconds: Int64
     /// The server outlives its connections: it drops them all before it goes. Never touched from deinit.
@@ -70,7 +72,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     // MARK: Occasional state, in `extras`
 
     /// The extras, made on first use.
-    private var madeExtras: ConnectionExtras {
+    fileprivate var madeExtras: ConnectionExtras {
         if let extras { return extras }
         let made = ConnectionExtras()
         extras = made
@@ -135,11 +137,22 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
 
     func send(_ text: String) {
         server.stats.bytesOut += UInt64(text.utf8.count)
-        socket?.write(text)
+        write(text)
     }
 
     func send(_ bytes: [UInt8]) {
         server.stats.bytesOut += UInt64(bytes.count)
+        write(bytes)
+    }
+
+    /// Queues protocol lines as they are (TCP) or one text frame per line (WebSocket).
+    func write(_ text: String) {
+        guard transport.writesLines else { return writeAdapted(Array(text.utf8)) }
+        socket?.write(text)
+    }
+
+    func write(_ bytes: [UInt8]) {
+        guard transport.writesLines else { return writeAdapted(bytes) }
         socket?.write(bytes)
     }
 
@@ -160,6 +173,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// A turn ends after `Server.turn` of work too (the clock is read every 64 lines): the rest of the input
     /// waits for a later loop pass, so that one client's flood of commands never keeps the others waiting long.
     func readCommands() {
+        guard transport.writesLines else { return readAdapted() }
         guard isReading, let socket else { return }
         let pauseBytes = server.configuration.limits.readPauseBytes
         let started = ContinuousClock.now
@@ -230,4 +244,18 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
 
     /// Whether commands are read now: open, and not held back by a subscriber's backlog.
     var isReading: Bool { state.isReading && heldBy == 0 }
+}
+
+extension ClientConnection {
+    /// A WebSocket client's frame decoder; nil for other transports.
+    var webSocketSession: WebSocketSession? {
+        get { extras?.webSocketSession }
+        set { if newValue != nil || extras != nil { madeExtras.webSocketSession = newValue } }
+    }
+
+    /// An event stream's subjects and positions; nil for other transports.
+    var eventStream: EventStreamSession? {
+        get { extras?.eventStream }
+        set { if newValue != nil || extras != nil { madeExtras.eventStream = newValue } }
+    }
 }

@@ -21,6 +21,8 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
     case authTimeout
     /// Too many failed AUTH attempts.
     case authFailures
+    /// A WebSocket's close handshake (the client's close, echoed) or a framing failure, with its close code.
+    case webSocketClose(code: UInt16, reason: String)
 
     var description: String {
         switch self {
@@ -33,6 +35,7 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .shutdown: "shutdown"
         case .authTimeout: "auth-timeout"
         case .authFailures: "auth-failures"
+        case .webSocketClose(let code, let reason): "websocket-close \(code) (\(reason))"
         }
     }
 
@@ -43,7 +46,7 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .idleTimeout(let setting): ProtocolError(.idleTimeout, "disconnected: nothing received for \(setting)")
         case .shutdown: ProtocolError(.shuttingDown, "server is shutting down")
         case .authTimeout: ProtocolError(.authRequired, "disconnected: no AUTH within auth_timeout")
-        case .quit, .eof, .socketError, .authFailures, .handshakeTimeout: nil
+        case .quit, .eof, .socketError, .authFailures, .handshakeTimeout, .webSocketClose: nil
         }
     }
 

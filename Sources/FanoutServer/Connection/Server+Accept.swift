@@ -24,12 +24,24 @@ extension Server {
             RawSocket.refuse(fd, with: "")
             return
         }
-        let id = nextConnectionID
-        nextConnectionID += 1
+        admit(socket: socket, peer: peer, host: host, transport: tls ? .tls : (peer.isUnix ? .unix : .tcp))
+    }
+
+    /// Makes a client connection of an accepted socket (or of an upgraded HTTP one) whose limits were checked:
+    /// table, counters, auth deadline, greeting.
+    @discardableResult
+    func admit(socket: BufferedSocket, peer: SocketAddress, host: String, transport: Transport,
+               id givenID: UInt64? = nil, prepare: ((ClientConnection) -> Void)? = nil) -> ClientConnection {
+        let tls = transport == .tls
+        let id = givenID ?? nextConnectionID
+        if givenID == nil { nextConnectionID += 1 }
         let connection = ClientConnection(
             id: id, peer: peer, socket: socket, maxLine: configuration.limits.maxLine, server: self,
             census: census
         )
+        connection.transport = transport
+        if transport == .webSocket { connection.webSocketSession = WebSocketSession(maxLine: configuration.limits.maxLine) }
+        prepare?(connection)
         socket.delegate = connection
         // Told about drains from the first time something waits for one: a pause on its own replies, a held
         // publisher, or a publish-to-write measurement (see `ClientConnection.socketDidDrain`). Left on after
@@ -40,7 +52,8 @@ extension Server {
             if let keepalive = configuration.timeouts.keepalive { socket.enableKeepalive(idle: keepalive) }
             if configuration.limits.sendBufferBytes > 0 { socket.setSendBuffer(bytes: configuration.limits.sendBufferBytes) }
         }
-        socket.setTimeouts(read: readTimeout(subscribed: false), write: configuration.timeouts.writeTimeout)
+        socket.setTimeouts(read: transport == .eventStream ? nil : readTimeout(subscribed: false),
+                           write: configuration.timeouts.writeTimeout)
         connections[id] = connection
         connectionsPerHost[host, default: 0] += 1
         stats.accepted += 1
@@ -50,11 +63,12 @@ extension Server {
         } else {
             connection.grant = .unrestricted
         }
-        socket.write(Encoder.greeting(serverName: configuration.serverName, authRequired: configuration.auth.requiresAuth,
-                                      epoch: engine.epoch))
+        connection.write(Encoder.greeting(serverName: configuration.serverName, authRequired: configuration.auth.requiresAuth,
+                                          epoch: engine.epoch))
         if tls { startHandshakeDeadline(for: connection) }
         socket.enableReading()
-        logger.debug("connect", metadata: ["client": "\(id)", "peer": "\(peer)"])
+        logger.debug("connect", metadata: ["client": "\(id)", "peer": "\(peer)", "transport": "\(transport)"])
+        return connection
     }
 
     private func refuse(_ fd: Int32, peer: SocketAddress, _ text: String) {
@@ -101,6 +115,8 @@ extension Server {
     /// Moves a connection to the read timeout for its subscriptions, when it has just gained its first or
     /// lost its last.
     func updateReadTimeout(of connection: ClientConnection) {
+        // An event stream's client never sends anything after its request: idleness is not a sign of death.
+        guard connection.transport != .eventStream else { return }
         connection.socket?.setTimeouts(read: readTimeout(subscribed: !connection.subscriptions.isEmpty),
                                        write: configuration.timeouts.writeTimeout)
     }

@@ -13,14 +13,16 @@ extension Server {
             logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                                  "reason": "\(reason)"])
         // The failed AUTH was logged already, once per interval at most: a guesser must not fill the log here.
-        case .quit, .eof, .shutdown, .authFailures:
+        case .quit, .eof, .shutdown, .authFailures, .webSocketClose:
             logger.debug("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                                   "reason": "\(reason)"])
         }
         // Replies to its PUBs so far go out ahead of the farewell, as when each was written at once.
         if connection === publishRun.publisher { flushRunReplies() }
         if let socket = connection.socket {
-            if reason.flushesOutput {
+            if !connection.transport.writesLines {
+                if connection.writeAdaptedFarewell(reason) { socket.closeGracefully(within: configuration.timeouts.shutdownGrace) }
+            } else if reason.flushesOutput {
                 if case .slowConsumer = reason { socket.discardOutputAfterFirstLine() }
                 if let farewell = reason.farewell { socket.write(farewell.line) }
                 socket.closeGracefully(within: configuration.timeouts.shutdownGrace)

@@ -29,6 +29,8 @@ struct PublishRun {
     var receivers: [Receiver] = []
     /// Receivers being sent a replay: the run's lines wait in their job, behind the replay.
     var waiting: [ReplayJob] = []
+    /// Receivers whose transport adapts lines (WebSocket frames, Server-Sent Events): see `flushAdapted`.
+    var adaptedReceivers: [Receiver] = []
     /// Who publishes the run, for backpressure. Kept from run to run within one read (retaining and
     /// releasing a weakly referenced object takes the slow path) and let go when the read ends.
     var publisher: ClientConnection?
@@ -82,6 +84,7 @@ struct PublishRun {
     mutating func close() {
         receivers.removeAll(keepingCapacity: true)
         if !waiting.isEmpty { waiting.removeAll(keepingCapacity: true) }
+        if !adaptedReceivers.isEmpty { adaptedReceivers.removeAll(keepingCapacity: true) }
         bytes.removeAll(keepingCapacity: true)
         position = nil
         retains = false

@@ -17,7 +17,11 @@ extension Server {
                     publishRun.waiting.append(job)
                     return
                 }
-                publishRun.receivers.append(.init(connection: .passUnretained(connection), socket: socket))
+                if !connection.transport.writesLines {
+                    publishRun.adaptedReceivers.append(.init(connection: .passUnretained(connection), socket: socket))
+                } else {
+                    publishRun.receivers.append(.init(connection: .passUnretained(connection), socket: socket))
+                }
             }
         }
         publishRun.seq += 1
@@ -25,7 +29,7 @@ extension Server {
         if publishRun.retains, let position = publishRun.position {
             engine.retain(position, seq: publishRun.seq, payload: payload)
         }
-        let receivers = publishRun.receivers.count &+ publishRun.waiting.count
+        let receivers = publishRun.receivers.count &+ publishRun.adaptedReceivers.count &+ publishRun.waiting.count
         guard receivers > 0 else { return 0 }
         stats.delivered += UInt64(receivers)
         Encoder.appendMessage(subject: subject, seq: publishRun.seq, payload: payload, to: &publishRun.bytes)
@@ -66,6 +70,7 @@ extension Server {
         guard !publishRun.bytes.isEmpty else { return }
         flushRunReplies()
         if !publishRun.waiting.isEmpty { queueBehindReplays(publishRun.bytes, jobs: publishRun.waiting) }
+        if !publishRun.adaptedReceivers.isEmpty { flushAdapted() }
         let limit = configuration.limits.maxPendingBytes
         let holdAbove = configuration.limits.backpressureBytes > 0 ? configuration.limits.backpressureBytes : Int.max
         // One comparison per receiver on the fast path: below every mark, nothing else is looked at.
@@ -99,7 +104,7 @@ extension Server {
     /// Holds the publisher back, or drops the receiver, when its backlog is past the marks, and has the
     /// server-wide memory bound watch it once it is past `BacklogWatch.mark`.
     @inline(__always)
-    private func checkBacklog(of receiver: PublishRun.Receiver, watchAbove: Int, holdAbove: Int, limit: Int) {
+    func checkBacklog(of receiver: PublishRun.Receiver, watchAbove: Int, holdAbove: Int, limit: Int) {
         let pending = receiver.socket.outputCount
         guard pending > watchAbove else { return }
         let connection = receiver.connection.takeUnretainedValue()

@@ -2,9 +2,10 @@ import FanoutEventLoop
 import FanoutHTTP
 
 extension Server {
-    /// Serves `/metrics` and `/healthz` on `metrics_listen`, when set.
-    func startHTTP() throws {
-        guard let text = configuration.listeners.metricsListen else {
+    /// Serves HTTP on `http_listen` (or the socket handed over for it), when set: `/metrics`, `/healthz`,
+    /// WebSocket at `/ws`, and the routes in `Server+HTTPRoutes.swift`.
+    func startHTTP(inheritedFD: Int32? = nil) throws {
+        guard inheritedFD != nil || configuration.listeners.httpListen != nil else {
             metrics = nil
             return
         }
@@ -13,26 +14,67 @@ extension Server {
             if metricsExposition == nil, let start = metricsBackend { metricsExposition = start() }
             metrics = ServerMetrics()
         }
-        let front = try HTTPFront(loop: loop, address: try SocketAddress(parsing: text), routes: [
-            "/metrics": { [unowned self] in self.metricsResponse() },
-            "/healthz": { [unowned self] in self.healthResponse() },
-        ])
-        httpFront = front
-        logger.notice("serving metrics on http://\(front.address)/metrics")
+        let onAccept: (Int32, SocketAddress) -> Void = { [unowned self] fd, peer in self.acceptHTTP(fd: fd, peer: peer) }
+        let onError: (SystemError) -> Void = { [unowned self] error in self.acceptFailed(error) }
+        let listener: Listener
+        if let inheritedFD {
+            listener = try Listener(loop: loop, listeningFD: inheritedFD, onAccept: onAccept, onError: onError)
+            inheritedHTTPListener = listener
+        } else {
+            listener = try Listener(loop: loop, address: try SocketAddress(parsing: configuration.listeners.httpListen!),
+                                    onAccept: onAccept, onError: onError)
+            httpListener = listener
+        }
+        logger.notice("serving HTTP on http://\(listener.address)/ (metrics at /metrics, WebSocket at /ws)")
     }
 
-    private func metricsResponse() -> HTTPServer.Response {
+    /// A new HTTP connection: counted against max_connections and max_connections_per_ip like a client,
+    /// since it may become one, so that slow request heads from one address cannot take every slot.
+    private func acceptHTTP(fd: Int32, peer: SocketAddress) {
+        let refusal = HTTPResponse(status: 503, text: "too many connections\n").encoded()
+        guard connections.count + loop.lingeringCount + httpExchanges.count < configuration.limits.maxConnections else {
+            stats.limitRefusals += 1
+            RawSocket.refuse(fd, with: String(decoding: refusal, as: UTF8.self))
+            return
+        }
+        if let perHost = configuration.limits.maxConnectionsPerIP,
+           connectionsPerHost[peer.host, default: 0] + httpExchangesPerHost[peer.host, default: 0] >= perHost {
+            stats.limitRefusals += 1
+            RawSocket.refuse(fd, with: String(decoding: refusal, as: UTF8.self))
+            return
+        }
+        let socket: BufferedSocket
+        do {
+            socket = try BufferedSocket(loop: loop, fd: fd)
+        } catch {
+            logger.error("cannot set up HTTP connection from \(peer): \(error)")
+            RawSocket.refuse(fd, with: "")
+            return
+        }
+        let exchange = HTTPExchange(id: nextConnectionID, peer: peer, socket: socket, server: self)
+        nextConnectionID += 1
+        socket.delegate = exchange
+        socket.disableNagle()
+        httpExchanges[exchange.id] = exchange
+        httpExchangesPerHost[peer.host, default: 0] += 1
+        socket.enableReading()
+    }
+
+    func metricsResponse() -> HTTPResponse {
         metrics?.sync(stats, clients: connections.count, subscriptionCount: subscriptionCount,
                       subjectCount: index.storedPatternCount,
                       pendingBytes: connections.values.reduce(0) { $0 + $1.pendingBytes })
         metrics?.sync(memoryDrops: backlogWatch.drops, history: engine.historyFigures)
-        return HTTPServer.Response(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
-                                   body: metricsExposition?() ?? [])
+        return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
+                            body: metricsExposition?() ?? [])
     }
 
-    private func healthResponse() -> HTTPServer.Response {
-        isShuttingDown
-            ? HTTPServer.Response(status: 503, body: Array("shutting down\n".utf8))
-            : HTTPServer.Response(status: 200, body: Array("ok\n".utf8))
+    func healthResponse() -> HTTPResponse {
+        isShuttingDown ? HTTPResponse(status: 503, text: "shutting down\n") : HTTPResponse(status: 200, text: "ok\n")
+    }
+
+    /// `{"error":"<code>","message":"<text>"}`: an HTTP error body names the protocol's error code.
+    static func errorJSON(code: String, _ message: String) -> String {
+        "{\"error\":\(JSONText.quoted(code)),\"message\":\(JSONText.quoted(message))}"
     }
 }

@@ -81,13 +81,16 @@ extension Server {
         }
         anyUserWithholds = Self.withholds(fresh)
         if fresh.auth.users != old.auth.users { reapplyPermissions() }
-        if fresh.listeners.metricsListen != old.listeners.metricsListen {
-            httpFront = nil
+        if inheritedHTTPListener == nil && fresh.listeners.httpListen != old.listeners.httpListen {
+            httpListener = nil
             do {
                 try startHTTP()
             } catch {
-                logger.error("cannot serve metrics on \(fresh.listeners.metricsListen ?? ""): \(error)")
+                logger.error("cannot serve HTTP on \(fresh.listeners.httpListen ?? ""): \(error)")
             }
+        }
+        if fresh.limits.maxLine != old.limits.maxLine {
+            for connection in connections.values { connection.webSocketSession?.decoder.maxMessage = fresh.limits.maxLine + 2 }
         }
     }
 }

@@ -11,7 +11,9 @@ extension Server {
         listeners.removeAll()
         tlsListeners.removeAll()
         inheritedListeners.removeAll()
-        httpFront = nil
+        httpListener = nil
+        inheritedHTTPListener = nil
+        for exchange in Array(httpExchanges.values) { exchange.finish(healthResponse()) }
         statusTimer = nil
         sweepTimer = nil
         acceptRetryTimer = nil

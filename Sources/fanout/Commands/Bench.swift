@@ -18,11 +18,17 @@ struct Bench: ParsableCommand {
               fanout bench --subscribers 75 --stalled 25      healthy rate with stalled peers
               fanout bench --protocol redis --server 127.0.0.1:6379
               fanout bench --compare-redis 127.0.0.1:6379     both servers, one table
+              fanout bench --transport websocket --http-server 127.0.0.1:7412
+                                                              TCP, then WebSocket subscribers, one table
             """
     )
 
     enum WireProtocol: String, ExpressibleByArgument, CaseIterable {
         case fanout, redis
+    }
+
+    enum SubscriberTransport: String, ExpressibleByArgument, CaseIterable {
+        case tcp, websocket
     }
 
     @OptionGroup var connection: ConnectionOptions
@@ -40,6 +46,12 @@ struct Bench: ParsableCommand {
     var compareRedis: String?
     @Option(name: .long, help: "Seconds without progress after which undelivered messages count as lost.")
     var drainTimeout: Double = 5
+    @Option(name: .long, help: ArgumentHelp(
+        "tcp, or websocket: run the scenario with TCP subscribers, then with WebSocket subscribers (publishers stay on TCP), and compare.",
+        valueName: "transport"))
+    var transport: SubscriberTransport = .tcp
+    @Option(name: .long, help: ArgumentHelp("fanoutd's http_listen address, for --transport websocket.", valueName: "host:port"))
+    var httpServer = "127.0.0.1:7412"
     @Flag(name: .long, help: "Print one JSON object.") var json = false
 
     func validate() throws {
@@ -52,6 +64,12 @@ struct Bench: ParsableCommand {
             throw ValidationError("--payload must be at least \(BenchPayload.timestampDigits) bytes")
         }
         if let compareRedis { _ = try SocketAddress.parsing(compareRedis, option: "--compare-redis") }
+        if transport == .websocket {
+            _ = try SocketAddress.parsing(httpServer, option: "--http-server")
+            guard self.protocol == .fanout, compareRedis == nil else {
+                throw ValidationError("--transport websocket compares fanoutd's own transports; leave out --protocol redis and --compare-redis")
+            }
+        }
     }
 
     func run() throws {
@@ -66,10 +84,21 @@ struct Bench: ParsableCommand {
         ]
         if let compareRedis { targets.append((.redis, try SocketAddress.parsing(compareRedis, option: "--compare-redis"), compareRedis)) }
         let token = connection.clientOptions().token
+        // WebSocket subscribers: the same scenario again, right after the TCP one, on the same server.
+        var webSocketAt: SocketAddress?
+        if transport == .websocket {
+            webSocketAt = try SocketAddress.parsing(httpServer, option: "--http-server")
+            targets.append((.fanout, try connection.resolvedAddress(), connection.serverText))
+        }
         var results: [BenchResult] = []
-        for (wire, address, text) in targets {
-            let run = try BenchRun(scenario: scenario, target: "\(wire.rawValue) \(text)",
-                                   showProgress: !json && StandardOutput.isTerminal) { loop in
+        for (number, (wire, address, text)) in targets.enumerated() {
+            let overWebSocket = webSocketAt != nil && number == 1
+            let label = webSocketAt == nil ? "\(wire.rawValue) \(text)"
+                : overWebSocket ? "fanout \(text), websocket subscribers" : "fanout \(text), tcp subscribers"
+            let subscriberFactory: ((EventLoop) -> BenchPeer)? = overWebSocket
+                ? { loop in WebSocketPeer(loop: loop, address: webSocketAt!, token: token) } : nil
+            let run = try BenchRun(scenario: scenario, target: label, showProgress: !json && StandardOutput.isTerminal,
+                                   makeSubscriber: subscriberFactory) { loop in
                 switch wire {
                 case .fanout: FanoutPeer(loop: loop, address: address, timeout: scenario.timeout, token: token)
                 case .redis: RedisPeer(loop: loop, address: address)
@@ -83,6 +112,10 @@ struct Bench: ParsableCommand {
             }
         }
         print(json ? BenchReport.json(scenario, results) : BenchReport.table(scenario, results))
+        if webSocketAt != nil, !json, results.count == 2, results[0].deliveredPerSecond > 0 {
+            let ratio = results[1].deliveredPerSecond / results[0].deliveredPerSecond
+            print("websocket/tcp delivered per second: \((ratio * 100).rounded() / 100)")
+        }
     }
 }
 

@@ -1,0 +1,233 @@
+/// Reads a client's frames (RFC 6455 §5) from a byte stream and hands out whole text messages, pings, pongs
+/// and the close, or the first framing failure with the close code it calls for.
+///
+/// Pure: no I/O, like `LineFramer`. Memory is bounded: a message (all its fragments) is held only up to
+/// `maxMessage` bytes, a frame that would pass that fails at its header (1009) before any of its payload is
+/// read, and control frames hold at most 125 bytes. After a close or a failure the rest of the input is
+/// ignored.
+public struct WebSocketDecoder {
+    public enum Event {
+        /// One whole text message, unmasked, defragmented and valid UTF-8. Valid only during the handler call.
+        case text(UnsafeRawBufferPointer)
+        /// A ping: its payload (at most 125 bytes) is to be echoed in a pong.
+        case ping(UnsafeRawBufferPointer)
+        case pong
+        /// The client's close frame: its code when it gave one.
+        case close(code: UInt16?)
+        /// The input broke the protocol: close with `code`, saying `reason`.
+        case failure(code: UInt16, reason: String)
+    }
+
+    /// Longest text message accepted, all fragments together. May change between feeds (reload).
+    public var maxMessage: Int
+    /// Whether a close or a failure has been read: nothing more is decoded.
+    public private(set) var isFinished = false
+
+    private var header: [UInt8] = []
+    private var frame: Frame?
+    /// The text message being assembled, over its fragments.
+    private var message: [UInt8] = []
+    /// Whether a fragmented text message is in progress (its first frame had FIN clear).
+    private var inFragmentedMessage = false
+    private var control: [UInt8] = []
+
+    private struct Frame {
+        var opcode: WebSocketOpcode
+        var fin: Bool
+        var remaining: Int
+        var mask: (UInt8, UInt8, UInt8, UInt8)
+        var maskOffset = 0
+    }
+
+    /// Buffers kept between messages up to this capacity; a larger one is given back after its message.
+    private static let keptCapacity = 4096
+
+    public init(maxMessage: Int) {
+        precondition(maxMessage > 0, "maxMessage must be positive")
+        self.maxMessage = maxMessage
+    }
+
+    /// Bytes held from unfinished frames (at most `maxMessage` + 125 + 14).
+    public var bufferedCount: Int { header.count + message.count + control.count }
+
+    /// Feeds one chunk. `handler` returns false to stop after an event (backpressure); the return value is
+    /// how many bytes of `chunk` were consumed. Cost: linear in the chunk.
+    public mutating func feed(_ chunk: UnsafeRawBufferPointer, _ handler: (Event) -> Bool) -> Int {
+        guard let base = chunk.baseAddress else { return 0 }
+        let count = chunk.count
+        var position = 0
+        while position < count && !isFinished {
+            if frame == nil {
+                let taken = readHeader(UnsafeRawBufferPointer(start: base + position, count: count - position))
+                position += taken.consumed
+                if let failure = taken.failure { return fail(failure, handler, count) }
+                guard frame != nil else { continue }
+            }
+            guard var current = frame else { continue }
+            let take = min(current.remaining, count - position)
+            if take > 0 {
+                let source = UnsafeRawBufferPointer(start: base + position, count: take)
+                if current.opcode.isControl {
+                    Self.unmask(source, &current, into: &control)
+                } else {
+                    Self.unmask(source, &current, into: &message)
+                }
+                current.remaining -= take
+                position += take
+            }
+            frame = current
+            guard current.remaining == 0 else { continue }
+            frame = nil
+            if !finishFrame(current, handler) { return isFinished ? count : position }
+        }
+        return count
+    }
+
+    /// Completes a frame whose payload is all read; returns the handler's wish to go on.
+    private mutating func finishFrame(_ done: Frame, _ handler: (Event) -> Bool) -> Bool {
+        switch done.opcode {
+        case .text, .continuation:
+            guard done.fin else {
+                inFragmentedMessage = true
+                return true
+            }
+            inFragmentedMessage = false
+            let valid = message.withUnsafeBytes { UTF8Validation.isValid($0) }
+            guard valid else {
+                _ = fail((WebSocketCloseCode.invalidPayload, "text message is not valid UTF-8"), handler, 0)
+                return false
+            }
+            let goOn = message.withUnsafeBytes { handler(.text($0)) }
+            Self.reset(&message)
+            return goOn
+        case .ping:
+            let goOn = control.withUnsafeBytes { handler(.ping($0)) }
+            control.removeAll(keepingCapacity: true)
+            return goOn
+        case .pong:
+            control.removeAll(keepingCapacity: true)
+            return handler(.pong)
+        case .close:
+            defer { control.removeAll() }
+            if control.count == 1 {
+                _ = fail((WebSocketCloseCode.protocolError, "close frame with a 1-byte payload"), handler, 0)
+                return false
+            }
+            var code: UInt16?
+            if control.count >= 2 {
+                let value = UInt16(control[0]) << 8 | UInt16(control[1])
+                let reasonValid = control.withUnsafeBytes { UTF8Validation.isValid(UnsafeRawBufferPointer(rebasing: $0.dropFirst(2))) }
+                guard Self.isValidReceivedCloseCode(value), reasonValid else {
+                    _ = fail((WebSocketCloseCode.protocolError, "invalid close code or reason"), handler, 0)
+                    return false
+                }
+                code = value
+            }
+            isFinished = true
+            _ = handler(.close(code: code))
+            return false
+        case .binary:
+            return true  // refused at its header
+        }
+    }
+
+    /// Codes a peer may send (§7.4.1-2): 1000-1003, 1007-1011, and 3000-4999 for applications.
+    static func isValidReceivedCloseCode(_ code: UInt16) -> Bool {
+        switch code {
+        case 1000...1003, 1007...1011, 3000...4999: true
+        default: false
+        }
+    }
+
+    /// Reads header bytes into `header` until the whole header is there, then checks it and opens the frame.
+    private mutating func readHeader(_ input: UnsafeRawBufferPointer) -> (consumed: Int, failure: (UInt16, String)?) {
+        var consumed = 0
+        while consumed < input.count {
+            let needed = header.count < 2 ? 2 : Self.headerLength(header)
+            if header.count >= needed { break }
+            let take = min(needed - header.count, input.count - consumed)
+            header.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[consumed..<consumed + take]))
+            consumed += take
+            if header.count == 2, let failure = checkFirstBytes() { return (consumed, failure) }
+        }
+        guard header.count >= 2, header.count == Self.headerLength(header) else { return (consumed, nil) }
+        let lengthCode = Int(header[1] & 0x7F)
+        var length = lengthCode
+        if lengthCode == 126 {
+            length = Int(header[2]) << 8 | Int(header[3])
+        } else if lengthCode == 127 {
+            var value: UInt64 = 0
+            for index in 2..<10 { value = value << 8 | UInt64(header[index]) }
+            guard value >> 63 == 0 else { return (consumed, (WebSocketCloseCode.protocolError, "frame length has its top bit set")) }
+            guard value <= UInt64(maxMessage) else {
+                return (consumed, (WebSocketCloseCode.messageTooBig, "message exceeds max_line=\(maxMessage) bytes"))
+            }
+            length = Int(value)
+        }
+        let opcode = WebSocketOpcode(rawValue: header[0] & 0x0F)!
+        if opcode.isControl && length > 125 {
+            return (consumed, (WebSocketCloseCode.protocolError, "control frame longer than 125 bytes"))
+        }
+        if !opcode.isControl && message.count + length > maxMessage {
+            return (consumed, (WebSocketCloseCode.messageTooBig, "message exceeds max_line=\(maxMessage) bytes"))
+        }
+        let m = header.count - 4
+        frame = Frame(opcode: opcode, fin: header[0] & 0x80 != 0, remaining: length,
+                      mask: (header[m], header[m + 1], header[m + 2], header[m + 3]))
+        header.removeAll(keepingCapacity: true)
+        return (consumed, nil)
+    }
+
+    /// Checks what the first two bytes say: reserved bits, opcode, masking, control-frame fragmentation.
+    private func checkFirstBytes() -> (UInt16, String)? {
+        let first = header[0]
+        guard first & 0x70 == 0 else { return (WebSocketCloseCode.protocolError, "reserved bits set (no extension was agreed)") }
+        guard let opcode = WebSocketOpcode(rawValue: first & 0x0F) else {
+            return (WebSocketCloseCode.protocolError, "unknown opcode \(first & 0x0F)")
+        }
+        guard header[1] & 0x80 != 0 else { return (WebSocketCloseCode.protocolError, "client frames must be masked") }
+        if opcode == .binary { return (WebSocketCloseCode.unsupportedData, "binary frames are not accepted; send text lines") }
+        if opcode.isControl && first & 0x80 == 0 { return (WebSocketCloseCode.protocolError, "fragmented control frame") }
+        if opcode == .continuation && !inFragmentedMessage {
+            return (WebSocketCloseCode.protocolError, "continuation frame without a message to continue")
+        }
+        if opcode == .text && inFragmentedMessage {
+            return (WebSocketCloseCode.protocolError, "new message before the fragmented one finished")
+        }
+        return nil
+    }
+
+    /// 2 bytes, 2 or 8 more for the length, 4 for the mask (client frames are always masked).
+    private static func headerLength(_ header: [UInt8]) -> Int {
+        switch header[1] & 0x7F {
+        case 126: 2 + 2 + 4
+        case 127: 2 + 8 + 4
+        default: 2 + 4
+        }
+    }
+
+    private static func unmask(_ source: UnsafeRawBufferPointer, _ frame: inout Frame, into target: inout [UInt8]) {
+        var offset = frame.maskOffset
+        target.reserveCapacity(target.count + source.count)
+        withUnsafeBytes(of: frame.mask) { mask in
+            for byte in source {
+                target.append(byte ^ mask[offset & 3])
+                offset &+= 1
+            }
+        }
+        frame.maskOffset = offset & 3
+    }
+
+    private static func reset(_ buffer: inout [UInt8]) {
+        buffer.removeAll(keepingCapacity: buffer.capacity <= keptCapacity)
+    }
+
+    private mutating func fail(_ failure: (UInt16, String), _ handler: (Event) -> Bool, _ consumed: Int) -> Int {
+        isFinished = true
+        message.removeAll()
+        control.removeAll()
+        header.removeAll()
+        _ = handler(.failure(code: failure.0, reason: failure.1))
+        return consumed
+    }
+}

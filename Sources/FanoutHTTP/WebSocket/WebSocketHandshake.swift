@@ -1,0 +1,115 @@
+/// The server side of the opening handshake (RFC 6455 §4.2): checks an upgrade request and answers it.
+///
+/// Pure: the SHA-1 the accept value needs is passed in, so that this file has no dependency.
+public enum WebSocketHandshake {
+    /// The GUID every accept value is made with (§1.3).
+    static let guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+    /// Why an upgrade is refused: the response to send before closing.
+    public struct Refusal: Error, Equatable {
+        public let status: Int
+        public let reason: String
+        /// Extra headers (426 names the version served).
+        public let headers: [String]
+    }
+
+    /// Checks `head` as an upgrade request whose Origin must be one of `allowedOrigins` (`*` allows any; an
+    /// empty list allows only the request's own host). Returns the client's key.
+    public static func validate(_ head: HTTPRequestHead, allowedOrigins: [String]) -> Result<String, Refusal> {
+        guard head.method == "GET" else { return .failure(Refusal(status: 405, reason: "the upgrade must be a GET", headers: ["Allow: GET"])) }
+        guard head.header("upgrade")?.lowercased() == "websocket", head.headerLists("connection", "upgrade") else {
+            return .failure(Refusal(status: 426, reason: "this path speaks WebSocket: send Upgrade: websocket",
+                                    headers: ["Upgrade: websocket", "Connection: Upgrade"]))
+        }
+        guard head.header("sec-websocket-version") == "13" else {
+            return .failure(Refusal(status: 426, reason: "unsupported Sec-WebSocket-Version; 13 is served",
+                                    headers: ["Sec-WebSocket-Version: 13"]))
+        }
+        guard let key = head.header("sec-websocket-key"), let decoded = Base64.decode(key), decoded.count == 16 else {
+            return .failure(Refusal(status: 400, reason: "missing or malformed Sec-WebSocket-Key", headers: []))
+        }
+        if let origin = head.header("origin"), !originAllowed(origin, host: head.header("host"), allowed: allowedOrigins) {
+            return .failure(Refusal(status: 403, reason: "origin not allowed (http_allowed_origins)", headers: []))
+        }
+        return .success(key)
+    }
+
+    /// Whether a browser page at `origin` may connect. Requests without Origin come from programs, not
+    /// pages, and are not the cross-site hijacking this guards against; they are allowed.
+    public static func originAllowed(_ origin: String, host: String?, allowed: [String]) -> Bool {
+        if allowed.contains("*") { return true }
+        if allowed.isEmpty {
+            guard let host else { return false }
+            let originHost = origin.split(separator: "://", maxSplits: 1).last.map(String.init) ?? origin
+            return originHost.lowercased() == host.lowercased()
+        }
+        return allowed.contains { $0.lowercased() == origin.lowercased() }
+    }
+
+    /// `Sec-WebSocket-Accept` for `key`: base64 of SHA-1(key + GUID).
+    public static func acceptValue(for key: String, sha1: ([UInt8]) -> [UInt8]) -> String {
+        Base64.encode(sha1(Array((key + guid).utf8)))
+    }
+
+    /// The 101 response that completes the handshake.
+    public static func response(key: String, sha1: ([UInt8]) -> [UInt8]) -> [UInt8] {
+        Array(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+               "Sec-WebSocket-Accept: \(acceptValue(for: key, sha1: sha1))\r\n\r\n").utf8)
+    }
+
+    /// The refusal as an HTTP response.
+    public static func response(_ refusal: Refusal) -> HTTPResponse {
+        HTTPResponse(status: refusal.status, headers: refusal.headers.map { line in
+            let parts = line.split(separator: ":", maxSplits: 1)
+            return (String(parts[0]), String(parts[1].dropFirst()))
+        }, body: Array((refusal.reason + "\n").utf8))
+    }
+}
+
+/// Base64 (RFC 4648 §4), for the handshake's key and accept value.
+public enum Base64 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    public static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            let chunk = bytes[index..<min(index + 3, bytes.count)]
+            var value = 0
+            for (offset, byte) in chunk.enumerated() { value |= Int(byte) << (16 - 8 * offset) }
+            for position in 0..<4 {
+                out.append(position <= chunk.count ? alphabet[(value >> (18 - 6 * position)) & 63] : UInt8(ascii: "="))
+            }
+            index += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Nil unless `text` is padded base64.
+    public static func decode(_ text: String) -> [UInt8]? {
+        let bytes = Array(text.utf8)
+        guard bytes.count % 4 == 0 else { return nil }
+        var out: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            var value = 0
+            var padding = 0
+            for offset in 0..<4 {
+                let byte = bytes[index + offset]
+                if byte == UInt8(ascii: "=") {
+                    guard index + 4 == bytes.count, offset >= 2 else { return nil }
+                    padding += 1
+                    value <<= 6
+                    continue
+                }
+                guard padding == 0, let digit = alphabet.firstIndex(of: byte) else { return nil }
+                value = value << 6 | digit
+            }
+            out.append(UInt8((value >> 16) & 0xFF))
+            if padding < 2 { out.append(UInt8((value >> 8) & 0xFF)) }
+            if padding < 1 { out.append(UInt8(value & 0xFF)) }
+            index += 4
+        }
+        return out
+    }
+}

@@ -1,0 +1,26 @@
+/// How a client reaches the server, shown in CLIENTS.
+enum Transport: UInt8, Sendable, CustomStringConvertible {
+    case tcp
+    case tls
+    case unix
+    /// RFC 6455 over the HTTP listener: one protocol line per text frame.
+    case webSocket
+    /// Server-Sent Events (`GET /events`): MSG lines become events, other lines comments or error events.
+    case eventStream
+    /// An HTTP request executed as a protocol line (`POST /publish/...`): its replies are captured.
+    case httpRequest
+
+    /// Whether lines are written as they are (the line protocol's own transports).
+    var writesLines: Bool { rawValue <= Transport.unix.rawValue }
+
+    var description: String {
+        switch self {
+        case .tcp: "tcp"
+        case .tls: "tls"
+        case .unix: "unix"
+        case .webSocket: "ws"
+        case .eventStream: "sse"
+        case .httpRequest: "http"
+        }
+    }
+}

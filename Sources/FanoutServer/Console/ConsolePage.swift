@@ -1,0 +1,212 @@
+/// The operator's console at `GET /`: one self-contained page (HTML, CSS and JS, no CDN, no framework)
+/// compiled into the binary, so that it works offline and always matches the server it comes from.
+///
+/// It speaks the protocol over the WebSocket at `/ws` like any client: INFO every second for the counters
+/// and the messages-per-second chart (the last five minutes), CHANNELS every two seconds, CLIENTS every
+/// five (admins only on a server with users), SUB for the subscribe box and PUB for the publish form. It
+/// asks for a token when the greeting says `auth=required`, keeps it for the tab's session only, and
+/// reconnects by itself. The event-stream panel opens an `EventSource` on `/events`, which resumes by
+/// itself after a drop.
+enum ConsolePage {
+    static let html: [UInt8] = Array(text.utf8)
+
+    private static let text = #"""
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Fanout console</title>
+<style>
+:root { --bg:#0f1419; --panel:#171d24; --line:#27313c; --text:#d7dde4; --dim:#8593a3; --accent:#4fb3ff; --good:#5fd38d; --bad:#ff6b6b; }
+* { box-sizing: border-box; }
+body { margin:0; background:var(--bg); color:var(--text); font:14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; }
+header { display:flex; align-items:center; gap:16px; padding:12px 20px; border-bottom:1px solid var(--line); }
+header h1 { font-size:17px; margin:0; font-weight:600; letter-spacing:.02em; }
+#status { font-size:12px; padding:2px 10px; border-radius:10px; background:var(--line); color:var(--dim); }
+#status.up { background:#173d2a; color:var(--good); }
+#status.down { background:#47201f; color:var(--bad); }
+#server { color:var(--dim); font-size:12px; margin-left:auto; }
+main { display:grid; grid-template-columns:repeat(12, 1fr); gap:14px; padding:14px 20px 24px; }
+section { background:var(--panel); border:1px solid var(--line); border-radius:8px; padding:12px 14px; min-width:0; }
+section h2 { font-size:12px; text-transform:uppercase; letter-spacing:.08em; color:var(--dim); margin:0 0 10px; font-weight:600; }
+.wide { grid-column:span 12; } .half { grid-column:span 6; } .third { grid-column:span 4; } .two-thirds { grid-column:span 8; }
+@media (max-width: 900px) { .half, .third, .two-thirds { grid-column:span 12; } }
+#counters { display:grid; grid-template-columns:repeat(auto-fit, minmax(120px, 1fr)); gap:10px; }
+.counter { background:var(--bg); border:1px solid var(--line); border-radius:6px; padding:8px 10px; }
+.counter b { display:block; font-size:20px; font-variant-numeric:tabular-nums; font-weight:600; }
+.counter span { color:var(--dim); font-size:12px; }
+canvas { width:100%; height:160px; display:block; }
+table { width:100%; border-collapse:collapse; font-variant-numeric:tabular-nums; }
+th, td { text-align:left; padding:4px 6px; border-bottom:1px solid var(--line); white-space:nowrap; overflow:hidden; text-overflow:ellipsis; max-width:260px; }
+th { color:var(--dim); font-weight:500; font-size:12px; }
+.scroll { max-height:260px; overflow:auto; }
+form { display:flex; gap:8px; flex-wrap:wrap; margin-bottom:10px; }
+input { background:var(--bg); color:var(--text); border:1px solid var(--line); border-radius:5px; padding:6px 8px; font:inherit; min-width:0; flex:1; }
+input:focus { outline:none; border-color:var(--accent); }
+button { background:var(--accent); color:#04121f; border:0; border-radius:5px; padding:6px 14px; font:inherit; font-weight:600; cursor:pointer; }
+button.quiet { background:var(--line); color:var(--text); }
+ol { list-style:none; margin:0; padding:0; font:12.5px/1.5 ui-monospace, SFMono-Regular, Menlo, monospace; }
+ol li { padding:2px 4px; border-bottom:1px solid var(--line); word-break:break-all; }
+ol li .subject { color:var(--accent); } ol li .seq { color:var(--dim); } ol li .time { color:var(--dim); float:right; }
+.note { color:var(--dim); font-size:12px; }
+.error { color:var(--bad); }
+#auth { position:fixed; inset:0; background:rgba(5,8,12,.8); display:none; align-items:center; justify-content:center; }
+#auth.shown { display:flex; }
+#auth form { background:var(--panel); border:1px solid var(--line); border-radius:8px; padding:18px; width:min(420px, 92vw); flex-direction:column; }
+</style>
+</head>
+<body>
+<header>
+  <h1>Fanout</h1><span id="status">connecting…</span><span id="server"></span>
+</header>
+<main>
+  <section class="wide"><h2>Server</h2><div id="counters"></div></section>
+  <section class="two-thirds"><h2>Messages per second, last 5 minutes</h2><canvas id="chart" width="800" height="160"></canvas></section>
+  <section class="third"><h2>Subjects</h2><div class="scroll"><table><thead><tr><th>subject</th><th>subscribers</th></tr></thead><tbody id="channels"></tbody></table></div><p class="note" id="channels-note"></p></section>
+  <section class="half"><h2>Subscribe</h2>
+    <form id="sub-form"><input id="sub-pattern" placeholder="pattern, e.g. news.>" autocomplete="off"><button id="sub-button">Subscribe</button><button type="button" class="quiet" id="sub-clear">Clear</button></form>
+    <p class="note" id="sub-note">Messages of the patterns you subscribe to appear here as they arrive.</p>
+    <div class="scroll"><ol id="messages"></ol></div>
+  </section>
+  <section class="half"><h2>Publish</h2>
+    <form id="pub-form"><input id="pub-subject" placeholder="subject" autocomplete="off"><input id="pub-payload" placeholder="payload" autocomplete="off"><button id="pub-button">Publish</button></form>
+    <p class="note" id="pub-result"></p>
+    <h2 style="margin-top:16px">Event stream (Server-Sent Events, resumes by itself)</h2>
+    <form id="es-form"><input id="es-subject" placeholder="subject or pattern" autocomplete="off"><button id="es-open">Open</button></form>
+    <p class="note" id="es-note"></p>
+    <div class="scroll"><ol id="es-log"></ol></div>
+  </section>
+  <section class="wide"><h2>Clients</h2><div class="scroll"><table><thead><tr><th>id</th><th>address</th><th>transport</th><th>subscriptions</th><th>pending bytes</th><th>age</th></tr></thead><tbody id="clients"></tbody></table></div><p class="note" id="clients-note"></p></section>
+</main>
+<div id="auth"><form id="auth-form"><h2>This server needs a token</h2><input id="auth-token" type="password" placeholder="token" autocomplete="off"><p class="note error" id="auth-error"></p><button>Sign in</button></form></div>
+<script>
+"use strict";
+const $ = (id) => document.getElementById(id);
+const maxRows = 500;
+let ws = null, replies = [], ready = false, history = [], lastPublished = null, timers = [];
+let token = sessionStorage.getItem("fanout-token") || "";
+
+function setStatus(text, kind) { const s = $("status"); s.textContent = text; s.className = kind || ""; }
+function command(line) { return new Promise((resolve) => { if (!ws || ws.readyState !== 1) return resolve("-ERR offline not connected"); replies.push(resolve); ws.send(line); }); }
+function row(list, html) { const li = document.createElement("li"); li.innerHTML = html; list.prepend(li); while (list.children.length > maxRows) list.lastChild.remove(); return li; }
+function esc(text) { return String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
+function now() { return new Date().toLocaleTimeString(); }
+
+function connect() {
+  ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
+  replies = []; ready = false;
+  ws.onmessage = (event) => receive(event.data);
+  ws.onclose = () => { ready = false; timers.forEach(clearInterval); timers = []; replies.forEach((r) => r("-ERR offline connection lost")); replies = [];
+    setStatus("disconnected, reconnecting…", "down"); setTimeout(connect, 1000); };
+}
+
+function receive(line) {
+  if (line.startsWith("+HELLO ")) { $("server").textContent = line.slice(7); return hello(/ auth=required/.test(line)); }
+  if (line.startsWith("MSG ")) return message(line);
+  if (line.startsWith("-ERR denied revoked:")) { $("sub-note").textContent = line; return; }
+  const reply = replies.shift();
+  if (reply) reply(line); else if (line.startsWith("-ERR ")) setStatus(line.slice(5), "down");
+}
+
+async function hello(authRequired) {
+  if (authRequired) {
+    if (!token) { $("auth").className = "shown"; $("auth-token").focus(); return; }
+    const answer = await command("AUTH " + token);
+    if (answer !== "+OK") { token = ""; sessionStorage.removeItem("fanout-token"); $("auth-error").textContent = answer; $("auth").className = "shown"; return; }
+  }
+  $("auth").className = ""; ready = true; setStatus("connected", "up");
+  for (const pattern of subscribed) await command("SUB " + pattern);
+  poll(); timers.push(setInterval(poll, 1000));
+}
+
+$("auth-form").onsubmit = (event) => { event.preventDefault(); token = $("auth-token").value.trim(); if (!token) return;
+  sessionStorage.setItem("fanout-token", token); $("auth-error").textContent = ""; hello(true); };
+
+let ticks = 0;
+async function poll() {
+  if (!ready) return;
+  info(await command("INFO"));
+  if (ticks % 2 === 0) channels(await command("CHANNELS"));
+  if (ticks % 5 === 0) clients(await command("CLIENTS"));
+  ticks++;
+}
+
+function fields(line) { const out = {}; for (const word of line.split(" ")) { const i = word.indexOf("="); if (i > 0) out[word.slice(0, i)] = word.slice(i + 1); } return out; }
+
+function info(line) {
+  if (!line.startsWith("+OK ")) return;
+  const f = fields(line), published = Number(f.published);
+  const shown = [["clients", "clients"], ["subjects", "subjects"], ["subscriptions", "subscriptions"], ["published", "published"],
+    ["delivered", "delivered"], ["slow_consumers", "slow consumers"], ["history_messages", "retained"], ["uptime_s", "uptime (s)"]];
+  $("counters").innerHTML = shown.map(([k, label]) => `<div class="counter"><b>${esc(Number(f[k] || 0).toLocaleString())}</b><span>${label}</span></div>`).join("");
+  if (lastPublished !== null) { history.push(Math.max(0, published - lastPublished)); if (history.length > 300) history.shift(); draw(); }
+  lastPublished = published;
+}
+
+function draw() {
+  const canvas = $("chart"), ratio = window.devicePixelRatio || 1, width = canvas.clientWidth, height = canvas.clientHeight;
+  canvas.width = width * ratio; canvas.height = height * ratio;
+  const g = canvas.getContext("2d"); g.scale(ratio, ratio); g.clearRect(0, 0, width, height);
+  const top = Math.max(10, ...history), step = width / 299;
+  g.strokeStyle = "#27313c"; g.fillStyle = "#8593a3"; g.font = "11px system-ui"; g.lineWidth = 1;
+  for (const part of [0.25, 0.5, 0.75, 1]) { const y = height - part * (height - 14); g.beginPath(); g.moveTo(0, y); g.lineTo(width, y); g.stroke(); g.fillText(Math.round(top * part).toLocaleString(), 4, y - 2); }
+  g.beginPath(); g.strokeStyle = "#4fb3ff"; g.lineWidth = 2;
+  history.forEach((value, i) => { const x = width - (history.length - 1 - i) * step, y = height - (value / top) * (height - 14); i ? g.lineTo(x, y) : g.moveTo(x, y); });
+  g.stroke();
+}
+
+function channels(line) {
+  if (!line.startsWith("+OK")) { $("channels-note").textContent = line; return; }
+  const words = line.split(" ").slice(2);
+  $("channels").innerHTML = words.map((w) => { const i = w.lastIndexOf("="); return `<tr><td>${esc(w.slice(0, i))}</td><td>${esc(w.slice(i + 1))}</td></tr>`; }).join("");
+  $("channels-note").textContent = words.length ? "" : "No subscribed subjects.";
+}
+
+function clients(line) {
+  if (!line.startsWith("+OK")) { $("clients-note").textContent = line.includes("admin") ? "Listing clients needs an admin user." : line; $("clients").innerHTML = ""; return; }
+  $("clients-note").textContent = "";
+  $("clients").innerHTML = line.split(" ").slice(2).map((entry) => { const f = {}; for (const p of entry.split(",")) { const i = p.indexOf("="); f[p.slice(0, i)] = p.slice(i + 1); }
+    return `<tr><td>${esc(f.id)}</td><td>${esc(f.addr)}</td><td>${esc(f.transport || "")}</td><td>${esc(f.subs)}</td><td>${esc(f.pending)}</td><td>${esc(f.age_s)} s</td></tr>`; }).join("");
+}
+
+const subscribed = new Set();
+function message(line) {
+  const rest = line.slice(4), a = rest.indexOf(" "), b = rest.indexOf(" ", a + 1);
+  const subject = rest.slice(0, a), seq = b < 0 ? rest.slice(a + 1) : rest.slice(a + 1, b), payload = b < 0 ? "" : rest.slice(b + 1);
+  const li = row($("messages"), `<span class="time">${now()}</span><span class="subject">${esc(subject)}</span> <span class="seq">#${esc(seq)}</span> ${esc(payload)}`);
+  li.dataset.subject = subject; li.dataset.payload = payload;
+}
+
+$("sub-form").onsubmit = async (event) => { event.preventDefault(); const pattern = $("sub-pattern").value.trim(); if (!pattern) return;
+  const answer = await command("SUB " + pattern);
+  if (answer.startsWith("+OK")) { subscribed.add(pattern); $("sub-note").textContent = "Subscribed to " + [...subscribed].join(", "); $("sub-note").className = "note"; }
+  else { $("sub-note").textContent = answer; $("sub-note").className = "note error"; } };
+$("sub-clear").onclick = async () => { await command("UNSUB"); subscribed.clear(); $("messages").innerHTML = ""; $("sub-note").textContent = "Unsubscribed from everything."; };
+
+$("pub-form").onsubmit = async (event) => { event.preventDefault(); const subject = $("pub-subject").value.trim(); if (!subject) return;
+  const answer = await command("PUB " + subject + " " + $("pub-payload").value);
+  $("pub-result").textContent = answer.startsWith("+OK ") ? `Delivered to ${answer.slice(4)} subscriber(s) at ${now()}.` : answer;
+  $("pub-result").className = answer.startsWith("+OK") ? "note" : "note error"; };
+
+let source = null;
+$("es-form").onsubmit = (event) => { event.preventDefault(); const subjects = $("es-subject").value.trim().split(/[\s,]+/).filter(Boolean); if (!subjects.length) return;
+  if (source) source.close();
+  $("es-log").innerHTML = "";
+  const query = subjects.map((s) => "subject=" + encodeURIComponent(s)).join("&") + (token ? "&token=" + encodeURIComponent(token) : "");
+  source = new EventSource("/events?" + query);
+  source.onopen = () => { $("es-note").textContent = "Stream open (" + subjects.join(", ") + ")"; $("es-note").dataset.opens = String(Number($("es-note").dataset.opens || 0) + 1); };
+  source.onerror = () => { $("es-note").textContent = "Stream interrupted, reconnecting…"; };
+  source.onmessage = (e) => { const m = JSON.parse(e.data);
+    const li = row($("es-log"), `<span class="time">${now()}</span><span class="subject">${esc(m.subject)}</span> <span class="seq">#${m.seq}</span> ${esc(m.payload)}`);
+    li.dataset.subject = m.subject; li.dataset.seq = m.seq; li.dataset.payload = m.payload; };
+  source.addEventListener("missed", (e) => row($("es-log"), `<span class="error">missed: ${esc(e.data)}</span>`));
+  source.addEventListener("error", (e) => { if (e.data) row($("es-log"), `<span class="error">${esc(e.data)}</span>`); }); };
+
+window.addEventListener("resize", draw);
+connect();
+</script>
+</body>
+</html>
+"""#
+}

@@ -1,0 +1,60 @@
+import FanoutHTTP
+
+/// An event stream's output: protocol lines in, Server-Sent Events out (the HTML Living Standard's
+/// text/event-stream). `MSG` lines become events whose data is one JSON object and whose id is the
+/// stream's positions; RESUME replies set the positions; `-ERR` lines become `error` events; anything
+/// else is a comment.
+extension ClientConnection {
+    /// Cost: one pass over `lines`, and a JSON string per message.
+    func writeEvents(_ lines: UnsafeRawBufferPointer) {
+        guard let socket, let session = eventStream else { return }
+        session.scratch.removeAll(keepingCapacity: session.scratch.capacity <= 4096)
+        var start = 0
+        while start < lines.count {
+            var end = start
+            while end < lines.count && lines[end] != 0x0A { end += 1 }
+            appendEvent(for: UnsafeRawBufferPointer(rebasing: lines[start..<end]), session: session)
+            start = end + 1
+        }
+        socket.write(session.scratch)
+    }
+
+    private func appendEvent(for line: UnsafeRawBufferPointer, session: EventStreamSession) {
+        let text = String(decoding: line, as: UTF8.self)
+        if text.hasPrefix("MSG ") {
+            let parts = text.dropFirst(4).split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count >= 2, let seq = UInt64(parts[1]) else { return }
+            let subject = String(parts[0])
+            let payload = parts.count > 2 ? String(parts[2]) : ""
+            if let index = session.subjects.firstIndex(of: subject) { session.positions[index] = seq }
+            var event = ""
+            if let id = session.eventID { event += "id: \(id)\n" }
+            event += "data: {\"subject\":\(JSONText.quoted(subject)),\"seq\":\(seq),\"payload\":\(JSONText.quoted(payload))}\n\n"
+            session.scratch.append(contentsOf: event.utf8)
+        } else if text.hasPrefix("+OK "), text.contains(" epoch="), !session.pendingReplies.isEmpty {
+            let index = session.pendingReplies.removeFirst()
+            var fields: [Substring: Substring] = [:]
+            for word in text.split(separator: " ") {
+                let pair = word.split(separator: "=", maxSplits: 1)
+                if pair.count == 2 { fields[pair[0]] = pair[1] }
+            }
+            if let epoch = fields["epoch"] { session.epoch = String(epoch) }
+            // Nothing replayed: the stream goes on from where the subject stands. Replayed messages move the
+            // position themselves, one by one, so a drop during the replay resumes where it stopped.
+            if fields["replayed"] == "0", let seq = fields["seq"].flatMap({ UInt64($0) }) { session.positions[index] = seq }
+            if let missed = fields["missed"], missed != "0" {
+                let subject = session.subjects[index]
+                let count = missed == "unknown" ? "null" : String(missed)
+                session.scratch.append(contentsOf: "event: missed\ndata: {\"subject\":\(JSONText.quoted(subject)),\"missed\":\(count)}\n\n".utf8)
+            }
+            session.scratch.append(contentsOf: ": \(text)\n".utf8)
+        } else if text.hasPrefix("-ERR ") {
+            let words = text.split(separator: " ", maxSplits: 2)
+            let code = words.count > 1 ? String(words[1]) : "error"
+            let message = words.count > 2 ? String(words[2]) : ""
+            session.scratch.append(contentsOf: "event: error\ndata: \(Server.errorJSON(code: code, message))\n\n".utf8)
+        } else if !text.isEmpty {
+            session.scratch.append(contentsOf: ": \(text)\n".utf8)
+        }
+    }
+}

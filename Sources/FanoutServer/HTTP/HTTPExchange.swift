@@ -1,0 +1,102 @@
+import FanoutEventLoop
+import FanoutHTTP
+
+/// One HTTP connection until its request is answered or upgraded: reads the head (and a publish's body)
+/// with `HTTPRequestParser`, then hands the request to the server's routes.
+///
+/// Bounded: the head may take `maxHeadBytes`, a body `max_line`, and the whole request
+/// `http_request_timeout` (a slowloris client that trickles its headers is closed with 408 then). One request per connection:
+/// every answer closes, which keeps this side simple and costs browsers nothing they notice at this rate.
+final class HTTPExchange: BufferedSocketDelegate {
+    let id: UInt64
+    let peer: SocketAddress
+    private(set) var socket: BufferedSocket?
+    private var parser = HTTPRequestParser()
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var deadline: LoopTimer?
+    unowned(unsafe) let server: Server
+
+    init(id: UInt64, peer: SocketAddress, socket: BufferedSocket, server: Server) {
+        self.id = id
+        self.peer = peer
+        self.socket = socket
+        self.server = server
+        let limit = server.configuration.timeouts.httpRequestTimeout
+        let timer = LoopTimer(loop: server.loop) { [unowned self] in
+            self.finish(HTTPResponse(status: 408, text: "request not received within http_request_timeout\n"))
+        }
+        timer.schedule(after: limit)
+        deadline = timer
+    }
+
+    func socketDidRead(_ socket: BufferedSocket) {
+        var ready = false
+        socket.readInput { chunk in
+            guard self.socket != nil, !ready else { return 0 }
+            if head == nil {
+                switch parser.feed(chunk) {
+                case .incomplete:
+                    return chunk.count
+                case .invalid(let status, let reason):
+                    finish(HTTPResponse(status: status, text: reason + "\n"))
+                    return chunk.count
+                case .complete(let parsed, let consumed):
+                    if parsed.contentLength > server.configuration.limits.maxLine {
+                        finish(.json(status: 413, Server.errorJSON(code: "too-long",
+                            "body exceeds max_line=\(server.configuration.limits.maxLine) bytes")))
+                        return chunk.count
+                    }
+                    head = parsed
+                    ready = parsed.contentLength == 0
+                    // An upgrade's frames stay in the input for the WebSocket connection to read.
+                    if ready { return consumed }
+                    let take = min(parsed.contentLength, chunk.count - consumed)
+                    body.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[consumed..<consumed + take]))
+                    ready = body.count == parsed.contentLength
+                    return consumed + take
+                }
+            }
+            let wanted = head!.contentLength - body.count
+            let take = min(wanted, chunk.count)
+            body.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<take]))
+            ready = body.count == head!.contentLength
+            return take
+        }
+        guard ready, let head, self.socket != nil else { return }
+        deadline = nil
+        socket.disableReading()
+        server.route(head, body: body, exchange: self)
+    }
+
+    func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
+        close()
+    }
+
+    /// Sends `response` and closes once it is flushed.
+    func finish(_ response: HTTPResponse, headOnly: Bool = false) {
+        guard let socket else { return }
+        socket.write(response.encoded(head: headOnly))
+        socket.closeGracefully(within: server.configuration.timeouts.shutdownGrace)
+        self.socket = nil
+        close()
+    }
+
+    /// Hands the socket to whoever takes the connection over (a WebSocket, an event stream); the exchange ends.
+    func takeSocket() -> BufferedSocket? {
+        let taken = socket
+        socket?.delegate = nil
+        socket = nil
+        close()
+        return taken
+    }
+
+    /// Leaves the server's table; the socket, if still held, closes with the exchange.
+    func close() {
+        deadline = nil
+        guard server.httpExchanges.removeValue(forKey: id) != nil else { return }
+        if let count = server.httpExchangesPerHost[peer.host] {
+            server.httpExchangesPerHost[peer.host] = count > 1 ? count - 1 : nil
+        }
+    }
+}

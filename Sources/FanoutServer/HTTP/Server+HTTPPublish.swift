@@ -1,0 +1,56 @@
+import FanoutEventLoop
+import FanoutHTTP
+
+extension Server {
+    /// `POST /publish/<subject>` with the payload as the body: executed as the PUB line it stands for, by a
+    /// connection that lives for this request only and whose replies are captured, so that permissions,
+    /// limits, numbering and fan-out are exactly the protocol's. Answers `{"receivers":n,"seq":s}`, or the
+    /// protocol's error code in JSON with 400, 401, 403, 413 or 503.
+    ///
+    /// Cost: one PUB (the body is at most max_line bytes, checked before it is read).
+    func publishOverHTTP(_ head: HTTPRequestHead, body: [UInt8], exchange: HTTPExchange) {
+        guard head.method == "POST" else {
+            return exchange.finish(HTTPResponse(status: 405, headers: [("Allow", "POST")], body: Array("use POST\n".utf8)))
+        }
+        let subject = String(head.path.dropFirst("/publish/".count))
+        if isShuttingDown {
+            return exchange.finish(HTTPRefusal(status: 503, code: "shutting-down", "server is shutting down").response)
+        }
+        // The payload is the rest of one protocol line: no LF in it, and a subject is one word.
+        if subject.isEmpty || subject.contains(" ") {
+            return exchange.finish(HTTPRefusal(status: 400, code: "bad-subject", "the path names one subject: /publish/<subject>").response)
+        }
+        if body.contains(0x0A) || body.last == 0x0D {
+            return exchange.finish(HTTPRefusal(status: 400, code: "syntax", "the payload is one line: no LF, no trailing CR").response)
+        }
+        let grant: SharedPermissions
+        switch httpGrant(token: Self.bearerToken(head), peerHost: exchange.peer.host) {
+        case .failure(let refusal): return exchange.finish(refusal.response)
+        case .success(let granted): grant = granted.grant
+        }
+        guard let socket = exchange.socket else { return }
+        let publisher = ClientConnection(id: exchange.id, peer: exchange.peer, socket: socket,
+                                         maxLine: configuration.limits.maxLine, server: self, census: census)
+        publisher.transport = .httpRequest
+        publisher.grant = grant
+        var line = Array("PUB \(subject) ".utf8)
+        line.append(contentsOf: body)
+        httpReplies.removeAll(keepingCapacity: true)
+        if line.count > configuration.limits.maxLine {
+            lineTooLong(from: publisher)
+        } else {
+            line.withUnsafeBytes { execute($0, from: publisher) }
+        }
+        let seq = publishRun.seq
+        finishRuns()
+        publisher.socket = nil
+        let reply = String(decoding: httpReplies, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        if reply.hasPrefix("+OK "), let receivers = Int(reply.dropFirst(4)) {
+            return exchange.finish(.json(status: 200, "{\"receivers\":\(receivers),\"seq\":\(seq)}"))
+        }
+        let words = reply.split(separator: " ", maxSplits: 2)
+        let code = words.count > 1 ? String(words[1]) : "error"
+        let message = words.count > 2 ? String(words[2]) : reply
+        exchange.finish(HTTPRefusal(status: Self.httpStatus(for: code), code: code, message).response)
+    }
+}

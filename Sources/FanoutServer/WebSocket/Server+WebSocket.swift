@@ -1,0 +1,51 @@
+import FanoutEventLoop
+import FanoutHTTP
+
+extension Server {
+    /// `GET /ws`: checks the handshake (version, key, Origin against http_allowed_origins), answers 101 and
+    /// makes the socket a client connection like any other, with the WebSocket transport. A bearer token in
+    /// `Authorization` authenticates it at once, as an AUTH would (its reply follows the greeting).
+    func upgradeToWebSocket(_ head: HTTPRequestHead, exchange: HTTPExchange) {
+        let key: String
+        switch WebSocketHandshake.validate(head, allowedOrigins: configuration.listeners.httpAllowedOrigins) {
+        case .failure(let refusal):
+            return exchange.finish(WebSocketHandshake.response(refusal))
+        case .success(let valid):
+            key = valid
+        }
+        let peer = exchange.peer
+        let host = peer.host
+        if let perHost = configuration.limits.maxConnectionsPerIP, connectionsPerHost[host, default: 0] >= perHost {
+            stats.limitRefusals += 1
+            return exchange.finish(.json(status: 503, Self.errorJSON(code: "limit",
+                "too many connections from \(host) (max_connections_per_ip=\(perHost))")))
+        }
+        if configuration.auth.requiresAuth && authGate.unauthenticated >= configuration.auth.maxUnauthenticated {
+            stats.limitRefusals += 1
+            return exchange.finish(.json(status: 503, Self.errorJSON(code: "limit",
+                "too many connections waiting to authenticate (max_unauthenticated=\(configuration.auth.maxUnauthenticated))")))
+        }
+        let id = exchange.id
+        guard let socket = exchange.takeSocket() else { return }
+        socket.write(WebSocketHandshake.response(key: key, sha1: { Digest.sha1($0) }))
+        let connection = admit(socket: socket, peer: peer, host: host, transport: .webSocket, id: id)
+        if let token = Self.bearerToken(head), configuration.auth.requiresAuth {
+            authenticate(connection, token: token)
+        }
+        // Frames that came with the handshake are in the input already: no read event will announce them.
+        connection.readCommands()
+    }
+
+    /// The token of `Authorization: Bearer <token>`.
+    static func bearerToken(_ head: HTTPRequestHead) -> String? {
+        guard let value = head.header("authorization"), value.lowercased().hasPrefix("bearer ") else { return nil }
+        let token = value.dropFirst(7).trimmingCharacters(in: " ")
+        return token.isEmpty ? nil : token
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(in set: Character) -> String {
+        String(drop { $0 == set }.reversed().drop { $0 == set }.reversed())
+    }
+}

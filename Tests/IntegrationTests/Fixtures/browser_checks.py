@@ -1,0 +1,89 @@
+"""The console page in headless Chromium, driven by Selenium, against a running fanoutd.
+
+Usage: browser_checks.py CONSOLE_URL
+The test that runs this owns the daemon, an nc publisher and subscriber, and a proxy the page goes
+through. The two take turns: this script prints "STEP <name>" when the page is ready for the test's part
+and waits for a "go" line on stdin before checking the page again. Prints "ok browser" at the end, or
+"FAIL <what>" and exits 1. Every wait is bounded.
+"""
+import os
+import sys
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+TIMEOUT = 20
+
+
+def step(name):
+    print(f"STEP {name}", flush=True)
+    line = sys.stdin.readline().strip()
+    if line != "go":
+        raise AssertionError(f"the test answered {line!r} to step {name}")
+
+
+def main(url):
+    options = webdriver.ChromeOptions()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"]:
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options, service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")))
+    driver.set_page_load_timeout(TIMEOUT)
+    wait = WebDriverWait(driver, TIMEOUT)
+    try:
+        driver.get(url)
+        wait.until(lambda d: d.find_element(By.ID, "status").text == "connected")
+        wait.until(lambda d: "published" in d.find_element(By.ID, "counters").text)
+
+        # Subscribe to a pattern in the page; a message published from nc appears.
+        driver.find_element(By.ID, "sub-pattern").send_keys("news.>")
+        driver.find_element(By.ID, "sub-button").click()
+        wait.until(lambda d: "Subscribed to news.>" in d.find_element(By.ID, "sub-note").text)
+        step("subscribed")
+        wait.until(lambda d: any(li.get_attribute("data-payload") == "hello from nc"
+                                 for li in d.find_elements(By.CSS_SELECTOR, "#messages li")))
+
+        # Publish from the page; the test's nc subscriber receives it.
+        driver.find_element(By.ID, "pub-subject").send_keys("page.out")
+        driver.find_element(By.ID, "pub-payload").send_keys("hello from the page")
+        driver.find_element(By.ID, "pub-button").click()
+        wait.until(lambda d: "Delivered to 1 subscriber(s)" in d.find_element(By.ID, "pub-result").text)
+        step("published")
+
+        # The subjects table shows what the page subscribed to.
+        wait.until(lambda d: "news.>" in d.find_element(By.ID, "channels").text)
+
+        # An EventSource in the page resumes with no loss after its connection is cut.
+        driver.find_element(By.ID, "es-subject").send_keys("orders.feed")
+        driver.find_element(By.ID, "es-open").click()
+        wait.until(lambda d: d.find_element(By.ID, "es-note").get_attribute("data-opens") == "1")
+        step("stream-open")
+        seqs = lambda d: [li.get_attribute("data-seq") for li in reversed(d.find_elements(By.CSS_SELECTOR, "#es-log li"))]
+        wait.until(lambda d: seqs(d) == ["1", "2"])
+        step("two-received")  # the test cuts the stream, publishes 3 and 4 while it is down, then lets it back
+        wait.until(lambda d: d.find_element(By.ID, "es-note").get_attribute("data-opens") == "2")
+        wait.until(lambda d: len(seqs(d)) >= 4)
+        step("resumed")  # the test publishes 5, live
+        wait.until(lambda d: len(seqs(d)) >= 5)
+        got = seqs(driver)
+        if got != ["1", "2", "3", "4", "5"]:
+            raise AssertionError(f"event stream seqs {got}, expected 1 to 5 once each")
+        payloads = [li.get_attribute("data-payload") for li in reversed(driver.find_elements(By.CSS_SELECTOR, "#es-log li"))]
+        if payloads != [f"order-{n}" for n in range(1, 6)]:
+            raise AssertionError(f"event stream payloads {payloads}")
+
+        shot = os.environ.get("FANOUT_SCREENSHOT")
+        if shot:
+            driver.save_screenshot(shot)
+    finally:
+        driver.quit()
+
+
+if __name__ == "__main__":
+    try:
+        main(sys.argv[1])
+    except Exception as error:
+        print(f"FAIL {type(error).__name__}: {error}", flush=True)
+        sys.exit(1)
+    print("ok browser", flush=True)
