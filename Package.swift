@@ -47,6 +47,11 @@ let package = Package(
             pkgConfig: "libevent",
             providers: [.apt(["libevent-dev"])]
         ),
+        // hiredis (Debian's libhiredis-dev) and its libevent adapter, for the Redis engine: headers only.
+        .systemLibrary(
+            name: "CHiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
         // The one Swift module that imports CLibevent: loop, listener, buffered sockets, timers, signals.
         .target(name: "FanoutEventLoop", dependencies: ["CLibevent"]),
         // The in-process multicast-delegate core: weak, deduplicated member sets. No networking.
@@ -64,6 +69,9 @@ let package = Package(
             ],
             swiftSettings: uncheckedExclusivityInRelease
         ),
+        // A Redis client on the loop: a command and a subscription connection per shard, reconnection,
+        // heartbeats. The only Swift module that imports CHiredis.
+        .target(name: "FanoutRedis", dependencies: ["CHiredis", "FanoutEventLoop", .product(name: "DequeModule", package: "swift-collections")]),
         // The HTTP front on the loop: routes for /metrics and /healthz (browser transports join it).
         .target(name: "FanoutHTTP", dependencies: ["FanoutEventLoop"]),
         // The server core: connections, subject index, fan-out, limits, lifecycle.
@@ -121,6 +129,7 @@ let package = Package(
         .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(name: "FanoutServerTests", dependencies: ["FanoutEventLoop", "FanoutServer", "FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol"]),
+        .testTarget(name: "FanoutRedisTests", dependencies: ["FanoutRedis", "FanoutEventLoop", "FanoutTestSupport"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["FanoutProtocol", "FanoutTestSupport"],
