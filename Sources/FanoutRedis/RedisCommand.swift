@@ -10,7 +10,13 @@ public enum RedisCommand {
     public static func encode(_ arguments: [String]) -> [UInt8] {
         var output: [UInt8] = []
         append(arguments.map { Array($0.utf8) }, to: &output)
+        terminate(&output)
         return output
+    }
+
+    /// Ends a command with the NUL byte hiredis needs after it (not sent; see `RedisConnection`).
+    public static func terminate(_ output: inout [UInt8]) {
+        output.append(0)
     }
 
     /// `*<count>\r\n`.

@@ -68,11 +68,11 @@ final class RedisConnection {
     @discardableResult
     func send(_ command: [UInt8], reply: @escaping ReplyHandler) -> Bool {
         guard let context else { return false }
-        let status = command.withUnsafeBytes { bytes in
+        let status = Self.terminated(command) { text, length in
             redisAsyncFormattedCommand(context, { context, reply, _ in
                 guard let context, let connection = RedisConnection.owner(of: context) else { return }
                 connection.replied(reply)
-            }, nil, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count)
+            }, nil, text, length)
         }
         guard status == REDIS_OK else { return false }
         waiting.append(reply)
@@ -83,14 +83,27 @@ final class RedisConnection {
     @discardableResult
     func sendSubscription(_ command: [UInt8]) -> Bool {
         guard let context else { return false }
-        let status = command.withUnsafeBytes { bytes in
+        let status = Self.terminated(command) { text, length in
             redisAsyncFormattedCommand(context, { context, reply, _ in
                 guard let context, let connection = RedisConnection.owner(of: context),
                       let decoded = RedisReply(reply) else { return }
                 connection.onPush(decoded)
-            }, nil, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count)
+            }, nil, text, length)
         }
         return status == REDIS_OK
+    }
+
+    /// Calls `body` with the command as a C string and its length without the terminator. hiredis scans a
+    /// formatted command with `strchr` (for the subscription verbs, past the last argument too), so it must
+    /// end with a NUL byte. A command built with `RedisCommand.terminate` already does (no copy); any other
+    /// is copied once with one added.
+    private static func terminated(_ command: [UInt8], _ body: (UnsafePointer<CChar>, Int) -> Int32) -> Int32 {
+        if command.last == 0 {
+            return command.withUnsafeBytes { body($0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count - 1) }
+        }
+        var copy = command
+        copy.append(0)
+        return copy.withUnsafeBytes { body($0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count - 1) }
     }
 
     /// Drops the connection now: unanswered commands fail with an unknown outcome; no event follows.

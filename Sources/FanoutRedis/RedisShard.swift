@@ -325,6 +325,7 @@ extension RedisCommand {
     static func encode(_ verbs: [String], _ names: [[UInt8]], extra: [String] = []) -> [UInt8] {
         var output: [UInt8] = []
         append(verbs.map { Array($0.utf8) } + names + extra.map { Array($0.utf8) }, to: &output)
+        terminate(&output)
         return output
     }
 }
