@@ -72,6 +72,8 @@ let package = Package(
         // A Redis client on the loop: a command and a subscription connection per shard, reconnection,
         // heartbeats. The only Swift module that imports CHiredis.
         .target(name: "FanoutRedis", dependencies: ["CHiredis", "FanoutEventLoop", .product(name: "DequeModule", package: "swift-collections")]),
+        // The engine shared by several nodes: numbering, order and history in Redis shards (cluster: section).
+        .target(name: "FanoutRedisEngine", dependencies: ["FanoutRedis", "FanoutEngine", "FanoutProtocol", "FanoutEventLoop"]),
         // The HTTP front on the loop: routes for /metrics and /healthz (browser transports join it).
         .target(name: "FanoutHTTP", dependencies: ["FanoutEventLoop"]),
         // The server core: connections, subject index, fan-out, limits, lifecycle.
@@ -79,7 +81,7 @@ let package = Package(
             name: "FanoutServer",
             dependencies: [
                 "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol", "FanoutEngine", "FanoutHTTP", "FanoutCollections",
-                "FanoutRedis",
+                "FanoutRedis", "FanoutRedisEngine",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -29,6 +29,8 @@ public final class Server {
     /// Numbers each subject's messages (and will keep history): the in-memory engine, embedded.
     let engine: MemoryEngine
     var publishRun = PublishRun()
+    /// The Redis engine and its per-connection state, with a `cluster` section; nil on a standalone server.
+    var cluster: ClusterNode?
     /// Connections dropped while a publish run was open, kept alive until it closes: the run refers to its
     /// receivers unretained.
     var retiredDuringRun: [ClientConnection] = []
@@ -159,6 +161,7 @@ public final class Server {
         })
         startServiceTimers()
         startHistoryExpiry()
+        startCluster()
     }
 
     /// The TLS context for `configuration`'s certificate, key and client CA.
@@ -215,6 +218,7 @@ public final class Server {
     func tearDown() {
         // Free sockets before the loop they belong to.
         finishRuns()
+        stopCluster()
         connections.removeAll()
         listeners.removeAll()
         tlsListeners.removeAll()

@@ -51,7 +51,7 @@ extension Server {
             connection.grant = .unrestricted
         }
         socket.write(Encoder.greeting(serverName: configuration.serverName, authRequired: configuration.auth.requiresAuth,
-                                      epoch: engine.epoch))
+                                      epoch: currentEpoch))
         if tls { startHandshakeDeadline(for: connection) }
         socket.enableReading()
         logger.debug("connect", metadata: ["client": "\(id)", "peer": "\(peer)"])
