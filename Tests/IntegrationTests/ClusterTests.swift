@@ -252,3 +252,29 @@ struct ClusterTests {
         #expect(output.contains("cluster_idle_expiry: 86400"))
     }
 }
+
+extension ClusterTests {
+    /// SIGHUP with other shards: the engine restarts, clients stay connected with their subscriptions, and
+    /// the subjects continue on the new shards (under their new epochs).
+    @Test func aReloadWithOtherShardsRestartsTheEngineAndKeepsClients() throws {
+        let rig = try ClusterRig(shards: 1, nodes: 1)
+        let node = rig.nodes[0]
+        let subscriber = try node.client()
+        #expect(try subscriber.command("SUB x.1") == "+OK 1")
+        let publisher = try node.client()
+        #expect(try publisher.command("PUB x.1 before") == "+OK 1")
+        #expect(try subscriber.readLine() == "MSG x.1 1 before")
+        let other = try RedisServerProcess()
+        try "cluster:\n  redis: [\"\(other.url)\"]\n".write(toFile: rig.configPath, atomically: true, encoding: .utf8)
+        node.signal(SIGHUP)
+        _ = try node.stderr.waitForLine(containing: "restarting the engine", timeout: 10)
+        try eventually(timeout: 20, "the new shard is up") {
+            let info = infoFields(try publisher.command("INFO"))
+            return info["shard0"] == "127.0.0.1:\(other.port)" && info["shard0_status"] == "up"
+        }
+        // The subscription was carried over: the new shard numbers the subject from 1.
+        #expect(try publisher.command("PUB x.1 after") == "+OK 1")
+        #expect(try subscriber.readLine() == "MSG x.1 1 after")
+        #expect(try other.cli("PUBSUB", "NUMSUB", "fanout:m:x.1").hasSuffix("1"))
+    }
+}

@@ -51,9 +51,10 @@ extension Server {
 
     func stopCluster() {
         guard let node = cluster else { return }
-        cluster = nil
+        // While the node is still the server's: the PUBs and replays waiting on Redis are answered now
+        // (`-ERR unavailable`, outcome unknown), in order, and commands held behind them run.
         node.engine.stop()
-        // Replies still waiting are answered by the engine's stop (outcome unknown); release held readers.
+        cluster = nil
         for (id, pending) in node.pending where pending.holding {
             pending.holding = false
             if let connection = connections[id] { releaseClusterHold(of: connection) }
