@@ -25,6 +25,11 @@ final class RedisConnection {
     var onEvent: (Event) -> Void = { _ in }
     /// Messages and (un)subscription confirmations on a subscription connection.
     var onPush: (RedisReply) -> Void = { _ in }
+    /// Sees each push first, as hiredis's reply, and returns true when it took it (a message, decoded
+    /// without building a `RedisReply`: the delivery path); the rest go to `onPush`.
+    var onMessage: (UnsafeMutablePointer<redisReply>) -> Bool = { _ in false }
+    /// When the last reply to a command came.
+    private(set) var lastReply = ContinuousClock.now
 
     /// Starts connecting (non-blocking); the result comes as an `Event`. Throws when hiredis cannot even
     /// start (no descriptor, bad address).
@@ -85,9 +90,10 @@ final class RedisConnection {
         guard let context else { return false }
         let status = Self.terminated(command) { text, length in
             redisAsyncFormattedCommand(context, { context, reply, _ in
-                guard let context, let connection = RedisConnection.owner(of: context),
-                      let decoded = RedisReply(reply) else { return }
-                connection.onPush(decoded)
+                guard let context, let connection = RedisConnection.owner(of: context), let reply else { return }
+                let raw = reply.assumingMemoryBound(to: redisReply.self)
+                if connection.onMessage(raw) { return }
+                if let decoded = RedisReply(reply) { connection.onPush(decoded) }
             }, nil, text, length)
         }
         return status == REDIS_OK
@@ -119,6 +125,7 @@ final class RedisConnection {
     private func replied(_ reply: UnsafeMutableRawPointer?) {
         guard let handler = waiting.popFirst() else { return }
         if let decoded = RedisReply(reply) {
+            lastReply = .now
             handler(.success(decoded))
         } else {
             handler(.failure(.outcomeUnknown("connection lost")))

@@ -1,3 +1,4 @@
+import CHiredis
 import FanoutEventLoop
 
 /// One Redis primary as a node uses it: a connection for commands and one for subscriptions, kept alive by
@@ -77,6 +78,8 @@ public final class RedisShard {
     public var onMessage: (RedisShard, Message) -> Void = { _, _ in }
     /// A SUBSCRIBE or PSUBSCRIBE took effect: messages on it arrive from now on.
     public var onSubscribed: (RedisShard, _ name: [UInt8], _ isPattern: Bool) -> Void = { _, _, _ in }
+    /// An UNSUBSCRIBE took effect: nothing more arrives on that channel.
+    public var onUnsubscribed: (RedisShard, _ channel: [UInt8]) -> Void = { _, _ in }
 
     public init(endpoint: RedisEndpoint, index: Int = 0, loop: EventLoop, timing: Timing = Timing(),
                 maxInFlight: Int = 1000) {
@@ -135,10 +138,7 @@ public final class RedisShard {
     }
 
     private func sendNow(_ command: [UInt8], reply: @escaping (Result<RedisReply, RedisFailure>) -> Void) -> RedisFailure? {
-        guard let commands, commands.send(command, reply: { [unowned self] result in
-            if case .success = result { self.lastReply = .now }
-            reply(result)
-        }) else { return .unavailable("\(endpoint) is not connected") }
+        guard let commands, commands.send(command, reply: reply) else { return .unavailable("\(endpoint) is not connected") }
         return nil
     }
 
@@ -179,6 +179,7 @@ public final class RedisShard {
                 connection.onEvent = { [unowned self] event in self.connectionEvent(event) }
             }
             subscriber.onPush = { [unowned self] reply in self.pushed(reply) }
+            subscriber.onMessage = { [unowned self] reply in self.pushedMessage(reply) }
             self.commands = commands
             self.subscriber = subscriber
         } catch {
@@ -278,13 +279,14 @@ public final class RedisShard {
             return
         }
         guard ready, let commands else { return }
+        let lastReply = max(self.lastReply, commands.lastReply)
         if now - lastReply > timing.deadAfter && commands.inFlight > 0 {
             return drop(reason: "no reply for \(now - lastReply)", reconnect: true)
         }
         if let lastHeartbeat, now - lastHeartbeat > timing.deadAfter {
             return drop(reason: "no heartbeat for \(now - lastHeartbeat)", reconnect: true)
         }
-        if commands.inFlight == 0 { lastReply = now }
+        if commands.inFlight == 0 { self.lastReply = now }
         _ = sendNow(RedisCommand.encode(["PUBLISH"], heartbeatChannel, extra: ["1"])) { _ in }
     }
 
@@ -305,15 +307,47 @@ public final class RedisShard {
         case Self.subscribeKind, Self.patternSubscribeKind:
             guard let name = parts[1].bytes, name != heartbeatChannel else { return }
             onSubscribed(self, name, kind == Self.patternSubscribeKind)
+        case Self.unsubscribeKind:
+            guard let name = parts[1].bytes else { return }
+            onUnsubscribed(self, name)
         default:
             return
         }
+    }
+
+    /// A `message` or `pmessage` straight from hiredis's reply: three or four strings, copied once each.
+    private func pushedMessage(_ reply: UnsafeMutablePointer<redisReply>) -> Bool {
+        let parts = reply.pointee
+        guard parts.type == REDIS_REPLY_ARRAY, parts.elements == 3 || parts.elements == 4,
+              let kind = parts.element[0]?.pointee, kind.type == REDIS_REPLY_STRING else { return false }
+        func bytes(_ index: Int) -> [UInt8]? {
+            guard let element = parts.element[index]?.pointee, element.type == REDIS_REPLY_STRING else { return nil }
+            guard let text = element.str, element.len > 0 else { return [] }
+            return Array(UnsafeRawBufferPointer(start: text, count: element.len))
+        }
+        let name = UnsafeRawBufferPointer(start: kind.str, count: kind.len)
+        if parts.elements == 3 && name.elementsEqual(Self.messageKind) {
+            guard let channel = bytes(1), let payload = bytes(2) else { return false }
+            if channel == heartbeatChannel {
+                lastHeartbeat = .now
+            } else {
+                onMessage(self, Message(channel: channel, pattern: nil, payload: payload))
+            }
+            return true
+        }
+        if parts.elements == 4 && name.elementsEqual(Self.patternMessageKind) {
+            guard let pattern = bytes(1), let channel = bytes(2), let payload = bytes(3) else { return false }
+            onMessage(self, Message(channel: channel, pattern: pattern, payload: payload))
+            return true
+        }
+        return false
     }
 
     private static let messageKind = Array("message".utf8)
     private static let patternMessageKind = Array("pmessage".utf8)
     private static let subscribeKind = Array("subscribe".utf8)
     private static let patternSubscribeKind = Array("psubscribe".utf8)
+    private static let unsubscribeKind = Array("unsubscribe".utf8)
 }
 
 extension RedisCommand {

@@ -62,8 +62,18 @@ public final class RedisEngine {
         var waiters: [(Bool) -> Void] = []
     }
 
+    /// One replay under way: the live messages buffered meanwhile, and its two halves. The script's answer
+    /// comes on the command connection, the marker it publishes on the subscription connection: only when
+    /// the marker is here has every message numbered before the answer arrived (the two connections are
+    /// read independently, so the answer can overtake them).
     final class ReplayBuffer {
         var messages: [(epoch: String, delivery: Delivery)] = []
+        let marker: [UInt8]
+        var markerSeen = false
+        var answer: ReplayAnswer?
+        var finish: ((Result<ReplayResult, RedisFailure>) -> Void)?
+
+        init(marker: [UInt8]) { self.marker = marker }
     }
 
     /// Buffered live messages per replay at most; past it the replay fails as unavailable (bounded memory).
@@ -83,10 +93,19 @@ public final class RedisEngine {
     private var globWaiters: [[[UInt8]: [(Bool) -> Void]]]
     /// The globs wanted now (`wantedGlobs`).
     private var wanted: Set<[UInt8]> = []
+    /// Per shard, channels let go because a glob covers them, whose UNSUBSCRIBE has not taken effect yet:
+    /// until it has, the node counts twice in PUBLISH's reply.
+    private var leaving: [Set<[UInt8]>]
+    /// Per shard, what waits for a glob that took effect until the channels it replaces have left.
+    private var afterLeaving: [[(prefix: [UInt8], waiter: (Bool) -> Void)]]
     /// The random token this node offers when a shard has no epoch yet.
     private var candidateEpoch: String
     private var shardEpochs: [String?]
     private var scratch: [UInt8] = []
+    /// Replay markers made so far (their tokens are `sync.<node>.<n>`).
+    private var markers: UInt64 = 0
+    /// max_messages 0, max_age 0 and the idle expiry, encoded once for servers without history rules.
+    private var noHistoryArguments: [UInt8] = []
 
     /// Live messages for local subscribers.
     public var onDeliver: (Delivery) -> Void = { _ in }
@@ -106,7 +125,10 @@ public final class RedisEngine {
         }
         activeGlobs = Array(repeating: [], count: shards.count)
         globWaiters = Array(repeating: [:], count: shards.count)
+        leaving = Array(repeating: [], count: shards.count)
+        afterLeaving = Array(repeating: [], count: shards.count)
         shardEpochs = Array(repeating: nil, count: shards.count)
+        encodeNoHistoryArguments()
         for shard in shards {
             shard.prepare = { [unowned self] shard, done in self.prepare(shard, done: done) }
             shard.onStatus = { [unowned self] shard in self.statusChanged(shard) }
@@ -114,6 +136,7 @@ public final class RedisEngine {
             shard.onSubscribed = { [unowned self] shard, name, isPattern in
                 self.subscribed(name, isPattern: isPattern, on: shard)
             }
+            shard.onUnsubscribed = { [unowned self] shard, channel in self.unsubscribed(channel, on: shard) }
         }
     }
 
@@ -127,6 +150,12 @@ public final class RedisEngine {
 
     public func applyHistory(rules: [HistoryRule]) {
         settings.rules = rules
+        encodeNoHistoryArguments()
+    }
+
+    private func encodeNoHistoryArguments() {
+        noHistoryArguments.removeAll()
+        for argument in ["0", "0", String(expiryMilliseconds(nil))] { RedisCommand.appendBulk(argument, to: &noHistoryArguments) }
     }
 
     /// The epochs of the shards, as known: the greeting's `epoch=` (joined with `-`).
@@ -218,11 +247,19 @@ public final class RedisEngine {
             }
         case .down, .connecting:
             activeGlobs[shard.index].removeAll()
+            leaving[shard.index].removeAll()
+            let afterLeaving = self.afterLeaving[shard.index]
+            self.afterLeaving[shard.index].removeAll()
+            for (_, waiter) in afterLeaving { waiter(false) }
             let waiting = globWaiters[shard.index].values.flatMap { $0 }
             globWaiters[shard.index].removeAll()
             for waiter in waiting { waiter(false) }
             for (subject, entry) in tracked where self.shard(of: subject) === shard {
                 entry.confirmed = false
+                // A replay whose marker may never come now fails; its client can ask again.
+                for buffer in entry.replays where buffer.answer != nil {
+                    buffer.finish?(.failure(.unavailable("\(shard.endpoint) went away during the replay")))
+                }
                 let waiters = entry.waiters
                 entry.waiters.removeAll()
                 for waiter in waiters { waiter(false) }
@@ -236,22 +273,26 @@ public final class RedisEngine {
     /// Sends a PUB to the subject's shard; `done` gets the number of nodes that had subscribers, or why it
     /// failed (`outcomeUnknown` when the connection dropped after sending). Returns the refusal instead, with
     /// `done` not called, when the shard is down or has too many commands in flight.
-    public func publish(subject: String, payload: UnsafeRawBufferPointer,
+    public func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
                         done: @escaping (Result<Int64, RedisFailure>) -> Void) -> RedisFailure? {
-        let shard = shard(of: subject)
+        let shard = shards[SubjectKeys.shard(of: subject, count: shards.count)]
         if let refusal = shard.refusal { return refusal }
-        let rule = rule(for: subject)
         scratch.removeAll(keepingCapacity: true)
-        RedisCommand.appendHeader(count: 14, to: &scratch)
+        RedisCommand.appendHeader(count: 13, to: &scratch)
         RedisCommand.appendBulk("EVALSHA", to: &scratch)
         publishSHA.withUnsafeBytes { RedisCommand.appendBulk($0, to: &scratch) }
-        RedisCommand.appendBulk("5", to: &scratch)
-        for key in SubjectKeys.keys(of: subject) { RedisCommand.appendBulk(key, to: &scratch) }
-        SubjectKeys.channel(of: subject).withUnsafeBytes { RedisCommand.appendBulk($0, to: &scratch) }
+        RedisCommand.appendBulk("4", to: &scratch)
+        SubjectKeys.appendKeys(of: subject, to: &scratch)
+        SubjectKeys.appendChannel(of: subject, to: &scratch)
         RedisCommand.appendBulk(payload, to: &scratch)
-        RedisCommand.appendBulk(String(rule?.maxMessages ?? 0), to: &scratch)
-        RedisCommand.appendBulk(String(Self.milliseconds(rule?.maxAge)), to: &scratch)
-        RedisCommand.appendBulk(String(expiryMilliseconds(rule)), to: &scratch)
+        if settings.rules.isEmpty {
+            scratch.append(contentsOf: noHistoryArguments)
+        } else {
+            let rule = rule(for: String(decoding: subject, as: UTF8.self))
+            RedisCommand.appendBulk(String(rule?.maxMessages ?? 0), to: &scratch)
+            RedisCommand.appendBulk(String(Self.milliseconds(rule?.maxAge)), to: &scratch)
+            RedisCommand.appendBulk(String(expiryMilliseconds(rule)), to: &scratch)
+        }
         RedisCommand.appendBulk(candidateEpoch, to: &scratch)
         RedisCommand.terminate(&scratch)
         return shard.send(scratch) { result in
@@ -350,12 +391,17 @@ public final class RedisEngine {
             shard.subscribe(channel)
         } else if shard.channels.contains(channel) {
             shard.unsubscribe(channel)
+            if entry.refs > 0 && shard.isUp { leaving[shard.index].insert(channel) }
             entry.confirmed = false
         }
     }
 
     /// PUNSUBSCRIBEs the globs no longer wanted whose subjects are all in effect through their channels (or
     /// another glob) again.
+    ///
+    /// Cost: nothing while every glob the shard holds is wanted; else a scan of the tracked subjects (at most
+    /// the node's exact subscriptions) per unwanted glob. It runs when globs change and when a channel that an
+    /// unwanted glob covers is confirmed, so a glob's retirement costs one scan per such channel.
     private func retireGlobs(on shard: RedisShard) {
         let unwanted = shard.patterns.subtracting(wanted)
         guard !unwanted.isEmpty else { return }
@@ -415,16 +461,26 @@ public final class RedisEngine {
             }
             activeGlobs[shard.index].append((name, SubjectKeys.prefix(ofGlob: name)))
             activeGlobs[shard.index].sort { $0.glob.lexicographicallyPrecedes($1.glob) }
-            for waiter in globWaiters[shard.index].removeValue(forKey: name) ?? [] { waiter(true) }
-            guard wanted.contains(name) else { return }
-            // The subjects it covers need their channels no more; whoever waited on them may go on.
             let prefix = SubjectKeys.prefix(ofGlob: name)
+            let globWaiting = globWaiters[shard.index].removeValue(forKey: name) ?? []
+            guard wanted.contains(name) else {
+                for waiter in globWaiting { waiter(true) }
+                return
+            }
+            // The subjects it covers need their channels no more; whoever waited on them may go on.
             for (subject, entry) in tracked where self.shard(of: subject) === shard {
                 guard SubjectKeys.channel(of: subject).starts(with: prefix) else { continue }
                 reconcile(subject, entry)
                 let waiters = entry.waiters
                 entry.waiters.removeAll()
                 for waiter in waiters { waiter(true) }
+            }
+            // A SUB waiting on the glob replies once the channels it replaces have left too, so that its
+            // node counts once from then on.
+            if leaving[shard.index].contains(where: { $0.starts(with: prefix) }) {
+                afterLeaving[shard.index] += globWaiting.map { (prefix, $0) }
+            } else {
+                for waiter in globWaiting { waiter(true) }
             }
             retireGlobs(on: shard)
             return
@@ -435,7 +491,20 @@ public final class RedisEngine {
         let waiters = entry.waiters
         entry.waiters.removeAll()
         for waiter in waiters { waiter(true) }
-        retireGlobs(on: shard)
+        // Only a channel that a glob being retired covers can let that glob go.
+        if shard.patterns.contains(where: { !wanted.contains($0) && name.starts(with: SubjectKeys.prefix(ofGlob: $0)) }) {
+            retireGlobs(on: shard)
+        }
+    }
+
+    private func unsubscribed(_ channel: [UInt8], on shard: RedisShard) {
+        guard leaving[shard.index].remove(channel) != nil else { return }
+        let waiting = afterLeaving[shard.index]
+        guard !waiting.isEmpty else { return }
+        afterLeaving[shard.index] = waiting.filter { item in leaving[shard.index].contains { $0.starts(with: item.prefix) } }
+        for item in waiting where !leaving[shard.index].contains(where: { $0.starts(with: item.prefix) }) {
+            item.waiter(true)
+        }
     }
 
     // MARK: Live messages
@@ -450,6 +519,15 @@ public final class RedisEngine {
             return
         }
         guard let (epoch, seq, payload) = Self.parse(message.payload) else { return }
+        if seq == 0 {
+            // A replay's marker (seq 0 is never a message's): this node's, or another's to ignore.
+            guard let entry = tracked[subject], let buffer = entry.replays.first(where: { $0.marker == payload }) else {
+                return
+            }
+            buffer.markerSeen = true
+            completeReplay(buffer)
+            return
+        }
         let delivery = Delivery(subject: subject, seq: seq, payload: payload)
         if let entry = tracked[subject] {
             for replay in entry.replays where replay.messages.count < Self.replayBufferLimit {
@@ -501,40 +579,55 @@ public final class RedisEngine {
         // Holds the subject for the length of the replay; the caller's own subscription takes over after.
         retain(pattern: subject)
         let entry = tracked[subject]!
-        let buffer = ReplayBuffer()
+        markers &+= 1
+        let buffer = ReplayBuffer(marker: Array("sync.\(nodeID).\(markers)".utf8))
         entry.replays.append(buffer)
-        let finish: (Result<ReplayResult, RedisFailure>) -> Void = { [unowned self] result in
+        buffer.finish = { [unowned self] result in
+            guard buffer.finish != nil else { return }
+            buffer.finish = nil
             entry.replays.removeAll { $0 === buffer }
             done(result)
             self.release(pattern: subject)
         }
         let run = { [unowned self] in
-            guard buffer.messages.count < Self.replayBufferLimit else {
-                return finish(.failure(.unavailable("too many messages arrived during the replay")))
-            }
-            self.readStream(request, on: shard) { result in
-                finish(result.map { answer in
-                    var seen = answer.lastSeq
-                    var following: [Delivery] = []
-                    for (epoch, delivery) in buffer.messages where epoch == answer.epoch && delivery.seq > seen {
-                        following.append(delivery)
-                        seen = delivery.seq
-                    }
-                    return ReplayResult(answer: answer, following: following)
-                })
+            self.readStream(request, on: shard, marker: buffer.marker) { result in
+                switch result {
+                case .success(let answer):
+                    buffer.answer = answer
+                    self.completeReplay(buffer)
+                case .failure(let failure):
+                    buffer.finish?(.failure(failure))
+                }
             }
         }
         if inEffect(subject, entry) {
             run()
         } else {
             entry.waiters.append { ok in
-                ok ? run() : finish(.failure(.unavailable("\(shard.endpoint) went away during the replay")))
+                ok ? run() : buffer.finish?(.failure(.unavailable("\(shard.endpoint) went away during the replay")))
             }
         }
     }
 
+    /// Finishes a replay once both its answer and its marker are here: the buffered messages after the
+    /// answer's last seq follow the replay.
+    private func completeReplay(_ buffer: ReplayBuffer) {
+        guard buffer.markerSeen, let answer = buffer.answer else { return }
+        guard buffer.messages.count < Self.replayBufferLimit else {
+            buffer.finish?(.failure(.unavailable("too many messages arrived during the replay")))
+            return
+        }
+        var seen = answer.lastSeq
+        var following: [Delivery] = []
+        for (epoch, delivery) in buffer.messages where epoch == answer.epoch && delivery.seq > seen {
+            following.append(delivery)
+            seen = delivery.seq
+        }
+        buffer.finish?(.success(ReplayResult(answer: answer, following: following)))
+    }
+
     /// Runs the replay script and turns its answer into a `ReplayAnswer` within the request's budget.
-    private func readStream(_ request: ReplayRequest, on shard: RedisShard,
+    private func readStream(_ request: ReplayRequest, on shard: RedisShard, marker: [UInt8] = [],
                             done: @escaping (Result<ReplayAnswer, RedisFailure>) -> Void) {
         let subject = request.subject
         let rule = rule(for: subject)
@@ -551,9 +644,10 @@ public final class RedisEngine {
             mode = "newest"
             number = min(count, UInt64(rule?.maxMessages ?? 0))
         }
-        var arguments = ["EVALSHA", String(decoding: replaySHA, as: UTF8.self), "5"] + SubjectKeys.keys(of: subject)
+        var arguments = ["EVALSHA", String(decoding: replaySHA, as: UTF8.self), "4"] + SubjectKeys.keys(of: subject)
         arguments += [mode, clientEpoch, String(number), String(Self.milliseconds(rule?.maxAge)),
-                      String(expiryMilliseconds(rule)), candidateEpoch]
+                      String(expiryMilliseconds(rule)), candidateEpoch, String(rule?.maxMessages ?? 0),
+                      String(decoding: marker, as: UTF8.self), String(decoding: SubjectKeys.channel(of: subject), as: UTF8.self)]
         let refusal = shard.send(RedisCommand.encode(arguments)) { result in
             switch result {
             case .success(.array(let parts)) where parts.count >= 3:

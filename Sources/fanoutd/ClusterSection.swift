@@ -4,7 +4,7 @@ import FanoutServer
 ///
 ///     cluster:
 ///       redis: ["redis://127.0.0.1:6379", "redis://10.0.0.2:6379"]   # independent primaries
-///       redis_password_file: /run/credentials/fanoutd.service/redis  # optional; or redis://:secret@host
+///       redis_password_file: redis.password   # optional (relative: under $CREDENTIALS_DIRECTORY); or redis://:secret@host
 ///       idle_expiry: 86400     # seconds a subject's keys live in Redis after its last publish
 ///       max_in_flight: 1000    # PUBs in flight per shard before -ERR unavailable
 ///
@@ -30,15 +30,20 @@ enum ClusterSection {
             throw problem("redis: expected a list of redis:// URLs")
         }
         if case .scalar(let path)? = fields["redis_password_file"] {
+            // A relative path is looked up in systemd's credentials directory when there is one.
+            var resolved = path
+            if !path.hasPrefix("/"), let credentials = TextFile.environment("CREDENTIALS_DIRECTORY") {
+                resolved = credentials + "/" + path
+            }
             var password: String
             do {
-                password = try TextFile.read(path)
+                password = try TextFile.read(resolved)
             } catch {
-                throw problem("redis_password_file: \(error)")
+                throw problem("redis_password_file: cannot read \(resolved)")
             }
             while password.last?.isNewline == true { password.removeLast() }
             settings.redisPassword = password.isEmpty ? nil : password
-            settings.redisPasswordFile = path
+            settings.redisPasswordFile = resolved
         }
         if case .scalar(let text)? = fields["idle_expiry"] {
             guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {

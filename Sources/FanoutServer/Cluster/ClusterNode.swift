@@ -29,7 +29,7 @@ final class ClusterNode {
     var pending: [UInt64: PendingReplies] = [:]
     /// Scratch for one delivery's `MSG` line.
     var line: [UInt8] = []
-    var receivers: [ClientConnection] = []
+    var receivers: [PublishRun.Receiver] = []
     /// PUBs refused or lost since start (INFO).
     var unavailable: UInt64 = 0
     var outcomeUnknown: UInt64 = 0

@@ -12,9 +12,9 @@ extension Server {
         node.receivers.removeAll(keepingCapacity: true)
         let withholds = anyUserWithholds
         index.forEachReceiver(of: delivery.subject) { connection in
-            guard connection.socket != nil else { return }
+            guard let socket = connection.socket else { return }
             if withholds && connection.permissions?.withholds(delivery.subject) == true { return }
-            node.receivers.append(connection)
+            node.receivers.append(.init(connection: .passUnretained(connection), socket: socket))
         }
         guard !node.receivers.isEmpty else { return }
         node.line.removeAll(keepingCapacity: true)
@@ -28,11 +28,14 @@ extension Server {
         let limit = configuration.limits.maxPendingBytes
         stats.delivered += UInt64(node.receivers.count)
         stats.bytesOut += UInt64(node.line.count * node.receivers.count)
-        for connection in node.receivers {
-            guard let socket = connection.socket else { continue }
+        // The connections are not retained (see `PublishRun.Receiver`): the connection table keeps them
+        // alive, and a drop below frees only the one dropped, which is not touched again.
+        for receiver in node.receivers where receiver.isConnected {
+            let socket = receiver.socket
             node.line.withUnsafeBytes { socket.write($0) }
             if socket.outputCount > limit {
-                disconnect(connection, reason: .slowConsumer("\(socket.outputCount) bytes pending, max_pending_bytes=\(limit)"))
+                disconnect(receiver.connection.takeUnretainedValue(),
+                           reason: .slowConsumer("\(socket.outputCount) bytes pending, max_pending_bytes=\(limit)"))
             }
         }
         node.receivers.removeAll(keepingCapacity: true)

@@ -15,8 +15,7 @@ extension Server {
             return made
         }()
         let ticket = pending.firstTicket + UInt64(pending.slots.count)
-        let subjectString = String(decoding: subject, as: UTF8.self)
-        let refusal = node.engine.publish(subject: subjectString, payload: payload) { [unowned self, weak connection] result in
+        let refusal = node.engine.publish(subject: subject, payload: payload) { [unowned self, weak connection] result in
             let reply: [UInt8]
             switch result {
             case .success(let receivers):
