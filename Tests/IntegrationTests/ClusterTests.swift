@@ -242,10 +242,11 @@ struct ClusterTests {
         let process = Process()
         process.executableURL = Daemon.executable
         process.arguments = ["--config", rig.configPath, "--check-config"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
+        let pipe = try CloexecPipe()
+        process.standardOutput = pipe.write
         try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        try pipe.write.close()
+        let output = String(decoding: pipe.read.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         #expect(output.contains("cluster: 2 shard(s): 127.0.0.1:\(rig.shards[0].port), 127.0.0.1:\(rig.shards[1].port)"))

@@ -34,26 +34,32 @@ public final class RedisServerProcess: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
         process.arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--dir", directory.path,
                              "--logfile", "", "--daemonize", "no"] + extraArguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
+        // Close-on-exec ends (as the daemon harness's), so that processes other tests spawn meanwhile do not
+        // inherit the write end; read on a thread of its own with blocking reads, so end of file is certain.
+        let (reader, writer) = try Self.cloexecPipe()
+        process.standardOutput = writer
+        process.standardError = writer
         condition.lock()
         output = ""
         condition.unlock()
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self else { return }
-            self.condition.lock()
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                self.output += "\n<exited>"
-            } else {
-                self.output += String(decoding: data, as: UTF8.self)
+        Thread.detachNewThread { [weak self] in
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(reader.fileDescriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard let self else { return }
+                self.condition.lock()
+                self.output += count > 0 ? String(decoding: chunk[0..<count], as: UTF8.self) : "\n<exited>"
+                self.condition.broadcast()
+                self.condition.unlock()
+                if count <= 0 {
+                    withExtendedLifetime(reader) {}
+                    return
+                }
             }
-            self.condition.broadcast()
-            self.condition.unlock()
         }
         try process.run()
+        try writer.close()
         self.process = process
         let deadline = Date().addingTimeInterval(20)
         condition.lock()
@@ -91,12 +97,24 @@ public final class RedisServerProcess: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
         process.arguments = ["-p", "\(port)"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
+        let (reader, writer) = try Self.cloexecPipe()
+        process.standardOutput = writer
         try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        try writer.close()
+        let data = reader.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// A stream socketpair, both ends close-on-exec, shut down to one direction each: (read end, write end).
+    /// The child gets its end through Process's dup2, which clears the flag on the copy.
+    public static func cloexecPipe() throws -> (FileHandle, FileHandle) {
+        var fds: [Int32] = [0, 0]
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, type, 0, &fds) == 0 else { throw RedisServerFailure("socketpair: errno \(errno)") }
+        shutdown(fds[0], Int32(SHUT_WR))
+        shutdown(fds[1], Int32(SHUT_RD))
+        return (FileHandle(fileDescriptor: fds[0], closeOnDealloc: true), FileHandle(fileDescriptor: fds[1], closeOnDealloc: true))
     }
 
     /// A loopback port nothing listens on now (the kernel's choice for a socket bound to port 0).

@@ -32,6 +32,7 @@ extension Server {
             self.logger.warning("cluster: \(subject) continues under a new epoch \(epoch) (its numbering restarted)")
         }
         cluster = node
+        loop.afterEachPass = { [unowned self] in self.flushClusterRun() }
         // Subscriptions already held (after a restart of the engine) are subscribed in Redis again.
         for connection in connections.values {
             for pattern in connection.subscriptions { engine.retain(pattern: pattern) }
@@ -54,6 +55,8 @@ extension Server {
         // While the node is still the server's: the PUBs and replays waiting on Redis are answered now
         // (`-ERR unavailable`, outcome unknown), in order, and commands held behind them run.
         node.engine.stop()
+        flushClusterRun()
+        loop.afterEachPass = nil
         cluster = nil
         for (id, pending) in node.pending where pending.holding {
             pending.holding = false
@@ -65,6 +68,7 @@ extension Server {
     /// Keeps the engine's Redis subscriptions in step with the local ones (`addSubscriptions` and friends).
     func clusterSubscriptionsChanged(_ patterns: some Sequence<String>, adding: Bool) {
         guard let engine = cluster?.engine else { return }
+        flushClusterRun()
         for pattern in patterns {
             if adding { engine.retain(pattern: pattern) } else { engine.release(pattern: pattern) }
         }
@@ -73,6 +77,7 @@ extension Server {
     /// A departing connection: its subscriptions leave Redis's counts, its waiting replies are forgotten.
     func clusterConnectionLeft(_ connection: ClientConnection) {
         guard let node = cluster else { return }
+        flushClusterRun()
         clusterSubscriptionsChanged(Array(connection.subscriptions), adding: false)
         node.pending[connection.id] = nil
     }
