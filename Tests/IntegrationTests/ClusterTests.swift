@@ -279,3 +279,27 @@ extension ClusterTests {
         #expect(try other.cli("PUBSUB", "NUMSUB", "fanout:m:x.1").hasSuffix("1"))
     }
 }
+
+extension ClusterTests {
+    /// A subject idle for idle_expiry leaves Redis (bounded memory) and, published again, begins a new
+    /// numbering under an epoch never used before.
+    @Test func anIdleSubjectExpiresAndComesBackUnderANewEpoch() throws {
+        let rig = try ClusterRig(shards: 1, nodes: 1, clusterExtra: "  idle_expiry: 1\n")
+        let client = try rig.nodes[0].client()
+        for number in 1...3 { #expect(try client.command("PUB h.idle m\(number)") == "+OK 0") }
+        let before = try client.command("RESUME h.idle")
+        #expect(before.hasSuffix("seq=3 replayed=0 missed=0"))
+        let epoch = String(before.split(separator: " ")[2].dropFirst(6))
+        #expect(try client.command("UNSUB") == "+OK 0")
+        #expect(try rig.shards[0].cli("EXISTS", "fanout:{h.idle}", "fanout:{h.idle}:log") == "2")
+        // Redis expires the keys itself, a second after the last write.
+        try eventually(timeout: 10, "the subject's keys expired") {
+            try rig.shards[0].cli("EXISTS", "fanout:{h.idle}", "fanout:{h.idle}:log") == "0"
+        }
+        #expect(try client.command("PUB h.idle again") == "+OK 0")
+        let after = try client.command("RESUME h.idle \(epoch) 3")
+        #expect(!after.contains("epoch=\(epoch) "))
+        #expect(after.hasSuffix("seq=1 replayed=1 missed=unknown"))
+        #expect(try client.readLine() == "MSG h.idle 1 again")
+    }
+}

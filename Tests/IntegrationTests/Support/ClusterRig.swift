@@ -9,13 +9,13 @@ final class ClusterRig: @unchecked Sendable {
     let configPath: String
 
     /// `history` is YAML for the history section (rules for `h.>` by default).
-    init(shards shardCount: Int, nodes nodeCount: Int, redisArguments: [String] = [],
+    init(shards shardCount: Int, nodes nodeCount: Int, redisArguments: [String] = [], clusterExtra: String = "",
          history: String = "  - subjects: \"h.>\"\n    max_messages: 10000\n    max_age: 0\n") throws {
         shards = try (0..<shardCount).map { _ in try RedisServerProcess(arguments: redisArguments) }
         let urls = shards.map { "\"\($0.url)\"" }.joined(separator: ", ")
         configPath = FileManager.default.temporaryDirectory
             .appendingPathComponent("fanout-cluster-\(UUID().uuidString).yaml").path
-        let yaml = "cluster:\n  redis: [\(urls)]\nhistory:\n\(history)"
+        let yaml = "cluster:\n  redis: [\(urls)]\n\(clusterExtra)history:\n\(history)"
         try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
         for _ in 0..<nodeCount { nodes.append(try startNode()) }
     }
