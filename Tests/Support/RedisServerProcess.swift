@@ -10,6 +10,8 @@ public final class RedisServerProcess: @unchecked Sendable {
     private var process: Process?
     private let condition = NSCondition()
     private var output = ""
+    /// Which start the output belongs to.
+    private var generation = 0
 
     /// Starts redis-server with `arguments` (for example `["--appendonly", "yes"]`) and waits until it
     /// accepts connections.
@@ -41,6 +43,8 @@ public final class RedisServerProcess: @unchecked Sendable {
         process.standardError = writer
         condition.lock()
         output = ""
+        generation += 1
+        let mine = generation
         condition.unlock()
         Thread.detachNewThread { [weak self] in
             var chunk = [UInt8](repeating: 0, count: 4096)
@@ -49,7 +53,10 @@ public final class RedisServerProcess: @unchecked Sendable {
                 if count < 0 && errno == EINTR { continue }
                 guard let self else { return }
                 self.condition.lock()
-                self.output += count > 0 ? String(decoding: chunk[0..<count], as: UTF8.self) : "\n<exited>"
+                // A reader of an earlier start (killed) that reaches its end of file late says nothing here.
+                if self.generation == mine {
+                    self.output += count > 0 ? String(decoding: chunk[0..<count], as: UTF8.self) : "\n<exited>"
+                }
                 self.condition.broadcast()
                 self.condition.unlock()
                 if count <= 0 {
