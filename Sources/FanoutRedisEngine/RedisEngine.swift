@@ -60,6 +60,8 @@ public final class RedisEngine {
         var replays: [ReplayBuffer] = []
         /// Run once the SUBSCRIBE is in effect (or with false when the shard went down first).
         var waiters: [(Bool) -> Void] = []
+        /// Asking Redis where the subject's numbering stands (`learnPosition`).
+        var learning = false
     }
 
     /// One replay under way: the live messages buffered meanwhile, and its two halves. The script's answer
@@ -471,6 +473,7 @@ public final class RedisEngine {
             for (subject, entry) in tracked where self.shard(of: subject) === shard {
                 guard SubjectKeys.channel(of: subject).starts(with: prefix) else { continue }
                 reconcile(subject, entry)
+                learnPosition(subject, entry, on: shard)
                 let waiters = entry.waiters
                 entry.waiters.removeAll()
                 for waiter in waiters { waiter(true) }
@@ -488,12 +491,31 @@ public final class RedisEngine {
         guard let subject = SubjectKeys.subject(ofChannel: name), let entry = tracked[subject],
               shard.channels.contains(name) else { return }
         entry.confirmed = true
+        learnPosition(subject, entry, on: shard)
         let waiters = entry.waiters
         entry.waiters.removeAll()
         for waiter in waiters { waiter(true) }
         // Only a channel that a glob being retired covers can let that glob go.
         if shard.patterns.contains(where: { !wanted.contains($0) && name.starts(with: SubjectKeys.prefix(ofGlob: $0)) }) {
             retireGlobs(on: shard)
+        }
+    }
+
+    /// A subject this node has received nothing of yet learns where its numbering stands once its messages
+    /// arrive, so that a gap after a reconnection can be filled from there (without a position, the gap
+    /// filling could not tell the messages its subscribers missed from those before they subscribed).
+    private func learnPosition(_ subject: String, _ entry: Tracked, on shard: RedisShard) {
+        guard entry.epoch == nil, !entry.learning else { return }
+        entry.learning = true
+        // As a replay, marker and all: when it completes, every message up to its seq has come through the
+        // subscription, so nothing at or below it can still arrive and be dropped as already seen.
+        replay(ReplayRequest(subject: subject, kind: .position, budget: 0)) { [weak entry] result in
+            guard let entry else { return }
+            entry.learning = false
+            // A message that came meanwhile has set the position already, from the stream itself.
+            guard entry.epoch == nil, case .success(let position) = result else { return }
+            entry.epoch = position.answer.epoch
+            entry.lastSeq = position.answer.lastSeq
         }
     }
 
