@@ -311,3 +311,20 @@ extension ClusterTests {
         #expect(try client.readLine() == "MSG h.idle 1 again")
     }
 }
+
+extension ClusterTests {
+    /// Over max_in_flight commands waiting on a shard, PUB answers -ERR unavailable at once, in order
+    /// with the other replies, and the connection stays usable.
+    @Test func aShardWithTooManyCommandsInFlightRefusesPubsClearly() throws {
+        let rig = try ClusterRig(shards: 1, nodes: 1, clusterExtra: "  max_in_flight: 3\n")
+        let client = try rig.nodes[0].client()
+        try client.send((1...300).map { "PUB f.x m\($0)\n" }.joined() + "PING done\n")
+        var replies: [String] = []
+        for _ in 0..<300 { replies.append(try client.readLine()) }
+        #expect(try client.readLine() == "+PONG done")
+        let refused = replies.filter { $0.hasPrefix("-ERR unavailable ") }
+        #expect(replies.filter { $0 == "+OK 0" }.count + refused.count == 300)
+        #expect(!refused.isEmpty && refused.allSatisfy { $0.contains("commands in flight") }, "\(refused.prefix(3))")
+        #expect(infoFields(try client.command("INFO"))["cluster_unavailable"] == String(refused.count))
+    }
+}
