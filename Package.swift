@@ -48,6 +48,11 @@ let package = Package(
             pkgConfig: "libevent",
             providers: [.apt(["libevent-dev"])]
         ),
+        // hiredis (Debian's libhiredis-dev) and its libevent adapter, for the Redis engine: headers only.
+        .systemLibrary(
+            name: "CHiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
         // The one Swift module that imports CLibevent: loop, listener, buffered sockets, timers, signals.
         .target(name: "FanoutEventLoop", dependencies: ["CLibevent"], swiftSettings: uncheckedExclusivityInRelease),
         // The in-process multicast-delegate core: weak, deduplicated member sets. No networking.
@@ -65,6 +70,11 @@ let package = Package(
             ],
             swiftSettings: uncheckedExclusivityInRelease
         ),
+        // A Redis client on the loop: a command and a subscription connection per shard, reconnection,
+        // heartbeats. The only Swift module that imports CHiredis.
+        .target(name: "FanoutRedis", dependencies: ["CHiredis", "FanoutEventLoop", .product(name: "DequeModule", package: "swift-collections")]),
+        // The engine shared by several nodes: numbering, order and history in Redis shards (cluster: section).
+        .target(name: "FanoutRedisEngine", dependencies: ["FanoutRedis", "FanoutEngine", "FanoutProtocol", "FanoutEventLoop"]),
         // The HTTP front's pure parts: request parser, responses, WebSocket handshake and framing. No I/O.
         .target(name: "FanoutHTTP"),
         // The server core: connections, subject index, fan-out, limits, lifecycle.
@@ -72,6 +82,7 @@ let package = Package(
             name: "FanoutServer",
             dependencies: [
                 "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol", "FanoutEngine", "FanoutHTTP", "FanoutCollections",
+                "FanoutRedis", "FanoutRedisEngine",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -123,6 +134,7 @@ let package = Package(
         .testTarget(name: "FanoutServerTests", dependencies: ["FanoutEventLoop", "FanoutServer", "FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(name: "FanoutHTTPTests", dependencies: ["FanoutHTTP", "FanoutTestSupport"]),
         .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol"]),
+        .testTarget(name: "FanoutRedisTests", dependencies: ["FanoutRedis", "FanoutRedisEngine", "FanoutEngine", "FanoutEventLoop", "FanoutTestSupport"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["FanoutProtocol", "FanoutTestSupport"],

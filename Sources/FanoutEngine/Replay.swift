@@ -1,3 +1,5 @@
+import FanoutProtocol
+
 /// What a RESUME or LAST asks of an engine about one subject.
 public struct ReplayRequest: Sendable {
     public enum Kind: Sendable, Equatable {
@@ -55,5 +57,43 @@ public struct ReplayAnswer {
         self.missed = missed
         self.stream = stream
         self.bytes = bytes
+    }
+}
+
+/// A replay of messages an engine has already fetched (the Redis engine reads them from a stream), encoded a
+/// slice at a time like any other.
+public final class FetchedReplay: ReplayStream {
+    public let subject: String
+    /// The messages not yet encoded, oldest first.
+    public private(set) var messages: ArraySlice<(seq: UInt64, payload: [UInt8])>
+
+    public init(subject: String, messages: [(seq: UInt64, payload: [UInt8])]) {
+        self.subject = subject
+        self.messages = messages[...]
+    }
+
+    /// Bytes of the `MSG` lines of `messages` of `subject`.
+    public static func lineBytes(subject: String, _ messages: some Collection<(seq: UInt64, payload: [UInt8])>) -> Int {
+        messages.reduce(0) { $0 + 7 + subject.utf8.count + DecimalDigits.total(from: $1.seq, through: $1.seq) + $1.payload.count }
+    }
+
+    public func encode(into bytes: inout [UInt8], limit: Int) -> Bool {
+        let stop = bytes.count.addingReportingOverflow(limit)
+        let end = stop.overflow ? Int.max : stop.partialValue
+        var name = subject
+        name.withUTF8 { subjectBytes in
+            while bytes.count < end, let message = messages.first {
+                messages.removeFirst()
+                message.payload.withUnsafeBytes { payload in
+                    Encoder.appendMessage(subject: UnsafeRawBufferPointer(subjectBytes), seq: message.seq,
+                                          payload: payload, to: &bytes)
+                }
+            }
+        }
+        return !messages.isEmpty
+    }
+
+    public func finish() {
+        messages = []
     }
 }

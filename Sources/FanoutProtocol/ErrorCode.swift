@@ -24,6 +24,9 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let slowConsumer = ErrorCode("slow-consumer")
     /// Sent before closing connections when the server stops.
     public static let shuttingDown = ErrorCode("shutting-down")
+    /// The engine shared by several nodes cannot take the command now (a Redis shard is down or too busy), or
+    /// lost it with its outcome unknown; the text says which. Nothing is disconnected for it.
+    public static let unavailable = ErrorCode("unavailable")
     /// Sent before closing a connection that sent nothing for `idle_timeout`.
     public static let idleTimeout = ErrorCode("idle-timeout")
 }

@@ -29,6 +29,8 @@ public final class Server {
     /// Numbers each subject's messages (and will keep history): the in-memory engine, embedded.
     let engine: MemoryEngine
     var publishRun = PublishRun()
+    /// The Redis engine and its per-connection state, with a `cluster` section; nil on a standalone server.
+    var cluster: ClusterNode?
     /// Connections dropped while a publish run was open, kept alive until it closes: the run refers to its
     /// receivers unretained.
     var retiredDuringRun: [ClientConnection] = []
@@ -63,8 +65,8 @@ public final class Server {
     var resumeTimer: LoopTimer?
     /// A publish run's lines framed for its WebSocket receivers, reused from run to run.
     var webSocketFrames: [UInt8] = []
-    /// Replies to the connection an HTTP request runs as (`POST /publish`), read back into the response.
-    var httpReplies: [UInt8] = []
+    /// HTTP publishes waiting for an engine's answer (several nodes), kept alive until it comes.
+    var httpPublishers: [UInt64: ClientConnection] = [:]
     /// Sends Server-Sent Events streams their keep-alive comments.
     var eventStreamTimer: LoopTimer?
 
@@ -174,6 +176,7 @@ public final class Server {
         })
         startServiceTimers()
         startHistoryExpiry()
+        startCluster()
     }
 
     /// The TLS context for `configuration`'s certificate, key and client CA.
@@ -230,6 +233,7 @@ public final class Server {
     func tearDown() {
         // Free sockets before the loop they belong to.
         finishRuns()
+        stopCluster()
         connections.removeAll()
         listeners.removeAll()
         tlsListeners.removeAll()

@@ -37,6 +37,7 @@ struct ConfigLoader {
         if path != nil {
             configuration.auth.users = try UsersSection.read(file["users"])
             configuration.history.rules = try HistorySection.read(file["history"])
+            configuration.cluster = try ClusterSection.read(file["cluster"])
         }
         return configuration
     }

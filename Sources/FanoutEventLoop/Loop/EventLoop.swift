@@ -25,6 +25,9 @@ public final class EventLoop {
     /// discards its unsent output at once.
     var pendingFlush: [Unmanaged<BufferedSocket>?] = []
     private var stopRequested = false
+    /// Called after each pass's callbacks, before its writes are flushed: for work gathered over a pass
+    /// (messages from Redis, fanned out in runs). Nil on a standalone server.
+    public var afterEachPass: (() -> Void)?
 
     public init() throws(SystemError) {
         guard let config = event_config_new() else {
@@ -61,6 +64,7 @@ public final class EventLoop {
         stopRequested = false
         while !stopRequested {
             let result = event_base_loop(base, polling ? EVLOOP_NONBLOCK : EVLOOP_ONCE)
+            afterEachPass?()
             flushPendingWrites()
             if result < 0 { throw SystemError(errno: errno, operation: "event_base_loop") }
             if result == 1 { return }
@@ -71,6 +75,7 @@ public final class EventLoop {
     /// ready now (flushing writable sockets, for example).
     public func runOnce(blocking: Bool) {
         event_base_loop(base, blocking ? EVLOOP_ONCE : EVLOOP_NONBLOCK)
+        afterEachPass?()
         flushPendingWrites()
     }
 

@@ -27,7 +27,7 @@ extension Server {
             ("limit_refusals", String(stats.limitRefusals)),
             ("connections_total", String(stats.accepted)),
             ("tracked_subjects", String(engine.trackedSubjects)),
-            ("epoch", engine.epoch),
+            ("epoch", currentEpoch),
             ("history_subjects", String(history.subjects)),
             ("history_messages", String(history.messages)),
             ("history_bytes", String(history.bytes)),
@@ -40,7 +40,7 @@ extension Server {
             ("backlog_bytes", String(backlogWatch.lastQueued)),
             ("index_bytes_estimate", String(indexBytes)),
             ("memory_drops", String(backlogWatch.drops)),
-        ]
+        ] + clusterInfoFields()
         return fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
 

@@ -12,9 +12,12 @@ extension Server {
             command = parsed
         } catch {
             closeRun()
+            if let node = cluster, clusterQueues(error.line, for: connection, node: node) { return }
             connection.send(error.line)
             return
         }
+        // A clustered node: PUB goes to Redis, and anything else waits behind PUB replies still pending.
+        if let node = cluster, clusterExecute(command, line: line, from: connection, node: node) { return }
         if let refusal = refusal(of: command, by: connection) {
             closeRun()
             connection.send(refusal.line)
@@ -60,6 +63,8 @@ extension Server {
     /// A line over `max_line` ends any run (its place in the order is taken by the error) and is answered.
     func lineTooLong(from connection: ClientConnection) {
         closeRun()
-        connection.send(ProtocolError(.tooLong, "line exceeds max_line=\(configuration.limits.maxLine) bytes").line)
+        let error = ProtocolError(.tooLong, "line exceeds max_line=\(configuration.limits.maxLine) bytes").line
+        if let node = cluster, clusterQueues(error, for: connection, node: node) { return }
+        connection.send(error)
     }
 }

@@ -17,6 +17,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var auth = AuthSettings()
     /// Which subjects keep history, and how much in all.
     public var history = HistorySettings()
+    /// Redis shards shared with other nodes; nil (the default) for a standalone node.
+    public var cluster: ClusterSettings?
     /// The name in the greeting line (default: this machine's host name).
     public var serverName = RawSocket.hostName()
     /// The lowest level logged.
@@ -31,7 +33,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             found.append("server_name: must be non-empty printable ASCII without spaces")
         }
         found += listeners.problems() + tls.problems() + limits.problems() + timeouts.problems() + auth.problems()
-            + history.problems()
+            + history.problems() + (cluster?.problems() ?? [])
         return found
     }
 }

@@ -5,7 +5,7 @@ extension ClientConnection {
         switch transport {
         case .webSocket: bytes.withUnsafeBytes { writeFramed($0) }
         case .eventStream: bytes.withUnsafeBytes { writeEvents($0) }
-        case .httpRequest: server.httpReplies.append(contentsOf: bytes)
+        case .httpRequest: answerHTTP(bytes)
         case .tcp, .tls, .unix: socket?.write(bytes)
         }
     }

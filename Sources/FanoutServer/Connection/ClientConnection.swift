@@ -132,6 +132,20 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         set { if newValue != nil || extras != nil { madeExtras.replayJob = newValue } }
     }
 
+    /// An HTTP request's connection: what to do with its reply line, which may come later (several nodes).
+    var httpReply: ((String) -> Void)? {
+        get { extras?.httpReply }
+        set { if newValue != nil || extras != nil { madeExtras.httpReply = newValue } }
+    }
+
+    /// Hands an HTTP request's reply (its first line) to whoever waits for it, once.
+    func answerHTTP(_ bytes: [UInt8]) {
+        guard let reply = httpReply else { return }
+        httpReply = nil
+        let line = bytes.split(separator: 10, maxSplits: 1).first.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        reply(line)
+    }
+
     /// Unsent output bytes, those waiting behind a replay included.
     var pendingBytes: Int { (socket?.outputCount ?? 0) + (replayJob?.waiting.count ?? 0) }
 

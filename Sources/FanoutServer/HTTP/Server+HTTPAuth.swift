@@ -39,7 +39,7 @@ extension Server {
         case "auth-required": 401
         case "denied": 403
         case "too-long": 413
-        case "limit", "shutting-down", "slow-consumer": 503
+        case "limit", "shutting-down", "slow-consumer", "unavailable": 503
         default: 400
         }
     }

@@ -35,18 +35,28 @@ extension Server {
         publisher.grant = grant
         var line = Array("PUB \(subject) ".utf8)
         line.append(contentsOf: body)
-        httpReplies.removeAll(keepingCapacity: true)
+        // Where the reply comes at once, the seq is the run's; through Redis (several nodes) it comes later,
+        // and the server does not learn the seq.
+        var seq: UInt64?
+        publisher.httpReply = { [unowned self, unowned publisher] reply in
+            publisher.socket = nil
+            self.httpPublishers[publisher.id] = nil
+            self.answerPublish(reply, seq: seq, exchange: exchange)
+        }
         if line.count > configuration.limits.maxLine {
             lineTooLong(from: publisher)
         } else {
             line.withUnsafeBytes { execute($0, from: publisher) }
         }
-        let seq = publishRun.seq
+        seq = cluster == nil ? publishRun.seq : nil
         finishRuns()
-        publisher.socket = nil
-        let reply = String(decoding: httpReplies, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        if publisher.httpReply != nil { httpPublishers[publisher.id] = publisher }
+    }
+
+    private func answerPublish(_ reply: String, seq: UInt64?, exchange: HTTPExchange) {
         if reply.hasPrefix("+OK "), let receivers = Int(reply.dropFirst(4)) {
-            return exchange.finish(.json(status: 200, "{\"receivers\":\(receivers),\"seq\":\(seq)}"))
+            let seqField = seq.map { ",\"seq\":\($0)" } ?? ""
+            return exchange.finish(.json(status: 200, "{\"receivers\":\(receivers)\(seqField)}"))
         }
         let words = reply.split(separator: " ", maxSplits: 2)
         let code = words.count > 1 ? String(words[1]) : "error"

@@ -47,6 +47,12 @@ extension Server {
             engine.applyHistory(rules: fresh.history.rules, maxBytes: fresh.history.maxBytes)
             startHistoryExpiry()
         }
+        if fresh.cluster != old.cluster {
+            logger.notice("cluster: the cluster section changed; restarting the engine")
+            restartCluster()
+        } else if fresh.history != old.history {
+            cluster?.engine.applyHistory(rules: fresh.history.rules)
+        }
         if fresh.limits.maxLine != old.limits.maxLine || fresh.timeouts != old.timeouts {
             for connection in connections.values {
                 connection.framer.maxLine = fresh.limits.maxLine

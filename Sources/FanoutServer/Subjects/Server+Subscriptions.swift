@@ -51,6 +51,7 @@ extension Server {
             index.subscribe(connection, to: pattern)
         }
         subscriptionCount += patterns.count
+        if cluster != nil { clusterSubscriptionsChanged(patterns, adding: true) }
         if wasUnsubscribed && !patterns.isEmpty { updateReadTimeout(of: connection) }
     }
 
@@ -62,6 +63,7 @@ extension Server {
         for pattern in patterns where connection.subscriptions.remove(pattern) != nil {
             index.unsubscribe(connection, from: pattern)
             dropped += 1
+            if cluster != nil { clusterSubscriptionsChanged(CollectionOfOne(pattern), adding: false) }
         }
         subscriptionCount -= dropped
         staleSubscriptions += dropped
@@ -73,6 +75,7 @@ extension Server {
     /// A departing connection's subscriptions leave the count. The index is not touched: its weak sets stop
     /// yielding the connection as soon as it is gone, and the sweep reclaims the entries.
     func forgetSubscriptions(of connection: ClientConnection) {
+        if cluster != nil { clusterConnectionLeft(connection) }
         subscriptionCount -= connection.subscriptions.count
         staleSubscriptions += connection.subscriptions.count
     }

@@ -1,0 +1,43 @@
+import DequeModule
+import FanoutEventLoop
+import FanoutRedis
+import FanoutRedisEngine
+
+/// A node's part in a cluster (`cluster:`): the Redis engine and, per connection, the replies of PUBs that
+/// Redis has not answered yet. Absent on a standalone server, whose publish path never looks here.
+final class ClusterNode {
+    /// One connection's replies in command order: a PUB's slot is filled when its script answers, and filled
+    /// slots at the front are sent. A later command that is not a PUB waits (`deferred`) until they are out.
+    final class PendingReplies {
+        var slots = Deque<[UInt8]?>()
+        /// The ticket of `slots.first`.
+        var firstTicket: UInt64 = 0
+        /// A command line read while replies were pending, executed once they are sent.
+        var deferred: [UInt8]?
+        /// A RESUME or LAST whose replay Redis has not answered, or a SUB waiting for its Redis subscriptions.
+        var replaying = false
+        /// The deferred SUB has waited for its subscriptions: it runs now, whatever their state.
+        var subscribeNow = false
+        /// Whether this node holds the connection's reading (counted in `heldBy`).
+        var holding = false
+
+        var isBusy: Bool { !slots.isEmpty || replaying }
+    }
+
+    let engine: RedisEngine
+    let settings: ClusterSettings
+    var pending: [UInt64: PendingReplies] = [:]
+    /// The run of messages from Redis being gathered (`deliverFromCluster`): its subject, receivers, lines.
+    var runSubject: String?
+    var runReceivers: [ClientConnection] = []
+    var runBytes: [UInt8] = []
+    var writingRun = false
+    /// PUBs refused or lost since start (INFO).
+    var unavailable: UInt64 = 0
+    var outcomeUnknown: UInt64 = 0
+
+    init(engine: RedisEngine, settings: ClusterSettings) {
+        self.engine = engine
+        self.settings = settings
+    }
+}

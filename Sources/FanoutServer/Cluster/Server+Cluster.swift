@@ -1,0 +1,84 @@
+import FanoutEngine
+import FanoutEventLoop
+import FanoutProtocol
+import FanoutRedis
+import FanoutRedisEngine
+
+/// Starting, restarting and stopping the cluster engine.
+extension Server {
+    /// Starts the Redis engine when the configuration has a `cluster` section.
+    func startCluster() {
+        guard let settings = configuration.cluster else { return }
+        let endpoints: [RedisEndpoint]
+        do {
+            endpoints = try settings.endpoints()
+        } catch {
+            logger.error("cluster: \(error)")
+            return
+        }
+        let engine = RedisEngine(loop: loop, settings: .init(
+            endpoints: endpoints, rules: configuration.history.rules, idleExpiry: settings.idleExpiry,
+            maxInFlight: settings.maxInFlight))
+        let node = ClusterNode(engine: engine, settings: settings)
+        engine.onDeliver = { [unowned self] delivery in self.deliverFromCluster(delivery) }
+        engine.onShardStatus = { [unowned self] shard in
+            switch shard.status {
+            case .up: self.logger.notice("cluster: shard \(shard.index) \(shard.endpoint) up")
+            case .connecting: self.logger.info("cluster: shard \(shard.index) \(shard.endpoint) connecting")
+            case .down(let reason): self.logger.warning("cluster: shard \(shard.index) \(shard.endpoint) down: \(reason)")
+            }
+        }
+        engine.onNewEpoch = { [unowned self] subject, epoch in
+            self.logger.warning("cluster: \(subject) continues under a new epoch \(epoch) (its numbering restarted)")
+        }
+        cluster = node
+        loop.afterEachPass = { [unowned self] in self.flushClusterRun() }
+        // Subscriptions already held (after a restart of the engine) are subscribed in Redis again.
+        for connection in connections.values {
+            for pattern in connection.subscriptions { engine.retain(pattern: pattern) }
+        }
+        engine.start()
+        let shards = endpoints.map(\.description).joined(separator: ", ")
+        logger.notice("cluster: node \(engine.nodeID) with \(endpoints.count) shard(s): \(shards)")
+    }
+
+    /// SIGHUP with a changed `cluster` section: the engine stops (PUBs waiting on it answer
+    /// `-ERR unavailable`, outcome unknown) and a new one starts with the new shards. Connections stay, with
+    /// their subscriptions, which the new engine subscribes in Redis again.
+    func restartCluster() {
+        stopCluster()
+        startCluster()
+    }
+
+    func stopCluster() {
+        guard let node = cluster else { return }
+        // While the node is still the server's: the PUBs and replays waiting on Redis are answered now
+        // (`-ERR unavailable`, outcome unknown), in order, and commands held behind them run.
+        node.engine.stop()
+        flushClusterRun()
+        loop.afterEachPass = nil
+        cluster = nil
+        for (id, pending) in node.pending where pending.holding {
+            pending.holding = false
+            if let connection = connections[id] { releaseClusterHold(of: connection) }
+        }
+        node.pending.removeAll()
+    }
+
+    /// Keeps the engine's Redis subscriptions in step with the local ones (`addSubscriptions` and friends).
+    func clusterSubscriptionsChanged(_ patterns: some Sequence<String>, adding: Bool) {
+        guard let engine = cluster?.engine else { return }
+        flushClusterRun()
+        for pattern in patterns {
+            if adding { engine.retain(pattern: pattern) } else { engine.release(pattern: pattern) }
+        }
+    }
+
+    /// A departing connection: its subscriptions leave Redis's counts, its waiting replies are forgotten.
+    func clusterConnectionLeft(_ connection: ClientConnection) {
+        guard let node = cluster else { return }
+        flushClusterRun()
+        clusterSubscriptionsChanged(Array(connection.subscriptions), adding: false)
+        node.pending[connection.id] = nil
+    }
+}

@@ -1,0 +1,39 @@
+import FanoutRedis
+
+extension Server {
+    /// INFO's cluster fields: this node's id, the shards and, per shard, its status, commands in flight and
+    /// milliseconds since its last heartbeat came back. Empty on a standalone server.
+    func clusterInfoFields() -> [(String, String)] {
+        guard let node = cluster else { return [] }
+        let engine = node.engine
+        var fields: [(String, String)] = [
+            ("cluster_node", engine.nodeID),
+            ("cluster_shards", String(engine.shards.count)),
+            ("cluster_subjects", String(engine.subscribedSubjects)),
+            ("cluster_globs", String(engine.subscribedGlobs)),
+            ("cluster_unavailable", String(node.unavailable)),
+            ("cluster_outcome_unknown", String(node.outcomeUnknown)),
+        ]
+        let now = ContinuousClock.now
+        for shard in engine.shards {
+            var heartbeat = "none"
+            if let last = shard.lastHeartbeat {
+                let since = (now - last).components
+                let milliseconds: Int64 = since.seconds * 1000 + since.attoseconds / 1_000_000_000_000_000
+                heartbeat = String(milliseconds)
+            }
+            let prefix = "shard\(shard.index)"
+            fields += [
+                (prefix, shard.endpoint.description),
+                (prefix + "_status", shard.status.name),
+                (prefix + "_epoch", engine.shardEpoch(shard.index) ?? "pending"),
+                (prefix + "_in_flight", String(shard.inFlight)),
+                (prefix + "_heartbeat_ms", heartbeat),
+            ]
+        }
+        return fields
+    }
+
+    /// The greeting's and INFO's `epoch=`: the shards' epochs on a clustered node.
+    var currentEpoch: String { cluster?.engine.epoch ?? engine.epoch }
+}

@@ -1,0 +1,184 @@
+import FanoutEventLoop
+import FanoutProtocol
+import FanoutRedis
+import FanoutRedisEngine
+
+/// PUB on a clustered node: the message goes to its subject's Redis shard, and `+OK <receivers>` (nodes
+/// that had subscribers) is sent when the script has answered. Local subscribers get it, like everyone
+/// else's, when it comes back from Redis (`deliverFromCluster`).
+extension Server {
+    func clusterPublish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
+                        from connection: ClientConnection, node: ClusterNode) {
+        let pending = node.pending[connection.id] ?? {
+            let made = ClusterNode.PendingReplies()
+            node.pending[connection.id] = made
+            return made
+        }()
+        let ticket = pending.firstTicket + UInt64(pending.slots.count)
+        let refusal = node.engine.publish(subject: subject, payload: payload) { [unowned self, weak connection] result in
+            let reply: [UInt8]
+            switch result {
+            case .success(let receivers):
+                self.stats.published += 1
+                reply = Array("+OK \(receivers)\n".utf8)
+            case .failure(let failure):
+                if case .outcomeUnknown = failure { node.outcomeUnknown += 1 } else { node.unavailable += 1 }
+                reply = Array(ProtocolError(.unavailable, failure.description).line.utf8)
+            }
+            guard let connection, connection.socket != nil, self.cluster === node else { return }
+            self.fillReply(reply, ticket: ticket, pending, of: connection)
+        }
+        if let refusal {
+            node.unavailable += 1
+            pending.slots.append(Array(ProtocolError(.unavailable, refusal.description).line.utf8))
+        } else {
+            pending.slots.append(nil)
+        }
+        sendReadyReplies(pending, of: connection)
+    }
+
+    private func fillReply(_ reply: [UInt8], ticket: UInt64, _ pending: ClusterNode.PendingReplies,
+                           of connection: ClientConnection) {
+        guard ticket >= pending.firstTicket else { return }
+        let position = Int(ticket - pending.firstTicket)
+        guard position < pending.slots.count else { return }
+        pending.slots[position] = reply
+        sendReadyReplies(pending, of: connection)
+    }
+
+    /// Sends the replies at the front that are ready; once none wait, runs the command held behind them.
+    private func sendReadyReplies(_ pending: ClusterNode.PendingReplies, of connection: ClientConnection) {
+        while let first = pending.slots.first, let reply = first {
+            connection.send(reply)
+            pending.slots.removeFirst()
+            pending.firstTicket += 1
+        }
+        clusterResumeCommands(pending, of: connection)
+    }
+
+    /// Runs the deferred command once nothing is pending, then lets the connection read on.
+    func clusterResumeCommands(_ pending: ClusterNode.PendingReplies, of connection: ClientConnection) {
+        guard !pending.isBusy else { return }
+        if let line = pending.deferred {
+            pending.deferred = nil
+            line.withUnsafeBytes { execute($0, from: connection) }
+            finishRuns()
+            if pending.isBusy { return }
+        }
+        if pending.holding {
+            pending.holding = false
+            releaseClusterHold(of: connection)
+        }
+    }
+
+    /// A command that is not a PUB, read while this connection's PUB replies are pending: it is kept and run
+    /// after them, and the connection reads nothing more meanwhile. True when it was deferred.
+    /// A PUB (`unlessPublishing`) waits only behind a replay: PUBs pipeline behind each other's replies.
+    func clusterDefers(_ line: UnsafeRawBufferPointer, of connection: ClientConnection, node: ClusterNode,
+                       unlessPublishing: Bool = false) -> Bool {
+        guard let pending = node.pending[connection.id],
+              unlessPublishing ? pending.replaying : pending.isBusy else { return false }
+        pending.deferred = Array(line)
+        holdForCluster(connection, pending)
+        return true
+    }
+
+    /// Stops reading `connection` until the cluster releases it. Counted with backpressure's holds
+    /// (`heldBy`), so that either may end first.
+    func holdForCluster(_ connection: ClientConnection, _ pending: ClusterNode.PendingReplies) {
+        guard !pending.holding else { return }
+        pending.holding = true
+        connection.heldBy += 1
+        if connection.heldBy == 1 { connection.socket?.disableReading() }
+    }
+
+    func releaseClusterHold(of connection: ClientConnection) {
+        connection.heldBy -= 1
+        guard connection.heldBy == 0, connection.isReading, let socket = connection.socket else { return }
+        socket.enableReading()
+        // Input read before the hold is buffered and would not trigger a read callback.
+        connection.readCommands()
+    }
+}
+
+extension Server {
+    /// Routes a parsed command on a clustered node; true when it was handled here. PUB goes to Redis (a PUB
+    /// that is refused is answered by the usual path, in order); RESUME and LAST read the stream; anything
+    /// else waits while PUB replies or a replay are pending.
+    func clusterExecute(_ command: Command, line: UnsafeRawBufferPointer, from connection: ClientConnection,
+                        node: ClusterNode) -> Bool {
+        // What this command does or replies comes after the messages that arrived before it.
+        if node.runSubject != nil { flushClusterRun() }
+        switch command {
+        case .pub(let subject, let payload):
+            if clusterDefers(line, of: connection, node: node, unlessPublishing: true) { return true }
+            guard refusal(of: command, by: connection) == nil else { return clusterDefers(line, of: connection, node: node) }
+            clusterPublish(subject: subject, payload: payload, from: connection, node: node)
+            return true
+        case .resume(let subject, let position):
+            if clusterDefers(line, of: connection, node: node) { return true }
+            guard refusal(of: command, by: connection) == nil else { return false }
+            clusterResume(connection, subject: subject,
+                          kind: position.map { .after(epoch: $0.epoch, seq: $0.afterSeq) } ?? .position, node: node)
+            return true
+        case .last(let subject, let count):
+            if clusterDefers(line, of: connection, node: node) { return true }
+            guard refusal(of: command, by: connection) == nil else { return false }
+            clusterResume(connection, subject: subject, kind: .newest(count: count), node: node)
+            return true
+        case .sub(let patterns):
+            if clusterDefers(line, of: connection, node: node) { return true }
+            return clusterAwaitsSubscriptions(patterns, line: line, of: connection, node: node)
+        default:
+            return clusterDefers(line, of: connection, node: node)
+        }
+    }
+
+    /// A SUB replies once its subjects are subscribed in Redis (on the shards that are up): until then a
+    /// message published on another node would not reach this one. The SUB waits, held, and runs after.
+    private func clusterAwaitsSubscriptions(_ patterns: [String], line: UnsafeRawBufferPointer,
+                                            of connection: ClientConnection, node: ClusterNode) -> Bool {
+        let pending = node.pending[connection.id] ?? {
+            let made = ClusterNode.PendingReplies()
+            node.pending[connection.id] = made
+            return made
+        }()
+        if pending.subscribeNow {
+            pending.subscribeNow = false
+            return false
+        }
+        let fresh = patterns.filter { !connection.subscriptions.contains($0) && Subject.isValidPattern($0)
+            && Subject.wildcardPatternProblem($0) == nil }
+        guard !fresh.isEmpty, fresh.count <= configuration.limits.maxSubscriptions else { return false }
+        let engine = node.engine
+        // Held for the wait (the SUB's own subscriptions take over when it runs).
+        for pattern in fresh { engine.retain(pattern: pattern) }
+        var waited = false
+        let ready = engine.whenInEffect(fresh) { [unowned self, weak connection] in
+            pending.replaying = false
+            pending.subscribeNow = true
+            if let connection, connection.socket != nil, self.cluster === node {
+                self.clusterResumeCommands(pending, of: connection)
+            }
+            pending.subscribeNow = false
+            for pattern in fresh { engine.release(pattern: pattern) }
+        }
+        waited = !ready
+        guard waited else {
+            for pattern in fresh { engine.release(pattern: pattern) }
+            return false
+        }
+        pending.replaying = true
+        pending.deferred = Array(line)
+        holdForCluster(connection, pending)
+        return true
+    }
+
+    /// An error line for a command that needs no execution, queued behind pending PUB replies; false when
+    /// none are pending (send it at once).
+    func clusterQueues(_ line: String, for connection: ClientConnection, node: ClusterNode) -> Bool {
+        guard let pending = node.pending[connection.id], pending.isBusy else { return false }
+        pending.slots.append(Array(line.utf8))
+        return true
+    }
+}

@@ -1,0 +1,74 @@
+import FanoutServer
+
+/// The `cluster:` mapping of the configuration file:
+///
+///     cluster:
+///       redis: ["redis://127.0.0.1:6379", "redis://10.0.0.2:6379"]   # independent primaries
+///       redis_password_file: redis.password   # optional (relative: under $CREDENTIALS_DIRECTORY); or redis://:secret@host
+///       idle_expiry: 86400     # seconds a subject's keys live in Redis after its last publish
+///       max_in_flight: 1000    # PUBs in flight per shard before -ERR unavailable
+///
+/// Absent: the node is standalone (the in-memory engine).
+enum ClusterSection {
+    static func read(_ section: YAMLNode?) throws -> ClusterSettings? {
+        guard let section, section != .null else { return nil }
+        func problem(_ text: String) -> ConfigLoader.Problem { ConfigLoader.Problem(description: "cluster: \(text)") }
+        guard case .mapping(let fields) = section else { throw problem("expected a mapping with redis: [URLs]") }
+        for key in fields.keys where !["redis", "redis_password_file", "idle_expiry", "max_in_flight"].contains(key) {
+            throw problem("unknown setting '\(key)'")
+        }
+        var settings = ClusterSettings()
+        switch fields["redis"] {
+        case .scalar(let url)?:
+            settings.redis = [url]
+        case .sequence(let items)?:
+            settings.redis = try items.map { item in
+                guard case .scalar(let url) = item else { throw problem("redis: expected a list of URLs") }
+                return url
+            }
+        default:
+            throw problem("redis: expected a list of redis:// URLs")
+        }
+        if case .scalar(let path)? = fields["redis_password_file"] {
+            // A relative path is looked up in systemd's credentials directory when there is one.
+            var resolved = path
+            if !path.hasPrefix("/"), let credentials = TextFile.environment("CREDENTIALS_DIRECTORY") {
+                resolved = credentials + "/" + path
+            }
+            var password: String
+            do {
+                password = try TextFile.read(resolved)
+            } catch {
+                throw problem("redis_password_file: cannot read \(resolved)")
+            }
+            while password.last?.isNewline == true { password.removeLast() }
+            settings.redisPassword = password.isEmpty ? nil : password
+            settings.redisPasswordFile = resolved
+        }
+        if case .scalar(let text)? = fields["idle_expiry"] {
+            guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
+                throw problem("idle_expiry: expected seconds")
+            }
+            settings.idleExpiry = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+        if case .scalar(let text)? = fields["max_in_flight"] {
+            guard let value = Int(text) else { throw problem("max_in_flight: expected a whole number") }
+            settings.maxInFlight = value
+        }
+        return settings
+    }
+
+    /// The `--check-config` lines, without any password.
+    static func describe(_ settings: ClusterSettings?) -> String {
+        guard let settings else { return "cluster: off (standalone)" }
+        let shards = (try? settings.endpoints().map(\.description)) ?? settings.redis
+        let password = settings.redisPasswordFile.map { "from \($0)" }
+            ?? ((try? settings.endpoints().contains { $0.password != nil }) == true ? "in URL" : "none")
+        return """
+            cluster: \(shards.count) shard(s): \(shards.joined(separator: ", "))
+            cluster_redis_password: \(password)
+            cluster_idle_expiry: \(settings.idleExpiry.components.seconds)
+            cluster_max_in_flight: \(settings.maxInFlight)
+            """
+    }
+}
