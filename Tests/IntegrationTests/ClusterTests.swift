@@ -327,4 +327,22 @@ extension ClusterTests {
         #expect(!refused.isEmpty && refused.allSatisfy { $0.contains("commands in flight") }, "\(refused.prefix(3))")
         #expect(infoFields(try client.command("INFO"))["cluster_unavailable"] == String(refused.count))
     }
+
+    /// POST /publish on a clustered node answers once Redis has (without a seq, which the node does not learn),
+    /// and with 503 and the `unavailable` code while the shard is down.
+    @Test func anHTTPPublishWaitsForRedisAndReportsItsAbsence() throws {
+        let rig = try ClusterRig(shards: 1, nodes: 0)
+        let node = try rig.startNode(extraArguments: ["--http-listen", "127.0.0.1:0"])
+        let url = "http://127.0.0.1:\(try node.httpPort())/publish/news.uk"
+        let subscriber = try node.client(timeout: 15)
+        #expect(try subscriber.command("SUB news.uk") == "+OK 1")
+        let published = try curl(["-X", "POST", "--data-binary", "through redis", url])
+        #expect(published.status == 200 && published.body == [#"{"receivers":1}"#], "\(published)")
+        #expect(try ReceivedMessage(subscriber.readLine()) == ReceivedMessage("MSG news.uk 1 through redis"))
+        rig.shards[0].kill()
+        try eventually(timeout: 20, "the node sees the shard down") {
+            let refused = try curl(["-X", "POST", "--data-binary", "nobody home", url])
+            return refused.status == 503 && refused.body.joined().contains(#""error":"unavailable""#)
+        }
+    }
 }
