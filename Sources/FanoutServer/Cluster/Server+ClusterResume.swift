@@ -10,20 +10,7 @@ import FanoutRedisEngine
 /// follow the replay, so nothing is missed or sent twice. Its later commands wait meanwhile.
 extension Server {
     func clusterResume(_ connection: ClientConnection, subject: String, kind: ReplayRequest.Kind, node: ClusterNode) {
-        if !connection.subscriptions.contains(subject) {
-            let limit = configuration.limits.maxSubscriptions
-            guard connection.subscriptions.count < limit else {
-                stats.limitRefusals += 1
-                connection.send(ProtocolError(
-                    .limit, "max_subscriptions=\(limit) reached (holding \(connection.subscriptions.count))").line)
-                return
-            }
-            if indexWouldPassMemoryBound(adding: 1) {
-                stats.limitRefusals += 1
-                connection.send(ProtocolError(.limit, "the server is at max_memory=\(configuration.limits.maxMemory)").line)
-                return
-            }
-        }
+        guard mayResume(connection, subject: subject) else { return }
         let pending = node.pending[connection.id] ?? {
             let made = ClusterNode.PendingReplies()
             node.pending[connection.id] = made

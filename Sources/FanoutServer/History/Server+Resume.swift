@@ -7,21 +7,8 @@ import FanoutProtocol
 /// published later.
 extension Server {
     func resume(_ connection: ClientConnection, subject: String, kind: ReplayRequest.Kind) {
-        if !connection.subscriptions.contains(subject) {
-            let limit = configuration.limits.maxSubscriptions
-            guard connection.subscriptions.count < limit else {
-                stats.limitRefusals += 1
-                connection.send(ProtocolError(
-                    .limit, "max_subscriptions=\(limit) reached (holding \(connection.subscriptions.count))").line)
-                return
-            }
-            if indexWouldPassMemoryBound(adding: 1) {
-                stats.limitRefusals += 1
-                connection.send(ProtocolError(.limit, "the server is at max_memory=\(configuration.limits.maxMemory)").line)
-                return
-            }
-            addSubscriptions([subject], for: connection)
-        }
+        guard mayResume(connection, subject: subject) else { return }
+        if !connection.subscriptions.contains(subject) { addSubscriptions([subject], for: connection) }
         // The reply and the replay together stay within the connection's output limit: what does not fit is
         // left out (oldest first) and counted as missed, never turned into a slow-consumer drop.
         let replyRoom = 96 + subject.utf8.count
@@ -41,6 +28,25 @@ extension Server {
         }
         // An engine that answers later: nothing this connection sends next may overtake the reply.
         if !answered { job.holdsCommands = holdCommands(of: connection) }
+    }
+
+    /// Whether `connection` may subscribe to `subject` for a RESUME or LAST (a no-op when it already is):
+    /// refused with `-ERR limit` at max_subscriptions or when the index would pass the memory bound.
+    func mayResume(_ connection: ClientConnection, subject: String) -> Bool {
+        guard !connection.subscriptions.contains(subject) else { return true }
+        let limit = configuration.limits.maxSubscriptions
+        guard connection.subscriptions.count < limit else {
+            stats.limitRefusals += 1
+            connection.send(ProtocolError(
+                .limit, "max_subscriptions=\(limit) reached (holding \(connection.subscriptions.count))").line)
+            return false
+        }
+        if indexWouldPassMemoryBound(adding: 1) {
+            stats.limitRefusals += 1
+            connection.send(ProtocolError(.limit, "the server is at max_memory=\(configuration.limits.maxMemory)").line)
+            return false
+        }
+        return true
     }
 
     private func reply(_ answer: ReplayAnswer, for job: ReplayJob) {
