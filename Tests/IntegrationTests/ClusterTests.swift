@@ -345,4 +345,12 @@ extension ClusterTests {
             return refused.status == 503 && refused.body.joined().contains(#""error":"unavailable""#)
         }
     }
+
+    /// A WebSocket subscriber on a clustered node gets what comes back from Redis framed, one message a frame.
+    @Test func aWebSocketSubscriberOfAClusteredNodeGetsFrames() throws {
+        let rig = try ClusterRig(shards: 1, nodes: 0)
+        let node = try rig.startNode(extraArguments: ["--http-listen", "127.0.0.1:0"])
+        let run = try runPythonCheck("websocket_checks.py", "delivered", daemon: node).finish(timeout: 90)
+        #expect(run.status == 0 && run.stdout.contains("ok delivered"), "\((run.stdout + run.stderr).joined(separator: "\n"))")
+    }
 }

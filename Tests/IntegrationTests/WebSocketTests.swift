@@ -19,6 +19,11 @@ struct WebSocketTests {
         try expectCheckPasses("roundtrip", daemon: try Daemon(arguments: Self.http))
     }
 
+    /// A message published over TCP arrives as one text frame per line.
+    @Test func messagesArriveFramed() throws {
+        try expectCheckPasses("delivered", daemon: try Daemon(arguments: Self.http))
+    }
+
     /// 1003 binary, 1007 invalid UTF-8, 1009 over max_line (one frame, and fragments together); a long line
     /// that fits is answered; the server goes on serving.
     @Test func closeCodes() throws {

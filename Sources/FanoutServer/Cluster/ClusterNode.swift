@@ -27,11 +27,6 @@ final class ClusterNode {
     let engine: RedisEngine
     let settings: ClusterSettings
     var pending: [UInt64: PendingReplies] = [:]
-    /// The run of messages from Redis being gathered (`deliverFromCluster`): its subject, receivers, lines.
-    var runSubject: String?
-    var runReceivers: [ClientConnection] = []
-    var runBytes: [UInt8] = []
-    var writingRun = false
     /// PUBs refused or lost since start (INFO).
     var unavailable: UInt64 = 0
     var outcomeUnknown: UInt64 = 0

@@ -108,7 +108,7 @@ extension Server {
     func clusterExecute(_ command: Command, line: UnsafeRawBufferPointer, from connection: ClientConnection,
                         node: ClusterNode) -> Bool {
         // What this command does or replies comes after the messages that arrived before it.
-        if node.runSubject != nil { flushClusterRun() }
+        flushClusterRun()
         switch command {
         case .pub(let subject, let payload):
             if clusterDefers(line, of: connection, node: node, unlessPublishing: true) { return true }

@@ -44,6 +44,8 @@ struct PublishRun {
     /// Whether the subject keeps history: each message is then handed to the engine as it is numbered.
     private(set) var retains = false
     private(set) var isOpen = false
+    /// Whether the run delivers messages numbered elsewhere (`openDelivered`).
+    private(set) var isDelivered = false
 
     /// Bytes after which a run's lines are written out early, bounding the run's memory.
     static let flushBytes = 64 * 1024
@@ -81,6 +83,20 @@ struct PublishRun {
         isOpen = true
     }
 
+    /// Starts a run of messages numbered elsewhere (several nodes: Redis numbers them, and every node only
+    /// delivers): no engine position, no publisher to hold back.
+    mutating func openDelivered(subject candidate: UnsafeRawBufferPointer) {
+        subject.removeAll(keepingCapacity: true)
+        subject.append(contentsOf: candidate)
+        subjectString = String(decoding: candidate, as: UTF8.self)
+        seq = 0
+        position = nil
+        retains = false
+        publisher = nil
+        isDelivered = true
+        isOpen = true
+    }
+
     mutating func close() {
         receivers.removeAll(keepingCapacity: true)
         if !waiting.isEmpty { waiting.removeAll(keepingCapacity: true) }
@@ -88,6 +104,7 @@ struct PublishRun {
         bytes.removeAll(keepingCapacity: true)
         position = nil
         retains = false
+        isDelivered = false
         isOpen = false
     }
 }

@@ -9,20 +9,7 @@ extension Server {
             closeRun()
             publishRun.open(subject: subject, numberedBy: engine)
             if publishRun.publisher !== publisher { publishRun.publisher = publisher }
-            let withholds = anyUserWithholds
-            index.forEachReceiver(of: publishRun.subjectString) { connection in
-                guard let socket = connection.socket else { return }
-                if withholds && connection.permissions?.withholds(publishRun.subjectString) == true { return }
-                if connection.state == .delayed, let job = connection.replayJob {
-                    publishRun.waiting.append(job)
-                    return
-                }
-                if !connection.transport.writesLines {
-                    publishRun.adaptedReceivers.append(.init(connection: .passUnretained(connection), socket: socket))
-                } else {
-                    publishRun.receivers.append(.init(connection: .passUnretained(connection), socket: socket))
-                }
-            }
+            gatherRunReceivers()
         }
         publishRun.seq += 1
         stats.published += 1
@@ -35,6 +22,25 @@ extension Server {
         Encoder.appendMessage(subject: subject, seq: publishRun.seq, payload: payload, to: &publishRun.bytes)
         if publishRun.bytes.count >= PublishRun.flushBytes { flushRunBytes() }
         return receivers
+    }
+
+    /// Resolves the open run's receivers from the subject index, once per run: line receivers, receivers
+    /// whose transport adapts lines, and receivers being sent a replay (their lines wait behind it).
+    func gatherRunReceivers() {
+        let withholds = anyUserWithholds
+        index.forEachReceiver(of: publishRun.subjectString) { connection in
+            guard let socket = connection.socket else { return }
+            if withholds && connection.permissions?.withholds(publishRun.subjectString) == true { return }
+            if connection.state == .delayed, let job = connection.replayJob {
+                publishRun.waiting.append(job)
+                return
+            }
+            if !connection.transport.writesLines {
+                publishRun.adaptedReceivers.append(.init(connection: .passUnretained(connection), socket: socket))
+            } else {
+                publishRun.receivers.append(.init(connection: .passUnretained(connection), socket: socket))
+            }
+        }
     }
 
     /// Closes the run and lets go of its publisher too: when a read ends, or the server does.
@@ -66,7 +72,7 @@ extension Server {
 
     /// Queues the run's lines to each receiver still connected: shared by reference when several receivers
     /// take a large batch, copied when small (a copy into a chain's free space beats a reference's allocation).
-    private func flushRunBytes() {
+    func flushRunBytes() {
         guard !publishRun.bytes.isEmpty else { return }
         flushRunReplies()
         if !publishRun.waiting.isEmpty { queueBehindReplays(publishRun.bytes, jobs: publishRun.waiting) }

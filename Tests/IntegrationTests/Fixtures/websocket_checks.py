@@ -314,8 +314,24 @@ async def slow_consumer(http, tcp):
     sock.close()
 
 
+async def delivered(http, tcp):
+    """A message published over TCP reaches a WebSocket subscriber as one text frame without its LF (on a
+    clustered node too, where it comes back from Redis first)."""
+    sub = await greeted(f"ws://127.0.0.1:{http}/ws")
+    await sub.send("SUB news.>")
+    expect(await recv(sub) == "+OK 1", "SUB's reply")
+    reader, writer = await tcp_client(tcp)
+    for payload in ("first", "second"):
+        writer.write(f"PUB news.uk {payload}\n".encode())
+        expect((await tcp_line(reader)).startswith("+OK "), "PUB's reply")
+    expect(await recv(sub) == "MSG news.uk 1 first", "first message, framed")
+    expect(await recv(sub) == "MSG news.uk 2 second", "second message, framed")
+    await sub.close()
+    writer.close()
+
+
 CHECKS = {f.__name__.replace("_", "-"): f for f in [roundtrip, close_codes, bad_handshakes, allowed_origin, auth, shutdown,
-                                                    slow_consumer]}
+                                                    slow_consumer, delivered]}
 
 if __name__ == "__main__":
     name, http, tcp = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
