@@ -72,11 +72,6 @@ public final class FetchedReplay: ReplayStream {
         self.messages = messages[...]
     }
 
-    /// Bytes of the `MSG` lines of `messages` of `subject`.
-    public static func lineBytes(subject: String, _ messages: some Collection<(seq: UInt64, payload: [UInt8])>) -> Int {
-        messages.reduce(0) { $0 + 7 + subject.utf8.count + DecimalDigits.total(from: $1.seq, through: $1.seq) + $1.payload.count }
-    }
-
     public func encode(into bytes: inout [UInt8], limit: Int) -> Bool {
         let stop = bytes.count.addingReportingOverflow(limit)
         let end = stop.overflow ? Int.max : stop.partialValue

@@ -7,9 +7,7 @@ extension Server {
     /// unframed lines. Event-stream receivers each get their own events: an event's id carries that
     /// stream's positions, so it differs per stream (cost: one pass over the run's lines per stream).
     func flushAdapted() {
-        let limit = configuration.limits.maxPendingBytes
-        let holdAbove = configuration.limits.backpressureBytes > 0 ? configuration.limits.backpressureBytes : Int.max
-        let watchAbove = min(holdAbove, limit, BacklogWatch.mark)
+        let marks = BacklogMarks(configuration.limits)
         let receivers = publishRun.adaptedReceivers
         var shared: SharedBuffer?
         var framed = false
@@ -40,7 +38,7 @@ extension Server {
                 publishRun.bytes.withUnsafeBytes { connection.writeEvents($0) }
             }
             stats.bytesOut += UInt64(receiver.socket.outputCount - before)
-            checkBacklog(of: receiver, watchAbove: watchAbove, holdAbove: holdAbove, limit: limit)
+            checkBacklog(of: receiver, marks: marks)
         }
     }
 }

@@ -77,10 +77,7 @@ extension Server {
         flushRunReplies()
         if !publishRun.waiting.isEmpty { queueBehindReplays(publishRun.bytes, jobs: publishRun.waiting) }
         if !publishRun.adaptedReceivers.isEmpty { flushAdapted() }
-        let limit = configuration.limits.maxPendingBytes
-        let holdAbove = configuration.limits.backpressureBytes > 0 ? configuration.limits.backpressureBytes : Int.max
-        // One comparison per receiver on the fast path: below every mark, nothing else is looked at.
-        let watchAbove = min(holdAbove, limit, BacklogWatch.mark)
+        let marks = BacklogMarks(configuration.limits)
         stats.bytesOut += UInt64(publishRun.bytes.count * publishRun.receivers.count)
         if metrics != nil {
             let now = ContinuousClock.now
@@ -94,29 +91,33 @@ extension Server {
             publishRun.bytes.withUnsafeBytes { shared.append($0) }
             for receiver in publishRun.receivers where receiver.isConnected {
                 receiver.socket.write(sharing: shared)
-                checkBacklog(of: receiver, watchAbove: watchAbove, holdAbove: holdAbove, limit: limit)
+                checkBacklog(of: receiver, marks: marks)
             }
         } else {
             publishRun.bytes.withUnsafeBytes { bytes in
                 for receiver in publishRun.receivers where receiver.isConnected {
                     receiver.socket.write(bytes)
-                    checkBacklog(of: receiver, watchAbove: watchAbove, holdAbove: holdAbove, limit: limit)
+                    checkBacklog(of: receiver, marks: marks)
                 }
             }
         }
         publishRun.bytes.removeAll(keepingCapacity: true)
     }
 
-    /// Holds the publisher back, or drops the receiver, when its backlog is past the marks, and has the
-    /// server-wide memory bound watch it once it is past `BacklogWatch.mark`.
+    /// Checks a receiver's backlog after a write: one comparison on the fast path, below every mark.
     @inline(__always)
-    func checkBacklog(of receiver: PublishRun.Receiver, watchAbove: Int, holdAbove: Int, limit: Int) {
+    func checkBacklog(of receiver: PublishRun.Receiver, marks: BacklogMarks) {
         let pending = receiver.socket.outputCount
-        guard pending > watchAbove else { return }
-        let connection = receiver.connection.takeUnretainedValue()
+        guard pending > marks.watchAbove else { return }
+        applyBacklogMarks(marks, to: receiver.connection.takeUnretainedValue(), pending: pending)
+    }
+
+    /// Has the server-wide memory bound watch `connection` once its backlog is past `BacklogWatch.mark`,
+    /// holds the run's publisher back past `backpressure_bytes`, and drops the connection past the limit.
+    func applyBacklogMarks(_ marks: BacklogMarks, to connection: ClientConnection, pending: Int) {
         if pending > BacklogWatch.mark { watchBacklog(of: connection) }
-        if pending > holdAbove { holdBack(publishRun.publisher, for: connection) }
-        if pending > limit { dropSlowConsumer(connection, pending: pending) }
+        if pending > marks.holdAbove { holdBack(publishRun.publisher, for: connection) }
+        if pending > marks.limit { dropSlowConsumer(connection, pending: pending) }
     }
 
     func dropSlowConsumer(_ connection: ClientConnection, pending: Int) {

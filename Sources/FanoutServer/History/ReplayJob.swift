@@ -12,8 +12,6 @@ final class ReplayJob {
     /// job calls it.
     let connection: ClientConnection
     private(set) var stream: ReplayStream?
-    /// Bytes of the replay not yet sent.
-    var remainingBytes = 0
     /// Live `MSG` lines for this connection, queued while the replay is being sent.
     var waiting: [UInt8] = []
     /// Whether the job holds the connection's later commands back (released when it ends).
@@ -23,9 +21,8 @@ final class ReplayJob {
         self.connection = connection
     }
 
-    func start(_ stream: ReplayStream, bytes: Int) {
+    func start(_ stream: ReplayStream) {
         self.stream = stream
-        remainingBytes = bytes
     }
 
     /// Lets go of the replay and of the connection's reference to the job.

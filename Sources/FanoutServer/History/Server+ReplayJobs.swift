@@ -26,7 +26,6 @@ extension Server {
             }
             replayScratch.removeAll(keepingCapacity: true)
             let more = stream.encode(into: &replayScratch, limit: PublishRun.flushBytes)
-            job.remainingBytes -= replayScratch.count
             job.connection.send(replayScratch)
             if more { replayJobs.append(job) } else { finishReplay(job) }
             if ContinuousClock.now - started > Server.turn { break }

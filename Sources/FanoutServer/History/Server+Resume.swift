@@ -61,7 +61,7 @@ extension Server {
         guard let stream = answer.stream, answer.replayed > 0 else { return finishReplay(job) }
         stats.delivered += UInt64(answer.replayed)
         stats.replayed += UInt64(answer.replayed)
-        job.start(stream, bytes: answer.bytes)
+        job.start(stream)
         if !job.holdsCommands { job.holdsCommands = holdCommands(of: connection) }
         sendReplays(adding: job)
     }
@@ -82,15 +82,11 @@ extension Server {
     /// backpressure on the publisher, and the slow-consumer limit. The replay's own unsent part does not count:
     /// it is not encoded yet, and goes out as fast as the loop's turns allow, however fast the client reads.
     func queueBehindReplays(_ bytes: [UInt8], jobs: [ReplayJob]) {
-        let limit = configuration.limits.maxPendingBytes
-        let holdAbove = configuration.limits.backpressureBytes > 0 ? configuration.limits.backpressureBytes : Int.max
+        let marks = BacklogMarks(configuration.limits)
         for job in jobs where job.connection.socket != nil && job.connection.replayJob === job {
             job.waiting.append(contentsOf: bytes)
-            let connection = job.connection
-            let pending = connection.pendingBytes
-            if pending > BacklogWatch.mark { watchBacklog(of: connection) }
-            if pending > holdAbove { holdBack(publishRun.publisher, for: connection) }
-            if pending > limit { dropSlowConsumer(connection, pending: pending) }
+            let pending = job.connection.pendingBytes
+            if pending > marks.watchAbove { applyBacklogMarks(marks, to: job.connection, pending: pending) }
         }
     }
 
