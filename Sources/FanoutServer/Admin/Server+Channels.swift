@@ -40,10 +40,7 @@ extension Server {
     }
 
     private func scheduleChannelsScan() {
-        if channelsTimer == nil {
-            channelsTimer = LoopTimer(loop: loop) { [unowned self] in self.continueChannelsScan() }
-        }
-        if channelsTimer?.isScheduled == false { channelsTimer?.schedule(after: .zero) }
+        schedule(\.channelsTimer) { $0.continueChannelsScan() }
     }
 
     /// One slice of the oldest scan; the others wait their turn, so that few cursors are open at once.
@@ -75,14 +72,11 @@ extension Server {
     /// cursor, so a cycle ends the sweeping only if nothing went stale since it began.
     func scheduleSweep() {
         guard staleSubscriptions > 0 else { return }
-        if sweepTimer == nil {
-            sweepTimer = LoopTimer(loop: loop) { [unowned self] in
-                guard self.index.sweepStep(budget: Self.channelsScanBudget) else { return self.scheduleSweep() }
-                self.staleSubscriptions -= self.staleAtCycleStart
-                self.staleAtCycleStart = self.staleSubscriptions
-                self.scheduleSweep()
-            }
+        schedule(\.sweepTimer, after: .milliseconds(10)) { server in
+            guard server.index.sweepStep(budget: Self.channelsScanBudget) else { return server.scheduleSweep() }
+            server.staleSubscriptions -= server.staleAtCycleStart
+            server.staleAtCycleStart = server.staleSubscriptions
+            server.scheduleSweep()
         }
-        if sweepTimer?.isScheduled == false { sweepTimer?.schedule(after: .milliseconds(10)) }
     }
 }

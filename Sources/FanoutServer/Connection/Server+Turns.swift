@@ -14,10 +14,7 @@ extension Server {
     func continueLater(_ connection: ClientConnection) {
         connection.socket?.disableReading()
         waitingTurns.append(connection.id)
-        if turnTimer == nil {
-            turnTimer = LoopTimer(loop: loop) { [unowned self] in self.continueTurns() }
-        }
-        if turnTimer?.isScheduled == false { turnTimer?.schedule(after: .zero) }
+        schedule(\.turnTimer) { $0.continueTurns() }
     }
 
     private func continueTurns() {

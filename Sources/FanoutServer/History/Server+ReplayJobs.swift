@@ -10,10 +10,7 @@ extension Server {
     }
 
     private func scheduleReplays() {
-        if replayTimer == nil {
-            replayTimer = LoopTimer(loop: loop) { [unowned self] in self.continueReplays() }
-        }
-        if replayTimer?.isScheduled == false { replayTimer?.schedule(after: .zero) }
+        schedule(\.replayTimer) { $0.continueReplays() }
     }
 
     /// Sends 64 KiB slices (the batching of live fan-out) of each replay in turn until `Server.turn` is spent.

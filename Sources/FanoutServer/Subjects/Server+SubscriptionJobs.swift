@@ -34,10 +34,7 @@ extension Server {
     }
 
     private func scheduleSubscriptionJobs() {
-        if subscriptionTimer == nil {
-            subscriptionTimer = LoopTimer(loop: loop) { [unowned self] in self.continueSubscriptionJob() }
-        }
-        if subscriptionTimer?.isScheduled == false { subscriptionTimer?.schedule(after: .zero) }
+        schedule(\.subscriptionTimer) { $0.continueSubscriptionJob() }
     }
 
     private func continueSubscriptionJob() {
