@@ -301,12 +301,8 @@ public final class RedisEngine {
             switch result {
             case .success(.array(let parts)) where parts.count == 2:
                 done(.success(parts[1].integer ?? 0))
-            case .success(.error(let text)):
-                done(.failure(.unavailable("redis: \(text)")))
-            case .success(let other):
-                done(.failure(.unavailable("unexpected reply \(other)")))
-            case .failure(let failure):
-                done(.failure(failure))
+            default:
+                done(.failure(Self.scriptFailure(result)))
             }
         }
     }
@@ -674,15 +670,21 @@ public final class RedisEngine {
             switch result {
             case .success(.array(let parts)) where parts.count >= 3:
                 done(.success(Self.answer(request, parts: parts)))
-            case .success(.error(let text)):
-                done(.failure(.unavailable("redis: \(text)")))
-            case .success(let other):
-                done(.failure(.unavailable("unexpected reply \(other)")))
-            case .failure(let failure):
-                done(.failure(failure))
+            default:
+                done(.failure(Self.scriptFailure(result)))
             }
         }
         if let refusal { done(.failure(refusal)) }
+    }
+
+    /// Why a script's reply is not the answer expected: Redis's own error or a reply of another shape, as
+    /// `unavailable`, or the connection's failure as it is.
+    static func scriptFailure(_ result: Result<RedisReply, RedisFailure>) -> RedisFailure {
+        switch result {
+        case .success(.error(let text)): .unavailable("redis: \(text)")
+        case .success(let other): .unavailable("unexpected reply \(other)")
+        case .failure(let failure): failure
+        }
     }
 
     /// The reply's figures and lines from the script's answer: the newest messages that fit the budget.

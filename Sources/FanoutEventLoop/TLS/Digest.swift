@@ -4,31 +4,27 @@ import CLibevent
 public enum Digest {
     /// The SHA-256 of `bytes` (32 bytes).
     public static func sha256(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        let input = Array(bytes)
-        var output = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let status = input.withUnsafeBytes { raw in
-            output.withUnsafeMutableBufferPointer { digest in
-                EVP_Digest(raw.baseAddress, raw.count, digest.baseAddress, &length, EVP_sha256(), nil)
-            }
-        }
-        // Only an allocation failure inside OpenSSL can fail a digest of memory; there is no answer then.
-        precondition(status == 1 && length == 32, "EVP_Digest(SHA-256) failed")
-        return output
+        digest(bytes, EVP_sha256(), length: 32, name: "SHA-256")
     }
 
     /// The SHA-1 of `bytes` (20 bytes). Only for WebSocket's accept value (RFC 6455 §4.2.2), which names
     /// SHA-1 as a fixed transform, not for anything that needs collision resistance.
     public static func sha1(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        digest(bytes, EVP_sha1(), length: 20, name: "SHA-1")
+    }
+
+    private static func digest(_ bytes: some Collection<UInt8>, _ type: OpaquePointer?, length expected: Int,
+                               name: String) -> [UInt8] {
         let input = Array(bytes)
-        var output = [UInt8](repeating: 0, count: 20)
+        var output = [UInt8](repeating: 0, count: expected)
         var length: UInt32 = 0
         let status = input.withUnsafeBytes { raw in
             output.withUnsafeMutableBufferPointer { digest in
-                EVP_Digest(raw.baseAddress, raw.count, digest.baseAddress, &length, EVP_sha1(), nil)
+                EVP_Digest(raw.baseAddress, raw.count, digest.baseAddress, &length, type, nil)
             }
         }
-        precondition(status == 1 && length == 20, "EVP_Digest(SHA-1) failed")
+        // Only an allocation failure inside OpenSSL can fail a digest of memory; there is no answer then.
+        precondition(status == 1 && Int(length) == expected, "EVP_Digest(\(name)) failed")
         return output
     }
 }
