@@ -11,6 +11,36 @@ private func tool(_ name: String) -> String? {
     ["/usr/bin/\(name)", "/bin/\(name)", "/usr/local/bin/\(name)"].first { FileManager.default.isExecutableFile(atPath: $0) }
 }
 
+/// systemd-socket-activate holding `arguments`' listeners, to start fanoutd on the first connection, with its
+/// log (fanoutd's stderr too) collected; listening when made. `stop()` kills it.
+private final class SocketActivator {
+    private let process = Process()
+    let log = LineCollector()
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: tool("systemd-socket-activate")!)
+        process.arguments = arguments + [Daemon.executable.path]
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FANOUTD_") }
+        let stderr = try CloexecPipe()
+        process.standardError = stderr.write
+        process.standardOutput = FileHandle.nullDevice
+        log.attach(stderr.read)
+        try process.run()
+        try stderr.write.close()
+        do {
+            _ = try log.waitForLine(containing: "Listening on", timeout: 10)
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    func stop() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
 /// Runs a command to completion and returns its status and combined output.
 private func runCommand(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String) {
     let process = Process()
@@ -143,22 +173,9 @@ struct SystemdTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let port = try freePort()
         let unixPath = directory.appendingPathComponent("fanoutd.sock").path
-        let activator = Process()
-        activator.executableURL = URL(fileURLWithPath: tool("systemd-socket-activate")!)
-        activator.arguments = ["-l", "127.0.0.1:\(port)", "-l", unixPath, Daemon.executable.path]
-        activator.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FANOUTD_") }
-        let stderr = try CloexecPipe()
-        activator.standardError = stderr.write
-        activator.standardOutput = FileHandle.nullDevice
-        let log = LineCollector()
-        log.attach(stderr.read)
-        try activator.run()
-        try stderr.write.close()
-        defer {
-            kill(activator.processIdentifier, SIGKILL)
-            activator.waitUntilExit()
-        }
-        _ = try log.waitForLine(containing: "Listening on", timeout: 10)
+        let activator = try SocketActivator(["-l", "127.0.0.1:\(port)", "-l", unixPath])
+        defer { activator.stop() }
+        let log = activator.log
         // The first connection starts fanoutd, which serves on the inherited sockets.
         let tcp = try LineClient(port: port)
         #expect(try tcp.readLine().hasPrefix("+HELLO fanout/1 "))
@@ -177,23 +194,10 @@ struct SystemdTests {
     func servesHTTPOnTheSocketNamedHTTP() throws {
         let port = try freePort()
         let httpPort = try freePort()
-        let activator = Process()
-        activator.executableURL = URL(fileURLWithPath: tool("systemd-socket-activate")!)
-        activator.arguments = ["-l", "127.0.0.1:\(port)", "-l", "127.0.0.1:\(httpPort)", "--fdname=protocol:http",
-                               Daemon.executable.path]
-        activator.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FANOUTD_") }
-        let stderr = try CloexecPipe()
-        activator.standardError = stderr.write
-        activator.standardOutput = FileHandle.nullDevice
-        let log = LineCollector()
-        log.attach(stderr.read)
-        try activator.run()
-        try stderr.write.close()
-        defer {
-            kill(activator.processIdentifier, SIGKILL)
-            activator.waitUntilExit()
-        }
-        _ = try log.waitForLine(containing: "Listening on", timeout: 10)
+        let activator = try SocketActivator(["-l", "127.0.0.1:\(port)", "-l", "127.0.0.1:\(httpPort)",
+                                             "--fdname=protocol:http"])
+        defer { activator.stop() }
+        let log = activator.log
         let tcp = try LineClient(port: port)
         #expect(try tcp.readLine().hasPrefix("+HELLO fanout/1 "))
         _ = try log.waitForLine(containing: "serving HTTP on http://127.0.0.1:\(httpPort)/", timeout: 10)
