@@ -72,9 +72,17 @@ let package = Package(
         ),
         // A Redis client on the loop: a command and a subscription connection per shard, reconnection,
         // heartbeats. The only Swift module that imports CHiredis.
-        .target(name: "FanoutRedis", dependencies: ["CHiredis", "FanoutEventLoop", .product(name: "DequeModule", package: "swift-collections")]),
+        .target(
+            name: "FanoutRedis",
+            dependencies: ["CHiredis", "FanoutEventLoop", .product(name: "DequeModule", package: "swift-collections")],
+            swiftSettings: uncheckedExclusivityInRelease
+        ),
         // The engine shared by several nodes: numbering, order and history in Redis shards (cluster: section).
-        .target(name: "FanoutRedisEngine", dependencies: ["FanoutRedis", "FanoutEngine", "FanoutProtocol", "FanoutEventLoop"]),
+        .target(
+            name: "FanoutRedisEngine",
+            dependencies: ["FanoutRedis", "FanoutEngine", "FanoutProtocol", "FanoutEventLoop"],
+            swiftSettings: uncheckedExclusivityInRelease
+        ),
         // The HTTP front's pure parts: request parser, responses, WebSocket handshake and framing. No I/O.
         .target(name: "FanoutHTTP"),
         // The server core: connections, subject index, fan-out, limits, lifecycle.

@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs="${1:-3}"
-bin=.build/release
+bin=${FANOUT_BIN:-.build/release}  # FANOUT_BIN: another build to measure (its fanoutd and fanout)
 [ -x "$bin/fanoutd" ] && [ -x "$bin/fanout" ] || swift build -c release >/dev/null
 work=$(mktemp -d)
 redis_ports=(16481 16482)

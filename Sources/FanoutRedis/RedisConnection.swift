@@ -19,8 +19,11 @@ final class RedisConnection {
 
     private let loop: EventLoop
     private var context: UnsafeMutablePointer<redisAsyncContext>?
-    /// Reply closures of commands sent, oldest first: Redis answers in order, so each reply takes the first.
-    private var waiting = Deque<ReplyHandler>()
+    /// Reply closures of commands sent, oldest first, with what each counts in flight: Redis answers in order,
+    /// so each reply takes the first.
+    private var waiting = Deque<(handler: ReplyHandler, weight: Int)>()
+    /// The weights of the commands in `waiting`: a batch of PUBs counts as its messages.
+    private(set) var inFlight = 0
     private(set) var isConnected = false
     var onEvent: (Event) -> Void = { _ in }
     /// Messages and (un)subscription confirmations on a subscription connection.
@@ -65,13 +68,11 @@ final class RedisConnection {
         close(reason: "connection released")
     }
 
-    /// Commands sent and not answered yet.
-    var inFlight: Int { waiting.count }
-
     /// Sends a command already in wire format; `reply` gets its answer, or a failure when the connection
-    /// ends first. False (and `reply` not called) when there is no connection to send it on.
+    /// ends first. False (and `reply` not called) when there is no connection to send it on. `weight` is
+    /// what it counts in `inFlight` until answered.
     @discardableResult
-    func send(_ command: [UInt8], reply: @escaping ReplyHandler) -> Bool {
+    func send(_ command: [UInt8], weight: Int = 1, reply: @escaping ReplyHandler) -> Bool {
         guard let context else { return false }
         let status = Self.terminated(command) { text, length in
             redisAsyncFormattedCommand(context, { context, reply, _ in
@@ -80,7 +81,8 @@ final class RedisConnection {
             }, nil, text, length)
         }
         guard status == REDIS_OK else { return false }
-        waiting.append(reply)
+        waiting.append((reply, weight))
+        inFlight += weight
         return true
     }
 
@@ -123,7 +125,8 @@ final class RedisConnection {
     }
 
     private func replied(_ reply: UnsafeMutableRawPointer?) {
-        guard let handler = waiting.popFirst() else { return }
+        guard let (handler, weight) = waiting.popFirst() else { return }
+        inFlight -= weight
         if let decoded = RedisReply(reply) {
             lastReply = .now
             handler(.success(decoded))
@@ -142,7 +145,8 @@ final class RedisConnection {
     }
 
     private func failWaiting(_ reason: String) {
-        while let handler = waiting.popFirst() { handler(.failure(.outcomeUnknown(reason))) }
+        inFlight = 0
+        while let (handler, _) = waiting.popFirst() { handler(.failure(.outcomeUnknown(reason))) }
     }
 
     private static func owner(of context: UnsafePointer<redisAsyncContext>?) -> RedisConnection? {

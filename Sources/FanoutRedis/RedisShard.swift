@@ -112,15 +112,20 @@ public final class RedisShard {
         drop(reason: "stopped", reconnect: false)
     }
 
-    /// Commands sent and not answered yet.
+    /// Commands sent and not answered yet, a batch of PUBs counting as its messages.
     public var inFlight: Int { commands?.inFlight ?? 0 }
 
     public var isUp: Bool { status == .up }
 
     /// Why a command cannot be sent now, or nil when it can.
-    public var refusal: RedisFailure? {
+    public var refusal: RedisFailure? { refusal(waitingToBeSent: 0) }
+
+    /// Why a command cannot be sent now when `waitingToBeSent` more (a batch being gathered) count as in
+    /// flight already, or nil when it can.
+    public func refusal(waitingToBeSent: Int) -> RedisFailure? {
         switch status {
         case .up:
+            let inFlight = self.inFlight + waitingToBeSent
             return inFlight >= maxInFlight
                 ? .unavailable("\(endpoint) has \(inFlight) commands in flight") : nil
         case .connecting:
@@ -137,8 +142,19 @@ public final class RedisShard {
         return sendNow(command, reply: reply)
     }
 
-    private func sendNow(_ command: [UInt8], reply: @escaping (Result<RedisReply, RedisFailure>) -> Void) -> RedisFailure? {
-        guard let commands, commands.send(command, reply: reply) else { return .unavailable("\(endpoint) is not connected") }
+    /// Sends a batch of `weight` PUBs (accepted one by one through `refusal(waitingToBeSent:)`, so not
+    /// refused again for being busy); fails only when the shard is not up.
+    public func sendBatch(_ command: [UInt8], weight: Int,
+                          reply: @escaping (Result<RedisReply, RedisFailure>) -> Void) -> RedisFailure? {
+        guard isUp else { return refusal }
+        return sendNow(command, weight: weight, reply: reply)
+    }
+
+    private func sendNow(_ command: [UInt8], weight: Int = 1,
+                         reply: @escaping (Result<RedisReply, RedisFailure>) -> Void) -> RedisFailure? {
+        guard let commands, commands.send(command, weight: weight, reply: reply) else {
+            return .unavailable("\(endpoint) is not connected")
+        }
         return nil
     }
 

@@ -1,56 +1,87 @@
 /// The Lua scripts the Redis engine runs (EVALSHA), loaded on each shard after every connection.
 ///
-/// Both take the same keys, the subject as hash tag: KEYS[1] the subject's hash (`e` its epoch, `s` its last
-/// seq), KEYS[2] its stream (history: entry id `<seq>-0`, fields `t` = milliseconds, `p` = payload), KEYS[3]
-/// the shard's epoch, KEYS[4] the shard's count of numberings begun. A subject whose keys expired (idle) or
-/// were lost begins a numbering under a new epoch, `<shard epoch>.<count>`, which no earlier numbering used;
-/// a shard that lost its data (restarted without persistence) gets a new shard epoch by `SET NX` of the
-/// calling node's random candidate. A publish to a known subject runs four commands without history
-/// (HGET, HINCRBY, PEXPIRE, PUBLISH) and two more with it (XADD, PEXPIRE).
+/// A subject's keys have the subject as hash tag: `fanout:{<subject>}:seq`, a string `<epoch> <last seq>`
+/// (one key, so that one GET reads both and one SET with PX writes both and refreshes the idle expiry), and
+/// `fanout:{<subject>}:log`, its stream (history: entry id `<seq>-0`, fields `t` = milliseconds, `p` =
+/// payload). Two keys are the shard's: its epoch and its count of numberings begun. A subject whose keys
+/// expired (idle) or were lost begins a numbering under a new epoch, `<shard epoch>.<count>`, which no earlier
+/// numbering used; a shard that lost its data (restarted without persistence) gets a new shard epoch by
+/// `SET NX` of the calling node's random candidate.
 enum EngineScripts {
-    /// Makes sure the subject's epoch (and, for a new numbering, the shard's) exists.
-    private static let ensureEpoch = """
-        local epoch = redis.call('HGET', KEYS[1], 'e')
-        if not epoch then
-          local shard = redis.call('GET', KEYS[3])
+    /// Reads the subject's epoch and last seq, beginning a numbering (and, if need be, the shard's epoch) when
+    /// it has none. Lua: `position`, `stream`, `shardEpoch`, `numberings` and `candidate` are set by the script
+    /// that includes it; it sets `epoch` and `last` (a number).
+    private static let readPosition = """
+        local epoch, last
+        local known = redis.call('GET', position)
+        if known then
+          local space = string.find(known, ' ', 1, true)
+          epoch = string.sub(known, 1, space - 1)
+          last = tonumber(string.sub(known, space + 1))
+        else
+          local shard = redis.call('GET', shardEpoch)
           if not shard then
-            redis.call('SET', KEYS[3], ARGV[6], 'NX')
-            shard = redis.call('GET', KEYS[3])
+            redis.call('SET', shardEpoch, candidate, 'NX')
+            shard = redis.call('GET', shardEpoch)
           end
-          epoch = shard .. '.' .. redis.call('INCR', KEYS[4])
-          redis.call('DEL', KEYS[2])
-          redis.call('HSET', KEYS[1], 'e', epoch, 's', 0)
-          redis.call('PEXPIRE', KEYS[1], ARGV[5])
+          epoch = shard .. '.' .. redis.call('INCR', numberings)
+          last = 0
+          redis.call('DEL', stream)
         end
         """
 
-    /// PUB. ARGV: channel, payload, max_messages (0: no history), max_age ms (0: none), idle expiry ms,
-    /// candidate shard epoch. Numbers, keeps (trimmed to about max_messages: Redis's approximate trimming,
-    /// which costs a fraction of exact trimming; replays cut to max_messages exactly, and by age a few entries
-    /// per call), refreshes the expiry, publishes `<epoch> <seq> <payload>`; returns {seq, receivers}.
-    static let publish = ensureEpoch + """
+    /// A batch of PUBs, grouped by subject. KEYS: the shard's epoch, its numberings, then per subject its
+    /// position and its stream. ARGV: the candidate shard epoch, then per subject: its channel, how many
+    /// messages, its max_messages (0: no history), max_age ms (0: none), idle expiry ms, and the payloads.
+    ///
+    /// Per subject it numbers all its messages at once, keeps each (trimmed to about max_messages: Redis's
+    /// approximate trimming, which costs a fraction of exact trimming; replays cut to max_messages exactly,
+    /// and by age a few entries per call), and makes one PUBLISH of `<epoch> <first seq> <payload>`, the
+    /// payloads joined by LF (a payload never holds one), which every node splits back into messages with
+    /// consecutive seqs. Returns {first seq, receivers} per subject.
+    ///
+    /// Cost per call: three Redis commands per subject (GET, SET, PUBLISH; with history also a PEXPIRE and an
+    /// XRANGE when max_age is set) plus one XADD per message kept; the batch is bounded (`PublishBatch`).
+    static let publish = """
+        local shardEpoch, numberings, candidate = KEYS[1], KEYS[2], ARGV[1]
+        local result = {}
+        local now = nil
+        local at = 2
+        for group = 1, (#KEYS - 2) / 2 do
+          local position, stream = KEYS[1 + 2 * group], KEYS[2 + 2 * group]
+          local channel, count = ARGV[at], tonumber(ARGV[at + 1])
+          local maxlen, maxAge, expiry = ARGV[at + 2], ARGV[at + 3], ARGV[at + 4]
+          at = at + 5
+        """ + "\n" + readPosition + """
 
-        local seq = redis.call('HINCRBY', KEYS[1], 's', 1)
-        local maxlen = tonumber(ARGV[3])
-        if maxlen > 0 then
-          local t = redis.call('TIME')
-          local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-          redis.call('XADD', KEYS[2], 'MAXLEN', '~', maxlen, seq .. '-0', 't', now, 'p', ARGV[2])
-          local maxAge = tonumber(ARGV[4])
-          if maxAge > 0 then
-            local oldest = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 4)
-            local keepFrom = nil
-            for _, entry in ipairs(oldest) do
-              if tonumber(entry[2][2]) >= now - maxAge then break end
-              keepFrom = (tonumber(string.match(entry[1], '^(%d+)')) + 1) .. '-0'
+          local first = last + 1
+          last = last + count
+          redis.call('SET', position, epoch .. ' ' .. last, 'PX', expiry)
+          if maxlen ~= '0' then
+            if not now then
+              local t = redis.call('TIME')
+              now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
             end
-            if keepFrom then redis.call('XTRIM', KEYS[2], 'MINID', keepFrom) end
+            for index = 0, count - 1 do
+              redis.call('XADD', stream, 'MAXLEN', '~', maxlen, (first + index) .. '-0', 't', now, 'p', ARGV[at + index])
+            end
+            if maxAge ~= '0' then
+              local oldest = redis.call('XRANGE', stream, '-', '+', 'COUNT', 4)
+              local keepFrom = nil
+              for _, entry in ipairs(oldest) do
+                if tonumber(entry[2][2]) >= now - tonumber(maxAge) then break end
+                keepFrom = (tonumber(string.match(entry[1], '^(%d+)')) + 1) .. '-0'
+              end
+              if keepFrom then redis.call('XTRIM', stream, 'MINID', keepFrom) end
+            end
+            redis.call('PEXPIRE', stream, expiry)
           end
-          redis.call('PEXPIRE', KEYS[2], ARGV[5])
+          local line = table.concat(ARGV, '\\n', at, at + count - 1)
+          result[#result + 1] = first
+          result[#result + 1] = redis.call('PUBLISH', channel, epoch .. ' ' .. first .. ' ' .. line)
+          at = at + count
         end
-        redis.call('PEXPIRE', KEYS[1], ARGV[5])
-        local receivers = redis.call('PUBLISH', ARGV[1], epoch .. ' ' .. seq .. ' ' .. ARGV[2])
-        return {seq, receivers}
+        return result
         """
 
     /// RESUME and LAST. ARGV: mode (`position`, `after`, `newest`), the client's epoch, after-seq or count,
@@ -59,9 +90,12 @@ enum EngineScripts {
     /// reaches the asking node, so has every message it read (see `RedisEngine.ReplayBuffer`). Returns {epoch, last seq,
     /// first retained seq (0: none), seq1, payload1, seq2, payload2, ...}, oldest first: the newest
     /// max_messages at most, without those past max_age. Bounded by max_messages.
-    static let replay = ensureEpoch + """
+    static let replay = """
+        local position, stream, shardEpoch, numberings = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+        local candidate = ARGV[6]
+        """ + "\n" + readPosition + """
 
-        local last = tonumber(redis.call('HGET', KEYS[1], 's') or '0')
+        if not known then redis.call('SET', position, epoch .. ' 0', 'PX', ARGV[5]) end
         local keep = tonumber(ARGV[7])
         local newest = {}
         local mode = ARGV[1]

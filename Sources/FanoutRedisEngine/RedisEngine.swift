@@ -103,11 +103,14 @@ public final class RedisEngine {
     /// The random token this node offers when a shard has no epoch yet.
     private var candidateEpoch: String
     private var shardEpochs: [String?]
-    private var scratch: [UInt8] = []
     /// Replay markers made so far (their tokens are `sync.<node>.<n>`).
     private var markers: UInt64 = 0
     /// max_messages 0, max_age 0 and the idle expiry, encoded once for servers without history rules.
     private var noHistoryArguments: [UInt8] = []
+    /// Per shard, the PUBs gathered in this loop pass (`PublishBatch`).
+    private var batches: [PublishBatch]
+    /// Sends the batches at the end of the loop pass in which their first PUB came.
+    private var batchTimer: LoopTimer?
 
     /// Live messages for local subscribers.
     public var onDeliver: (Delivery) -> Void = { _ in }
@@ -130,7 +133,9 @@ public final class RedisEngine {
         leaving = Array(repeating: [], count: shards.count)
         afterLeaving = Array(repeating: [], count: shards.count)
         shardEpochs = Array(repeating: nil, count: shards.count)
+        batches = shards.map { _ in PublishBatch() }
         encodeNoHistoryArguments()
+        batchTimer = LoopTimer(loop: loop) { [unowned self] in self.sendBatches() }
         for shard in shards {
             shard.prepare = { [unowned self] shard, done in self.prepare(shard, done: done) }
             shard.onStatus = { [unowned self] shard in self.statusChanged(shard) }
@@ -147,6 +152,12 @@ public final class RedisEngine {
     }
 
     public func stop() {
+        batchTimer = nil
+        for index in batches.indices where !batches[index].isEmpty {
+            let batch = batches[index]
+            batches[index] = PublishBatch()
+            batch.fail(.unavailable("the cluster engine stopped"))
+        }
         for shard in shards { shard.stop() }
     }
 
@@ -272,38 +283,43 @@ public final class RedisEngine {
 
     // MARK: Publishing
 
-    /// Sends a PUB to the subject's shard; `done` gets the number of nodes that had subscribers, or why it
-    /// failed (`outcomeUnknown` when the connection dropped after sending). Returns the refusal instead, with
-    /// `done` not called, when the shard is down or has too many commands in flight.
+    /// Sends a PUB to the subject's shard, in the batch sent at the end of this loop pass; `receipts` is told
+    /// under `ticket` the number of nodes that had subscribers, or why it failed (`outcomeUnknown` when the
+    /// connection dropped after sending). Returns the refusal instead, with nobody told, when the shard is
+    /// down or has too many PUBs in flight (those of the batch included).
     public func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
-                        done: @escaping (Result<Int64, RedisFailure>) -> Void) -> RedisFailure? {
-        let shard = shards[SubjectKeys.shard(of: subject, count: shards.count)]
-        if let refusal = shard.refusal { return refusal }
-        scratch.removeAll(keepingCapacity: true)
-        RedisCommand.appendHeader(count: 13, to: &scratch)
-        RedisCommand.appendBulk("EVALSHA", to: &scratch)
-        publishSHA.withUnsafeBytes { RedisCommand.appendBulk($0, to: &scratch) }
-        RedisCommand.appendBulk("4", to: &scratch)
-        SubjectKeys.appendKeys(of: subject, to: &scratch)
-        SubjectKeys.appendChannel(of: subject, to: &scratch)
-        RedisCommand.appendBulk(payload, to: &scratch)
-        if settings.rules.isEmpty {
-            scratch.append(contentsOf: noHistoryArguments)
-        } else {
-            let rule = rule(for: String(decoding: subject, as: UTF8.self))
-            RedisCommand.appendBulk(String(rule?.maxMessages ?? 0), to: &scratch)
-            RedisCommand.appendBulk(String(Self.milliseconds(rule?.maxAge)), to: &scratch)
-            RedisCommand.appendBulk(String(expiryMilliseconds(rule)), to: &scratch)
-        }
-        RedisCommand.appendBulk(candidateEpoch, to: &scratch)
-        RedisCommand.terminate(&scratch)
-        return shard.send(scratch) { result in
-            switch result {
-            case .success(.array(let parts)) where parts.count == 2:
-                done(.success(parts[1].integer ?? 0))
-            default:
-                done(.failure(Self.scriptFailure(result)))
-            }
+                        receipts: PublishReceipts, ticket: UInt64) -> RedisFailure? {
+        let index = SubjectKeys.shard(of: subject, count: shards.count)
+        let batch = batches[index]
+        if let refusal = shards[index].refusal(waitingToBeSent: batch.messages) { return refusal }
+        if batch.isEmpty { batchTimer?.fireAtEndOfPass() }
+        batch.add(subject: subject, payload: payload, rule: { historyArguments(of: subject) }, receipts: receipts,
+                  ticket: ticket)
+        if batch.isFull { send(batchOf: index) }
+        return nil
+    }
+
+    /// max_messages, max_age and the idle expiry of the subject's history rule, as bulk strings.
+    private func historyArguments(of subject: UnsafeRawBufferPointer) -> [UInt8] {
+        if settings.rules.isEmpty { return noHistoryArguments }
+        let rule = rule(for: String(decoding: subject, as: UTF8.self))
+        var encoded: [UInt8] = []
+        RedisCommand.appendBulk(String(rule?.maxMessages ?? 0), to: &encoded)
+        RedisCommand.appendBulk(String(Self.milliseconds(rule?.maxAge)), to: &encoded)
+        RedisCommand.appendBulk(String(expiryMilliseconds(rule)), to: &encoded)
+        return encoded
+    }
+
+    private func sendBatches() {
+        for index in batches.indices where !batches[index].isEmpty { send(batchOf: index) }
+    }
+
+    private func send(batchOf index: Int) {
+        let batch = batches[index]
+        batches[index] = PublishBatch()
+        let command = batch.command(script: publishSHA, candidateEpoch: candidateEpoch)
+        if let refusal = shards[index].sendBatch(command, weight: batch.messages, reply: batch.answer) {
+            batch.fail(refusal)
         }
     }
 
@@ -536,28 +552,39 @@ public final class RedisEngine {
         } else if covering != nil {
             return
         }
-        guard let (epoch, seq, payload) = Self.parse(message.payload) else { return }
-        if seq == 0 {
+        let bytes = message.payload
+        guard let (epoch, firstSeq, start) = Self.parseHead(bytes) else { return }
+        let entry = tracked[subject]
+        if firstSeq == 0 {
             // A replay's marker (seq 0 is never a message's): this node's, or another's to ignore.
-            guard let entry = tracked[subject], let buffer = entry.replays.first(where: { $0.marker == payload }) else {
-                return
-            }
+            let marker = bytes[start...]
+            guard let entry, let buffer = entry.replays.first(where: { $0.marker.elementsEqual(marker) }) else { return }
             buffer.markerSeen = true
             completeReplay(buffer)
             return
         }
-        let delivery = Delivery(subject: subject, seq: seq, payload: payload)
-        if let entry = tracked[subject] {
-            for replay in entry.replays where replay.messages.count < Self.replayBufferLimit {
-                replay.messages.append((epoch, delivery))
+        // A batch of the subject's messages: payloads joined by LF, with consecutive seqs.
+        var seq = firstSeq
+        var lineStart = start
+        while true {
+            let lineEnd = bytes[lineStart...].firstIndex(of: 10) ?? bytes.endIndex
+            let delivery = Delivery(subject: subject, seq: seq, payload: Array(bytes[lineStart..<lineEnd]))
+            if let entry {
+                for replay in entry.replays where replay.messages.count < Self.replayBufferLimit {
+                    replay.messages.append((epoch, delivery))
+                }
+                if entry.catchingUp != nil {
+                    entry.catchingUp!.append((epoch, delivery))
+                } else if accept(epoch: epoch, seq: seq, for: subject, entry) {
+                    onDeliver(delivery)
+                }
+            } else {
+                onDeliver(delivery)
             }
-            if entry.catchingUp != nil {
-                entry.catchingUp!.append((epoch, delivery))
-                return
-            }
-            guard accept(epoch: epoch, seq: seq, for: subject, entry) else { return }
+            guard lineEnd < bytes.endIndex else { return }
+            lineStart = lineEnd + 1
+            seq += 1
         }
-        onDeliver(delivery)
     }
 
     /// Whether a tracked subject's message is new (not a seq delivered already), noting it if so.
@@ -573,8 +600,8 @@ public final class RedisEngine {
         return true
     }
 
-    /// `<epoch> <seq> <payload>`.
-    static func parse(_ bytes: [UInt8]) -> (String, UInt64, [UInt8])? {
+    /// `<epoch> <seq> <payloads>`: the epoch, the (first) seq and where the payloads begin.
+    static func parseHead(_ bytes: [UInt8]) -> (String, UInt64, Int)? {
         guard let first = bytes.firstIndex(of: UInt8(ascii: " ")),
               let second = bytes[(first + 1)...].firstIndex(of: UInt8(ascii: " ")) else { return nil }
         var seq: UInt64 = 0
@@ -582,7 +609,7 @@ public final class RedisEngine {
             guard byte >= 48 && byte <= 57 else { return nil }
             seq = seq &* 10 &+ UInt64(byte - 48)
         }
-        return (String(decoding: bytes[..<first], as: UTF8.self), seq, Array(bytes[(second + 1)...]))
+        return (String(decoding: bytes[..<first], as: UTF8.self), seq, second + 1)
     }
 
     // MARK: Replays

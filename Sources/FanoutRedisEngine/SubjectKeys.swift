@@ -16,35 +16,44 @@ enum SubjectKeys {
 
     static func shard(of subject: UnsafeRawBufferPointer, count: Int) -> Int {
         guard count > 1 else { return 0 }
+        return Int(hash(subject) % UInt64(count))
+    }
+
+    static func hash(_ subject: UnsafeRawBufferPointer) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in subject { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        return Int(hash % UInt64(count))
+        return hash
     }
 
     /// The four keys the scripts take, the subject as hash tag.
     static func keys(of subject: String) -> [String] {
-        ["fanout:{\(subject)}", "fanout:{\(subject)}:log", shardEpochKey, numberingsKey]
+        ["fanout:{\(subject)}:seq", "fanout:{\(subject)}:log", shardEpochKey, numberingsKey]
     }
 
-    /// The same four keys as bulk strings, appended without building Strings (on the publish path).
+    /// The same four keys as bulk strings, appended without building Strings.
     static func appendKeys(of subject: UnsafeRawBufferPointer, to output: inout [UInt8]) {
-        let open = Array("fanout:{".utf8)
-        for suffix in [Self.metaSuffix, Self.logSuffix] {
+        appendSubjectKeys(of: subject, to: &output)
+        output.append(contentsOf: shardKeysEncoded)
+    }
+
+    /// The subject's own two keys (its position and its stream) as bulk strings (on the publish path).
+    static func appendSubjectKeys(of subject: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        for suffix in [Self.positionSuffix, Self.logSuffix] {
             output.append(UInt8(ascii: "$"))
-            RedisCommandDigits.append(open.count + subject.count + suffix.count, to: &output)
+            RedisCommandDigits.append(keyOpening.count + subject.count + suffix.count, to: &output)
             output.append(contentsOf: [13, 10])
-            output.append(contentsOf: open)
+            output.append(contentsOf: keyOpening)
             output.append(contentsOf: subject)
             output.append(contentsOf: suffix)
             output.append(contentsOf: [13, 10])
         }
-        output.append(contentsOf: shardKeysEncoded)
     }
 
-    private static let metaSuffix = Array("}".utf8)
+    private static let keyOpening = Array("fanout:{".utf8)
+    private static let positionSuffix = Array("}:seq".utf8)
     private static let logSuffix = Array("}:log".utf8)
-    /// `$12 fanout:epoch` and `$17 fanout:numberings`, encoded once.
-    private static let shardKeysEncoded: [UInt8] = {
+    /// `$12 fanout:epoch` and `$17 fanout:numberings`, encoded once: the shard's two keys.
+    static let shardKeysEncoded: [UInt8] = {
         var output: [UInt8] = []
         for key in [shardEpochKey, numberingsKey] {
             output += Array("$\(key.utf8.count)\r\n\(key)\r\n".utf8)

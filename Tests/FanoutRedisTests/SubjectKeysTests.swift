@@ -29,20 +29,21 @@ struct SubjectKeysTests {
         for index in 0..<3000 { counts[SubjectKeys.shard(of: "s.\(index)", count: 3)] += 1 }
         #expect(counts.allSatisfy { $0 > 800 })
         #expect(SubjectKeys.shard(of: "orders.eu", count: 7) == SubjectKeys.shard(of: "orders.eu", count: 7))
-        #expect(SubjectKeys.keys(of: "a.b") == ["fanout:{a.b}", "fanout:{a.b}:log", "fanout:epoch", "fanout:numberings"])
+        #expect(SubjectKeys.keys(of: "a.b") == ["fanout:{a.b}:seq", "fanout:{a.b}:log", "fanout:epoch", "fanout:numberings"])
         var encoded: [UInt8] = []
         Array("a.b".utf8).withUnsafeBytes { SubjectKeys.appendKeys(of: $0, to: &encoded) }
-        #expect(text(encoded) == "$12\r\nfanout:{a.b}\r\n$16\r\nfanout:{a.b}:log\r\n$12\r\nfanout:epoch\r\n$17\r\nfanout:numberings\r\n")
+        #expect(text(encoded) == "$16\r\nfanout:{a.b}:seq\r\n$16\r\nfanout:{a.b}:log\r\n$12\r\nfanout:epoch\r\n$17\r\nfanout:numberings\r\n")
         #expect(SubjectKeys.subject(ofChannel: SubjectKeys.channel(of: "a.b")) == "a.b")
         #expect(SubjectKeys.subject(ofChannel: Array("other".utf8)) == nil)
     }
 
     @Test func publishedMessagesParse() {
-        let parsed = RedisEngine.parse(Array("ep.3 42 hello world".utf8))
-        #expect(parsed?.0 == "ep.3" && parsed?.1 == 42 && parsed.map { text($0.2) } == "hello world")
-        #expect(RedisEngine.parse(Array("ep.3 42 ".utf8))?.2 == [])
-        #expect(RedisEngine.parse(Array("ep 4x2 a".utf8)) == nil)
-        #expect(RedisEngine.parse(Array("nospace".utf8)) == nil)
+        let bytes = Array("ep.3 42 hello world".utf8)
+        let parsed = RedisEngine.parseHead(bytes)
+        #expect(parsed?.0 == "ep.3" && parsed?.1 == 42 && parsed.map { text(Array(bytes[$0.2...])) } == "hello world")
+        #expect(RedisEngine.parseHead(Array("ep.3 42 ".utf8))?.2 == 8)
+        #expect(RedisEngine.parseHead(Array("ep 4x2 a".utf8)) == nil)
+        #expect(RedisEngine.parseHead(Array("nospace".utf8)) == nil)
     }
 
     /// The whole replay's lines.

@@ -32,6 +32,14 @@ public final class LoopTimer {
         event_add(event, &tv)
     }
 
+    /// Makes the timer fire in this loop pass, after the callbacks already due in it (those of sockets that
+    /// were ready together): work gathered from all of them is then done once. Calling it again before it
+    /// fires changes nothing.
+    public func fireAtEndOfPass() {
+        guard let event else { return }
+        event_active(event, Int32(EV_TIMEOUT), 1)
+    }
+
     /// Disarms the timer; it can be scheduled again.
     public func cancel() {
         guard let event else { return }

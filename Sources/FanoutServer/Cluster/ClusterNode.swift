@@ -8,7 +8,10 @@ import FanoutRedisEngine
 final class ClusterNode {
     /// One connection's replies in command order: a PUB's slot is filled when its script answers, and filled
     /// slots at the front are sent. A later command that is not a PUB waits (`deferred`) until they are out.
-    final class PendingReplies {
+    final class PendingReplies: PublishReceipts {
+        unowned let server: Server
+        weak var node: ClusterNode?
+        weak var connection: ClientConnection?
         var slots = Deque<[UInt8]?>()
         /// The ticket of `slots.first`.
         var firstTicket: UInt64 = 0
@@ -20,13 +23,44 @@ final class ClusterNode {
         var subscribeNow = false
         /// Whether this node holds the connection's reading (counted in `heldBy`).
         var holding = false
+        /// The client closed its side with replies still pending: the connection closes once they are sent.
+        var closeWhenAnswered = false
 
         var isBusy: Bool { !slots.isEmpty || replaying }
+
+        init(server: Server, node: ClusterNode, connection: ClientConnection) {
+            self.server = server
+            self.node = node
+            self.connection = connection
+        }
+
+        func published(ticket: UInt64, _ result: Result<Int64, RedisFailure>) {
+            server.clusterPublished(ticket: ticket, result, pending: self)
+        }
     }
 
     let engine: RedisEngine
     let settings: ClusterSettings
     var pending: [UInt64: PendingReplies] = [:]
+    /// The last `+OK <receivers>` line made, shared by the replies that have the same count.
+    private var lastAcknowledgement: (receivers: Int64, line: [UInt8]) = (-1, [])
+
+    /// `+OK <receivers>\n`.
+    func acknowledgement(receivers: Int64) -> [UInt8] {
+        if lastAcknowledgement.receivers != receivers {
+            lastAcknowledgement = (receivers, Array("+OK \(receivers)\n".utf8))
+        }
+        return lastAcknowledgement.line
+    }
+
+    /// The connection's pending replies, made on first use.
+    func replies(of connection: ClientConnection, server: Server) -> PendingReplies {
+        if let known = pending[connection.id] { return known }
+        let made = PendingReplies(server: server, node: self, connection: connection)
+        pending[connection.id] = made
+        return made
+    }
+
     /// PUBs refused or lost since start (INFO).
     var unavailable: UInt64 = 0
     var outcomeUnknown: UInt64 = 0

@@ -9,32 +9,31 @@ import FanoutRedisEngine
 extension Server {
     func clusterPublish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
                         from connection: ClientConnection, node: ClusterNode) {
-        let pending = node.pending[connection.id] ?? {
-            let made = ClusterNode.PendingReplies()
-            node.pending[connection.id] = made
-            return made
-        }()
+        let pending = node.replies(of: connection, server: self)
         let ticket = pending.firstTicket + UInt64(pending.slots.count)
-        let refusal = node.engine.publish(subject: subject, payload: payload) { [unowned self, weak connection] result in
-            let reply: [UInt8]
-            switch result {
-            case .success(let receivers):
-                self.stats.published += 1
-                reply = Array("+OK \(receivers)\n".utf8)
-            case .failure(let failure):
-                if case .outcomeUnknown = failure { node.outcomeUnknown += 1 } else { node.unavailable += 1 }
-                reply = Array(ProtocolError(.unavailable, failure.description).line.utf8)
-            }
-            guard let connection, connection.socket != nil, self.cluster === node else { return }
-            self.fillReply(reply, ticket: ticket, pending, of: connection)
-        }
-        if let refusal {
+        if let refusal = node.engine.publish(subject: subject, payload: payload, receipts: pending, ticket: ticket) {
             node.unavailable += 1
             pending.slots.append(Array(ProtocolError(.unavailable, refusal.description).line.utf8))
         } else {
             pending.slots.append(nil)
         }
         sendReadyReplies(pending, of: connection)
+    }
+
+    /// Redis answered the PUB under `ticket`: its reply takes its slot.
+    func clusterPublished(ticket: UInt64, _ result: Result<Int64, RedisFailure>, pending: ClusterNode.PendingReplies) {
+        guard let node = pending.node else { return }
+        let reply: [UInt8]
+        switch result {
+        case .success(let receivers):
+            stats.published += 1
+            reply = node.acknowledgement(receivers: receivers)
+        case .failure(let failure):
+            if case .outcomeUnknown = failure { node.outcomeUnknown += 1 } else { node.unavailable += 1 }
+            reply = Array(ProtocolError(.unavailable, failure.description).line.utf8)
+        }
+        guard let connection = pending.connection, connection.socket != nil, cluster === node else { return }
+        fillReply(reply, ticket: ticket, pending, of: connection)
     }
 
     private func fillReply(_ reply: [UInt8], ticket: UInt64, _ pending: ClusterNode.PendingReplies,
@@ -69,6 +68,18 @@ extension Server {
             pending.holding = false
             releaseClusterHold(of: connection)
         }
+        if pending.closeWhenAnswered && !pending.isBusy && connection.socket != nil {
+            disconnect(connection, reason: .eof)
+        }
+    }
+
+    /// A client that closed its side (`nc -N`, a script's last PUBs) still gets the replies of its PUBs that
+    /// Redis has not answered yet: true when the connection stays until they are sent. Bounded: a shard that
+    /// stops answering is dropped by its heartbeat, which fails what was in flight.
+    func clusterKeepsForReplies(_ connection: ClientConnection) -> Bool {
+        guard let node = cluster, let pending = node.pending[connection.id], pending.isBusy else { return false }
+        pending.closeWhenAnswered = true
+        return true
     }
 
     /// A command that is not a PUB, read while this connection's PUB replies are pending: it is kept and run
@@ -138,11 +149,7 @@ extension Server {
     /// message published on another node would not reach this one. The SUB waits, held, and runs after.
     private func clusterAwaitsSubscriptions(_ patterns: [String], line: UnsafeRawBufferPointer,
                                             of connection: ClientConnection, node: ClusterNode) -> Bool {
-        let pending = node.pending[connection.id] ?? {
-            let made = ClusterNode.PendingReplies()
-            node.pending[connection.id] = made
-            return made
-        }()
+        let pending = node.replies(of: connection, server: self)
         if pending.subscribeNow {
             pending.subscribeNow = false
             return false

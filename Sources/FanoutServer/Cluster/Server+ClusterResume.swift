@@ -11,11 +11,7 @@ import FanoutRedisEngine
 extension Server {
     func clusterResume(_ connection: ClientConnection, subject: String, kind: ReplayRequest.Kind, node: ClusterNode) {
         guard mayResume(connection, subject: subject) else { return }
-        let pending = node.pending[connection.id] ?? {
-            let made = ClusterNode.PendingReplies()
-            node.pending[connection.id] = made
-            return made
-        }()
+        let pending = node.replies(of: connection, server: self)
         let replyRoom = 96 + subject.utf8.count
         let budget = max(0, configuration.limits.maxPendingBytes - connection.pendingBytes - replyRoom)
         var returned = false

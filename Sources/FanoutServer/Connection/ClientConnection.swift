@@ -238,6 +238,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
         switch reason {
         case .eof:
+            if server.clusterKeepsForReplies(self) { return }
             server.disconnect(self, reason: .eof)
         case .error, .tls:
             server.disconnect(self, reason: .socketError(reason.description))

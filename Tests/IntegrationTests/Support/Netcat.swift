@@ -33,6 +33,11 @@ final class Netcat: @unchecked Sendable {
         try input.write.write(contentsOf: Data(text.utf8))
     }
 
+    /// Ends nc's input: with `-N` it then shuts down its side of the connection, as `printf ... | nc -N` does.
+    func finishInput() throws {
+        try input.write.close()
+    }
+
     /// SIGKILL, as if the subscriber crashed: the kernel closes its socket.
     func kill() {
         Glibc.kill(process.processIdentifier, SIGKILL)
