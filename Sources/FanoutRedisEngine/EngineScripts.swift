@@ -38,7 +38,7 @@ enum EngineScripts {
     /// approximate trimming, which costs a fraction of exact trimming; replays cut to max_messages exactly,
     /// and by age a few entries per call), and makes one PUBLISH of `<epoch> <first seq> <payload>`, the
     /// payloads joined by LF (a payload never holds one), which every node splits back into messages with
-    /// consecutive seqs. Returns {first seq, receivers} per subject.
+    /// consecutive seqs. Returns the receivers of each subject's PUBLISH, in order.
     ///
     /// Cost per call: three Redis commands per subject (GET, SET, PUBLISH; with history also a PEXPIRE and an
     /// XRANGE when max_age is set) plus one XADD per message kept; the batch is bounded (`PublishBatch`).
@@ -77,7 +77,6 @@ enum EngineScripts {
             redis.call('PEXPIRE', stream, expiry)
           end
           local line = table.concat(ARGV, '\\n', at, at + count - 1)
-          result[#result + 1] = first
           result[#result + 1] = redis.call('PUBLISH', channel, epoch .. ' ' .. first .. ' ' .. line)
           at = at + count
         end

@@ -6,11 +6,11 @@ public protocol PublishReceipts: AnyObject {
     func published(ticket: UInt64, _ result: Result<Int64, RedisFailure>)
 }
 
-/// The PUBs for one shard gathered during a loop pass, sent as one run of the publish script when the pass
-/// ends (or once full). Redis's cost per script run is several times a bare PUBLISH, and each of its calls
-/// is made once per subject of the batch, not once per message: a subject's messages are numbered by one
-/// HINCRBY and go out in one PUBLISH, so every node receives them together and writes them to its
-/// subscribers as one run.
+/// The PUBs for one shard gathered while the previous batch is with Redis (or during one loop pass), sent
+/// as one run of the publish script. Redis's cost per script run is several times a bare PUBLISH, and its
+/// calls are made once per subject of the batch, not once per message: a subject's messages are numbered at
+/// once and go out in one PUBLISH, so every node receives them together and writes them to its subscribers
+/// as one run.
 ///
 /// Messages are grouped by subject, in the order each subject first came; a subject's messages keep their
 /// order and get consecutive seqs. Messages of different subjects have no order between them anyway.
@@ -18,87 +18,132 @@ public protocol PublishReceipts: AnyObject {
 /// Worst case, stated because a client decides what goes in: a batch holds at most `maxMessages` messages
 /// and about `maxBytes` of payload (one message may take it past that), so one script run blocks Redis for
 /// O(`maxMessages`) commands at most, and a PUB adds O(1) here: a hash lookup of its subject.
+///
+/// Everything lives in flat arrays that keep their capacity when the batch is reset and used again, so a
+/// batch allocates nothing per message or per subject once it has served a few times.
 final class PublishBatch {
     static let maxMessages = 256
     static let maxBytes = 64 * 1024
 
-    /// One subject's messages.
+    /// One subject's messages: its bytes in `subjects`, its history rule, and its messages as a list
+    /// through `Message.next`.
     struct Group {
-        let subject: [UInt8]
+        let subjectStart: Int
+        let subjectCount: Int
         let hash: UInt64
         /// max_messages, max_age and the idle expiry as bulk strings: the subject's history rule.
         let rule: [UInt8]
-        /// The payloads as bulk strings, in order.
-        var payloads: [UInt8] = []
-        /// Who is told of each message's outcome, and under which ticket.
-        var receipts: [(receiver: PublishReceipts, ticket: UInt64)] = []
+        var count = 0
+        var first = -1
+        var last = -1
+    }
+
+    /// One message: its payload in `payloads`, who is told of it, and the next of its subject's messages.
+    struct Message {
+        let payloadStart: Int
+        let payloadCount: Int
+        let group: Int
+        let receipts: PublishReceipts
+        let ticket: UInt64
+        var next = -1
     }
 
     private(set) var groups: [Group] = []
+    private var list: [Message] = []
+    private var subjects: [UInt8] = []
+    private var payloads: [UInt8] = []
     /// Subject hash → the index of its group (a collision falls back to a scan, see `group(of:)`).
     private var groupsByHash: [UInt64: Int] = [:]
-    private(set) var messages = 0
-    private(set) var bytes = 0
 
-    var isEmpty: Bool { messages == 0 }
-    var isFull: Bool { messages >= Self.maxMessages || bytes >= Self.maxBytes }
+    var messages: Int { list.count }
+    var bytes: Int { payloads.count }
+    var isEmpty: Bool { list.isEmpty }
+    var isFull: Bool { list.count >= Self.maxMessages || payloads.count >= Self.maxBytes }
 
     /// Adds a message; `rule` is asked for the subject's encoded history arguments when it is new here.
     func add(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, rule: () -> [UInt8],
              receipts: PublishReceipts, ticket: UInt64) {
         let hash = SubjectKeys.hash(subject)
         let index = group(of: subject, hash: hash) ?? {
-            groups.append(Group(subject: Array(subject), hash: hash, rule: rule()))
+            groups.append(Group(subjectStart: subjects.count, subjectCount: subject.count, hash: hash, rule: rule()))
+            subjects.append(contentsOf: subject)
             if groupsByHash[hash] == nil { groupsByHash[hash] = groups.count - 1 }
             return groups.count - 1
         }()
-        RedisCommand.appendBulk(payload, to: &groups[index].payloads)
-        groups[index].receipts.append((receipts, ticket))
-        messages += 1
-        bytes += payload.count
+        let position = list.count
+        list.append(Message(payloadStart: payloads.count, payloadCount: payload.count, group: index,
+                            receipts: receipts, ticket: ticket))
+        payloads.append(contentsOf: payload)
+        if groups[index].last >= 0 { list[groups[index].last].next = position } else { groups[index].first = position }
+        groups[index].last = position
+        groups[index].count += 1
+    }
+
+    /// Empties the batch, keeping its capacity.
+    func reset() {
+        groups.removeAll(keepingCapacity: true)
+        list.removeAll(keepingCapacity: true)
+        subjects.removeAll(keepingCapacity: true)
+        payloads.removeAll(keepingCapacity: true)
+        groupsByHash.removeAll(keepingCapacity: true)
+    }
+
+    private func subjectMatches(_ group: Group, _ subject: UnsafeRawBufferPointer) -> Bool {
+        group.subjectCount == subject.count
+            && subjects[group.subjectStart..<(group.subjectStart + group.subjectCount)].elementsEqual(subject)
     }
 
     /// The subject's group, checking the newest first (a publisher's run of one subject).
     private func group(of subject: UnsafeRawBufferPointer, hash: UInt64) -> Int? {
-        if let last = groups.indices.last, groups[last].hash == hash, groups[last].subject.elementsEqual(subject) {
+        if let last = groups.indices.last, groups[last].hash == hash, subjectMatches(groups[last], subject) {
             return last
         }
         guard let index = groupsByHash[hash] else { return nil }
-        if groups[index].subject.elementsEqual(subject) { return index }
+        if subjectMatches(groups[index], subject) { return index }
         // Two subjects with one hash: rare enough for a scan.
-        return groups.firstIndex { $0.hash == hash && $0.subject.elementsEqual(subject) }
+        return groups.firstIndex { $0.hash == hash && subjectMatches($0, subject) }
     }
 
     /// The EVALSHA of the publish script for the whole batch (see `EngineScripts.publish`).
-    func command(script: [UInt8], candidateEpoch: String) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes + groups.count * 128 + messages * 8 + 128)
+    func command(script: [UInt8], candidateEpoch: String, into output: inout [UInt8]) {
+        output.removeAll(keepingCapacity: true)
+        output.reserveCapacity(payloads.count + groups.count * 128 + list.count * 8 + 128)
         let keys = 2 + 2 * groups.count
-        RedisCommand.appendHeader(count: 3 + keys + 1 + 5 * groups.count + messages, to: &output)
+        RedisCommand.appendHeader(count: 3 + keys + 1 + 5 * groups.count + list.count, to: &output)
         RedisCommand.appendBulk("EVALSHA", to: &output)
         script.withUnsafeBytes { RedisCommand.appendBulk($0, to: &output) }
         RedisCommand.appendBulk(String(keys), to: &output)
         output.append(contentsOf: SubjectKeys.shardKeysEncoded)
-        for group in groups {
-            group.subject.withUnsafeBytes { SubjectKeys.appendSubjectKeys(of: $0, to: &output) }
-        }
-        RedisCommand.appendBulk(candidateEpoch, to: &output)
-        for group in groups {
-            group.subject.withUnsafeBytes { SubjectKeys.appendChannel(of: $0, to: &output) }
-            RedisCommand.appendBulk(String(group.receipts.count), to: &output)
-            output.append(contentsOf: group.rule)
-            output.append(contentsOf: group.payloads)
+        subjects.withUnsafeBytes { subjects in
+            for group in groups {
+                let subject = UnsafeRawBufferPointer(rebasing: subjects[group.subjectStart..<(group.subjectStart + group.subjectCount)])
+                SubjectKeys.appendSubjectKeys(of: subject, to: &output)
+            }
+            RedisCommand.appendBulk(candidateEpoch, to: &output)
+            payloads.withUnsafeBytes { payloads in
+                for group in groups {
+                    let subject = UnsafeRawBufferPointer(rebasing: subjects[group.subjectStart..<(group.subjectStart + group.subjectCount)])
+                    SubjectKeys.appendChannel(of: subject, to: &output)
+                    RedisCommand.appendBulk(String(group.count), to: &output)
+                    output.append(contentsOf: group.rule)
+                    var next = group.first
+                    while next >= 0 {
+                        let message = list[next]
+                        RedisCommand.appendBulk(UnsafeRawBufferPointer(rebasing: payloads[message.payloadStart..<(message.payloadStart + message.payloadCount)]), to: &output)
+                        next = message.next
+                    }
+                }
+            }
         }
         RedisCommand.terminate(&output)
-        return output
     }
 
-    /// Answers every message: each subject's `receivers` from the script's reply, or the failure for all.
+    /// Answers every message, in the order they came: its subject's receivers from the script's reply (one
+    /// count per subject), or the failure for all.
     func answer(_ result: Result<RedisReply, RedisFailure>) {
-        if case .success(.array(let parts)) = result, parts.count == 2 * groups.count {
-            for (index, group) in groups.enumerated() {
-                let receivers = parts[2 * index + 1].integer ?? 0
-                for (receiver, ticket) in group.receipts { receiver.published(ticket: ticket, .success(receivers)) }
+        if case .success(.array(let counts)) = result, counts.count == groups.count {
+            for message in list {
+                message.receipts.published(ticket: message.ticket, .success(counts[message.group].integer ?? 0))
             }
             return
         }
@@ -106,8 +151,6 @@ final class PublishBatch {
     }
 
     func fail(_ failure: RedisFailure) {
-        for group in groups {
-            for (receiver, ticket) in group.receipts { receiver.published(ticket: ticket, .failure(failure)) }
-        }
+        for message in list { message.receipts.published(ticket: message.ticket, .failure(failure)) }
     }
 }

@@ -107,10 +107,19 @@ public final class RedisEngine {
     private var markers: UInt64 = 0
     /// max_messages 0, max_age 0 and the idle expiry, encoded once for servers without history rules.
     private var noHistoryArguments: [UInt8] = []
-    /// Per shard, the PUBs gathered in this loop pass (`PublishBatch`).
+    /// Per shard, the PUBs being gathered (`PublishBatch`).
     private var batches: [PublishBatch]
+    /// Batches answered, kept for reuse with their capacity.
+    private var spareBatches: [PublishBatch] = []
+    /// The command being built, reused (hiredis copies it).
+    private var commandBuffer: [UInt8] = []
     /// Sends the batches at the end of the loop pass in which their first PUB came.
     private var batchTimer: LoopTimer?
+    /// Per shard, batches sent and not answered yet. While one is with Redis the next one gathers (group
+    /// commit): under load batches grow, so Redis's per-subject work is shared by more messages, and a PUB
+    /// arriving on an idle shard still leaves at the end of its loop pass.
+    private var batchesInFlight: [Int]
+    static let batchesInFlightLimit = 1
 
     /// Live messages for local subscribers.
     public var onDeliver: (Delivery) -> Void = { _ in }
@@ -134,6 +143,7 @@ public final class RedisEngine {
         afterLeaving = Array(repeating: [], count: shards.count)
         shardEpochs = Array(repeating: nil, count: shards.count)
         batches = shards.map { _ in PublishBatch() }
+        batchesInFlight = Array(repeating: 0, count: shards.count)
         encodeNoHistoryArguments()
         batchTimer = LoopTimer(loop: loop) { [unowned self] in self.sendBatches() }
         for shard in shards {
@@ -311,16 +321,34 @@ public final class RedisEngine {
     }
 
     private func sendBatches() {
-        for index in batches.indices where !batches[index].isEmpty { send(batchOf: index) }
+        for index in batches.indices where !batches[index].isEmpty && batchesInFlight[index] < Self.batchesInFlightLimit {
+            send(batchOf: index)
+        }
     }
 
     private func send(batchOf index: Int) {
         let batch = batches[index]
-        batches[index] = PublishBatch()
-        let command = batch.command(script: publishSHA, candidateEpoch: candidateEpoch)
-        if let refusal = shards[index].sendBatch(command, weight: batch.messages, reply: batch.answer) {
-            batch.fail(refusal)
+        batches[index] = spareBatches.popLast() ?? PublishBatch()
+        batch.command(script: publishSHA, candidateEpoch: candidateEpoch, into: &commandBuffer)
+        batchesInFlight[index] += 1
+        let refusal = shards[index].sendBatch(commandBuffer, weight: batch.messages) { [unowned self] result in
+            self.batchesInFlight[index] -= 1
+            batch.answer(result)
+            self.recycle(batch)
+            if !self.batches[index].isEmpty && self.batchesInFlight[index] < Self.batchesInFlightLimit {
+                self.send(batchOf: index)
+            }
         }
+        if let refusal {
+            batchesInFlight[index] -= 1
+            batch.fail(refusal)
+            recycle(batch)
+        }
+    }
+
+    private func recycle(_ batch: PublishBatch) {
+        batch.reset()
+        if spareBatches.count < shards.count { spareBatches.append(batch) }
     }
 
     // MARK: Subscriptions
