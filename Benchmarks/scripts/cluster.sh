@@ -2,8 +2,9 @@
 # Several nodes through Redis against one standalone fanoutd, side by side in one run.
 #   Benchmarks/scripts/cluster.sh [runs]      default 3; needs redis-server and a release build
 # Prints the median over the runs of:
-#   - publish-only acknowledged PUBs/s through one node on one Redis shard (target: >= 150k/s per shard),
-#     with Redis's CPU per publish and the node's CPU per publish;
+#   - publish-only acknowledged PUBs/s through one node on one Redis shard, 64 subjects (target: >= 150k/s
+#     per shard), with Redis's CPU per publish and the node's CPU per publish; and the same with one subject,
+#     which shows Redis's cost per message without its cost per subject of a batch;
 #   - fan-out delivered/s through one node (1 publisher, 100 subscribers, one subject), clustered and
 #     standalone, with the node's CPU per delivery (target: clustered >= 0.5x standalone);
 #   - p50 and p99 publish-to-receive latency at 2,000 msgs/s (50 subscribers), clustered and standalone, and
@@ -98,6 +99,7 @@ start_redis "${redis_ports[1]}"
 redis_pids=("$(pgrep -f "redis-server 127.0.0.1:${redis_ports[0]}")" "$(pgrep -f "redis-server 127.0.0.1:${redis_ports[1]}")")
 
 P="--publishers 4 --subscribers 0 --subjects 64 --messages 200000"
+P1="--publishers 4 --subscribers 0 --subjects 1 --messages 200000"
 F="--publishers 1 --subscribers 100 --subjects 1 --messages 200000"
 L="--publishers 1 --subscribers 50 --subjects 1 --rate 2000 --messages 20000"
 for run in $(seq "$runs"); do
@@ -114,6 +116,7 @@ for run in $(seq "$runs"); do
             pids=("$node_pid")
         fi
         timed "$work/$mode-P" "${pids[@]}" -- "$port" $P
+        timed "$work/$mode-P1" "${pids[@]}" -- "$port" $P1
         timed "$work/$mode-F" "${pids[@]}" -- "$port" $F
         timed "$work/$mode-L" "${pids[@]}" -- "$port" $L
         kill "$node_pid"
@@ -149,6 +152,14 @@ node_ns=$(per_unit "$work/cluster-P.cpu-0" "$work/cluster-P.json" published | me
 alone_ns=$(per_unit "$work/standalone-P.cpu-0" "$work/standalone-P.json" published | median)
 row "  Redis CPU ns per publish" "$redis_ns" - -
 row "  node CPU ns per publish" "$node_ns" "$alone_ns" "$(ratio "$node_ns" "$alone_ns")"
+# A batch's Redis work is per subject, then per message: one subject shows the part per message.
+pc1=$(figure "$work/cluster-P1.json" published_per_s)
+ps1=$(figure "$work/standalone-P1.json" published_per_s)
+row "publish-only, 1 subject: acked PUBs/s" "$pc1" "$ps1" "$(ratio "$pc1" "$ps1")"
+redis1_ns=$(per_unit "$work/cluster-P1.cpu-1" "$work/cluster-P1.json" published | median)
+node1_ns=$(per_unit "$work/cluster-P1.cpu-0" "$work/cluster-P1.json" published | median)
+row "  Redis CPU ns per publish" "$redis1_ns" - -
+row "  node CPU ns per publish" "$node1_ns" - -
 fc=$(figure "$work/cluster-F.json" delivered_per_s)
 fs=$(figure "$work/standalone-F.json" delivered_per_s)
 row "fan-out delivered/s (1 x 100 subscribers)" "$fc" "$fs" "$(ratio "$fc" "$fs")"
