@@ -9,16 +9,20 @@
 /// `SET NX` of the calling node's random candidate.
 enum EngineScripts {
     /// Reads the subject's epoch and last seq, beginning a numbering (and, if need be, the shard's epoch) when
-    /// it has none. Lua: `position`, `stream`, `shardEpoch`, `numberings` and `candidate` are set by the script
-    /// that includes it; it sets `epoch` and `last` (a number).
+    /// it has none (or a value it cannot read, which then counts as lost). Lua: `position`, `stream`,
+    /// `shardEpoch`, `numberings` and `candidate` are set by the script that includes it; it sets `epoch`,
+    /// `last` (a number) and `fresh` (a numbering begins).
     private static let readPosition = """
         local epoch, last
+        local fresh = false
         local known = redis.call('GET', position)
-        if known then
-          local space = string.find(known, ' ', 1, true)
+        local space = known and string.find(known, ' ', 1, true)
+        if space then
           epoch = string.sub(known, 1, space - 1)
           last = tonumber(string.sub(known, space + 1))
-        else
+        end
+        if not last then
+          fresh = true
           local shard = redis.call('GET', shardEpoch)
           if not shard then
             redis.call('SET', shardEpoch, candidate, 'NX')
@@ -94,7 +98,7 @@ enum EngineScripts {
         local candidate = ARGV[6]
         """ + "\n" + readPosition + """
 
-        if not known then redis.call('SET', position, epoch .. ' 0', 'PX', ARGV[5]) end
+        if fresh then redis.call('SET', position, epoch .. ' 0', 'PX', ARGV[5]) end
         local keep = tonumber(ARGV[7])
         local newest = {}
         local mode = ARGV[1]

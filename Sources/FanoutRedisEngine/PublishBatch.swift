@@ -6,8 +6,8 @@ public protocol PublishReceipts: AnyObject {
     func published(ticket: UInt64, _ result: Result<Int64, RedisFailure>)
 }
 
-/// The PUBs for one shard gathered while the previous batch is with Redis (or during one loop pass), sent
-/// as one run of the publish script. Redis's cost per script run is several times a bare PUBLISH, and its
+/// The PUBs for one shard gathered during a loop pass or while the previous batch is with Redis
+/// (`PublishQueue`), sent as one run of the publish script. Redis's cost per script run is several times a bare PUBLISH, and its
 /// calls are made once per subject of the batch, not once per message: a subject's messages are numbered at
 /// once and go out in one PUBLISH, so every node receives them together and writes them to its subscribers
 /// as one run.
@@ -58,6 +58,8 @@ final class PublishBatch {
     var messages: Int { list.count }
     var bytes: Int { payloads.count }
     var isEmpty: Bool { list.isEmpty }
+    /// The payload bytes it keeps room for when reset.
+    var capacity: Int { payloads.capacity }
     var isFull: Bool { list.count >= Self.maxMessages || payloads.count >= Self.maxBytes }
 
     /// Adds a message; `rule` is asked for the subject's encoded history arguments when it is new here.

@@ -84,7 +84,6 @@ public final class RedisEngine {
     public let shards: [RedisShard]
     public let nodeID: String
     private var settings: Settings
-    private var publishSHA: [UInt8] = []
     private var replaySHA: [UInt8] = []
     private var tracked: [String: Tracked] = [:]
     /// Glob → how many local wildcard patterns it stands for.
@@ -107,19 +106,8 @@ public final class RedisEngine {
     private var markers: UInt64 = 0
     /// max_messages 0, max_age 0 and the idle expiry, encoded once for servers without history rules.
     private var noHistoryArguments: [UInt8] = []
-    /// Per shard, the PUBs being gathered (`PublishBatch`).
-    private var batches: [PublishBatch]
-    /// Batches answered, kept for reuse with their capacity.
-    private var spareBatches: [PublishBatch] = []
-    /// The command being built, reused (hiredis copies it).
-    private var commandBuffer: [UInt8] = []
-    /// Sends the batches at the end of the loop pass in which their first PUB came.
-    private var batchTimer: LoopTimer?
-    /// Per shard, batches sent and not answered yet. While one is with Redis the next one gathers (group
-    /// commit): under load batches grow, so Redis's per-subject work is shared by more messages, and a PUB
-    /// arriving on an idle shard still leaves at the end of its loop pass.
-    private var batchesInFlight: [Int]
-    static let batchesInFlightLimit = 1
+    /// The PUBs on their way to the shards, in batches.
+    private let publishing: PublishQueue
 
     /// Live messages for local subscribers.
     public var onDeliver: (Delivery) -> Void = { _ in }
@@ -142,10 +130,9 @@ public final class RedisEngine {
         leaving = Array(repeating: [], count: shards.count)
         afterLeaving = Array(repeating: [], count: shards.count)
         shardEpochs = Array(repeating: nil, count: shards.count)
-        batches = shards.map { _ in PublishBatch() }
-        batchesInFlight = Array(repeating: 0, count: shards.count)
+        publishing = PublishQueue(loop: loop, shards: shards)
         encodeNoHistoryArguments()
-        batchTimer = LoopTimer(loop: loop) { [unowned self] in self.sendBatches() }
+        publishing.candidateEpoch = { [unowned self] in self.candidateEpoch }
         for shard in shards {
             shard.prepare = { [unowned self] shard, done in self.prepare(shard, done: done) }
             shard.onStatus = { [unowned self] shard in self.statusChanged(shard) }
@@ -162,12 +149,8 @@ public final class RedisEngine {
     }
 
     public func stop() {
-        batchTimer = nil
-        for index in batches.indices where !batches[index].isEmpty {
-            let batch = batches[index]
-            batches[index] = PublishBatch()
-            batch.fail(.unavailable("the cluster engine stopped"))
-        }
+        // First, so that nothing the failed PUBs' owners do next can start a batch that nobody would send.
+        publishing.stop()
         for shard in shards { shard.stop() }
     }
 
@@ -223,7 +206,7 @@ public final class RedisEngine {
             shard.sendDuringPreparation(RedisCommand.encode(["SCRIPT", "LOAD", script])) { [unowned self] result in
                 switch result {
                 case .success(let reply) where reply.bytes != nil:
-                    if index == 0 { self.publishSHA = reply.bytes! } else { self.replaySHA = reply.bytes! }
+                    if index == 0 { self.publishing.script = reply.bytes! } else { self.replaySHA = reply.bytes! }
                 case .success(let reply):
                     failure = "SCRIPT LOAD: \(reply)"
                 case .failure(let error):
@@ -293,20 +276,15 @@ public final class RedisEngine {
 
     // MARK: Publishing
 
-    /// Sends a PUB to the subject's shard, in the batch sent at the end of this loop pass; `receipts` is told
-    /// under `ticket` the number of nodes that had subscribers, or why it failed (`outcomeUnknown` when the
-    /// connection dropped after sending). Returns the refusal instead, with nobody told, when the shard is
-    /// down or has too many PUBs in flight (those of the batch included).
+    /// Sends a PUB to the subject's shard, in its next batch (`PublishQueue`); `receipts` is told under
+    /// `ticket` the number of nodes that had subscribers, or why it failed (`outcomeUnknown` when the
+    /// connection dropped after sending), never from inside this call. Returns the refusal instead, with
+    /// nobody told, when the shard is down or has too many PUBs in flight (those gathered included), or the
+    /// engine stopped.
     public func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
                         receipts: PublishReceipts, ticket: UInt64) -> RedisFailure? {
-        let index = SubjectKeys.shard(of: subject, count: shards.count)
-        let batch = batches[index]
-        if let refusal = shards[index].refusal(waitingToBeSent: batch.messages) { return refusal }
-        if batch.isEmpty { batchTimer?.fireAtEndOfPass() }
-        batch.add(subject: subject, payload: payload, rule: { historyArguments(of: subject) }, receipts: receipts,
-                  ticket: ticket)
-        if batch.isFull { send(batchOf: index) }
-        return nil
+        publishing.publish(shard: SubjectKeys.shard(of: subject, count: shards.count), subject: subject,
+                           payload: payload, rule: { historyArguments(of: subject) }, receipts: receipts, ticket: ticket)
     }
 
     /// max_messages, max_age and the idle expiry of the subject's history rule, as bulk strings.
@@ -318,37 +296,6 @@ public final class RedisEngine {
         RedisCommand.appendBulk(String(Self.milliseconds(rule?.maxAge)), to: &encoded)
         RedisCommand.appendBulk(String(expiryMilliseconds(rule)), to: &encoded)
         return encoded
-    }
-
-    private func sendBatches() {
-        for index in batches.indices where !batches[index].isEmpty && batchesInFlight[index] < Self.batchesInFlightLimit {
-            send(batchOf: index)
-        }
-    }
-
-    private func send(batchOf index: Int) {
-        let batch = batches[index]
-        batches[index] = spareBatches.popLast() ?? PublishBatch()
-        batch.command(script: publishSHA, candidateEpoch: candidateEpoch, into: &commandBuffer)
-        batchesInFlight[index] += 1
-        let refusal = shards[index].sendBatch(commandBuffer, weight: batch.messages) { [unowned self] result in
-            self.batchesInFlight[index] -= 1
-            batch.answer(result)
-            self.recycle(batch)
-            if !self.batches[index].isEmpty && self.batchesInFlight[index] < Self.batchesInFlightLimit {
-                self.send(batchOf: index)
-            }
-        }
-        if let refusal {
-            batchesInFlight[index] -= 1
-            batch.fail(refusal)
-            recycle(batch)
-        }
-    }
-
-    private func recycle(_ batch: PublishBatch) {
-        batch.reset()
-        if spareBatches.count < shards.count { spareBatches.append(batch) }
     }
 
     // MARK: Subscriptions

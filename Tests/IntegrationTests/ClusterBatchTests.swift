@@ -37,17 +37,86 @@ struct ClusterBatchTests {
     }
 
     /// A client that closes its side right after its PUBs still gets every reply, then the connection
-    /// closes: the PUBs were in Redis's hands when the end of input came.
+    /// closes. Redis is paused until the node has sent the PUBs, so the end of input is seen before the
+    /// answers come.
     @Test func aClientThatClosesItsSideGetsThePendingReplies() throws {
         let rig = try ClusterRig(shards: 1, nodes: 1)
+        let watcher = try rig.nodes[0].client(timeout: 15)
         let publisher = try rig.nodes[0].client(timeout: 15)
+        rig.shards[0].pause()
+        defer { rig.shards[0].resume() }
         try publisher.send((0..<50).map { "PUB h.closed m\($0)\n" }.joined())
         publisher.closeWrite()
+        try eventually(timeout: 10, "the PUBs are with Redis") {
+            infoFields(try watcher.command("INFO"))["shard0_in_flight"] == "50"
+        }
+        rig.shards[0].resume()
         let replies = try publisher.readUntilClosed()
         #expect(replies == Array(repeating: "+OK 0", count: 50))
-        let reader = try rig.nodes[0].client(timeout: 15)
-        #expect(try reader.command("PUB h.closed after") == "+OK 0")
+        #expect(try watcher.command("PUB h.closed after") == "+OK 0")
         #expect(try rig.shards[0].cli("GET", "fanout:{h.closed}:seq").hasSuffix(" 51"))
+    }
+
+    /// Pipelined PUBs to a subject with history are kept one stream entry each, numbered in order.
+    @Test func aBatchOfOneSubjectWithHistoryKeepsEveryMessage() throws {
+        let rig = try ClusterRig(shards: 1, nodes: 1)
+        let publisher = try rig.nodes[0].client(timeout: 15)
+        try publisher.send((1...300).map { "PUB h.kept m\($0)\n" }.joined())
+        for _ in 1...300 { #expect(try publisher.readLine() == "+OK 0") }
+        let reply = try publisher.command("LAST h.kept 300")
+        #expect(reply.hasSuffix("seq=300 replayed=300 missed=0"), "\(reply)")
+        for number in 1...300 { #expect(try publisher.readLine() == "MSG h.kept \(number) m\(number)") }
+    }
+
+    /// The shard's connection drops with a batch in flight, and the PUBs read while its failure is handed out
+    /// (the held PING runs, and the connection reads on) fill a batch that cannot be sent: every PUB is still
+    /// answered, in order.
+    @Test func everyPubIsAnsweredWhenTheShardDropsWithABatchInFlight() throws {
+        let rig = try ClusterRig(shards: 1, nodes: 1)
+        let client = try rig.nodes[0].client(timeout: 30)
+        rig.shards[0].pause()
+        defer { rig.shards[0].resume() }
+        try client.send("PUB d.x first\nPING held\n" + (0..<300).map { "PUB d.x m\($0)\n" }.joined())
+        let first = try client.readLine()
+        #expect(first.hasPrefix("-ERR unavailable "), "\(first)")
+        #expect(try client.readLine() == "+PONG held")
+        for _ in 0..<300 {
+            let reply = try client.readLine()
+            #expect(reply == "+OK 0" || reply.hasPrefix("-ERR unavailable "), "\(reply)")
+        }
+        #expect(try client.command("PING after") == "+PONG after")
+    }
+
+    /// A reload that restarts the engine while PUBs wait on a hung shard: one with Redis, one gathered behind
+    /// it. The PUB read after them (held behind a PING) is answered too, not gathered into a batch that no one
+    /// sends.
+    @Test func aReloadAnswersThePubsReadWhileTheEngineStops() throws {
+        let rig = try ClusterRig(shards: 2, nodes: 1)
+        let subjects = rig.subjects(prefix: "r", perShard: 1)
+        let node = rig.nodes[0]
+        let watcher = try node.client(timeout: 15)
+        let blocker = try node.client(timeout: 30)
+        let client = try node.client(timeout: 30)
+        rig.shards[1].pause()
+        defer { rig.shards[1].resume() }
+        try blocker.send("PUB \(subjects[1]) first\n")
+        try eventually(timeout: 10, "a batch is with the hung shard") {
+            infoFields(try watcher.command("INFO"))["shard1_in_flight"] == "1"
+        }
+        // Gathered behind the batch in flight; the PING waits for its reply, and the last PUB is not read yet.
+        try client.send("PUB \(subjects[1]) gathered\nPING held\nPUB \(subjects[0]) next\n")
+        _ = try watcher.command("PING barrier")
+        let urls = rig.shards.map { "\"\($0.url)\"" }.joined(separator: ", ")
+        try "cluster:\n  redis: [\(urls)]\n  max_in_flight: 999\n".write(toFile: rig.configPath, atomically: true,
+                                                                         encoding: .utf8)
+        node.signal(SIGHUP)
+        let gathered = try client.readLine()
+        #expect(gathered.hasPrefix("-ERR unavailable "), "\(gathered)")
+        #expect(try client.readLine() == "+PONG held")
+        let next = try client.readLine()
+        #expect(next == "+OK 0" || next.hasPrefix("-ERR unavailable "), "\(next)")
+        #expect(try client.command("PING after") == "+PONG after")
+        #expect(try blocker.readLine().hasPrefix("-ERR unavailable "))
     }
 
     /// The same through the system's nc: `printf 'PUB ...' | nc -N` prints the reply.

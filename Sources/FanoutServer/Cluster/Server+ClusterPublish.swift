@@ -11,11 +11,11 @@ extension Server {
                         from connection: ClientConnection, node: ClusterNode) {
         let pending = node.replies(of: connection, server: self)
         let ticket = pending.firstTicket + UInt64(pending.slots.count)
+        // The slot exists before Redis can be asked, so that no answer finds it missing.
+        pending.slots.append(nil)
         if let refusal = node.engine.publish(subject: subject, payload: payload, receipts: pending, ticket: ticket) {
             node.unavailable += 1
-            pending.slots.append(Array(ProtocolError(.unavailable, refusal.description).line.utf8))
-        } else {
-            pending.slots.append(nil)
+            pending.slots[pending.slots.count - 1] = Array(ProtocolError(.unavailable, refusal.description).line.utf8)
         }
         sendReadyReplies(pending, of: connection)
     }
