@@ -57,6 +57,18 @@ struct ClusterBatchTests {
         #expect(try rig.shards[0].cli("GET", "fanout:{h.closed}:seq").hasSuffix(" 51"))
     }
 
+    /// A client that pipelines far more PUBs than max_in_flight is read only as fast as Redis answers: every
+    /// PUB is acknowledged, none refused.
+    @Test func aPipeliningClientIsHeldBackInsteadOfRefused() throws {
+        let rig = try ClusterRig(shards: 1, nodes: 1)
+        let publisher = try rig.nodes[0].client(timeout: 30)
+        try publisher.send((0..<5000).map { "PUB p.fast m\($0)\n" }.joined())
+        var refused = 0
+        for _ in 0..<5000 where try publisher.readLine() != "+OK 0" { refused += 1 }
+        #expect(refused == 0)
+        #expect(try rig.shards[0].cli("GET", "fanout:{p.fast}:seq").hasSuffix(" 5000"))
+    }
+
     /// Pipelined PUBs to a subject with history are kept one stream entry each, numbered in order.
     @Test func aBatchOfOneSubjectWithHistoryKeepsEveryMessage() throws {
         let rig = try ClusterRig(shards: 1, nodes: 1)

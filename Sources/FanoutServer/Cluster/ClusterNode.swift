@@ -42,6 +42,11 @@ final class ClusterNode {
     let engine: RedisEngine
     let settings: ClusterSettings
     var pending: [UInt64: PendingReplies] = [:]
+    /// PUBs one connection may have waiting on Redis before the node stops reading it: a client that pipelines
+    /// faster than Redis answers is held back, as a TCP window would, instead of meeting max_in_flight and
+    /// its refusals alone. Several such clients together still can.
+    var pipelineLimit: Int { max(16, settings.maxInFlight / 4) }
+
     /// The last `+OK <receivers>` line made, shared by the replies that have the same count.
     private var lastAcknowledgement: (receivers: Int64, line: [UInt8]) = (-1, [])
 

@@ -18,6 +18,8 @@ extension Server {
             pending.slots[pending.slots.count - 1] = Array(ProtocolError(.unavailable, refusal.description).line.utf8)
         }
         sendReadyReplies(pending, of: connection)
+        // Read on once its replies are out (`clusterResumeCommands`).
+        if pending.slots.count >= node.pipelineLimit { holdForCluster(connection, pending) }
     }
 
     /// Redis answered the PUB under `ticket`: its reply takes its slot.
