@@ -88,11 +88,17 @@ enum EngineScripts {
         """
 
     /// RESUME and LAST. ARGV: mode (`position`, `after`, `newest`), the client's epoch, after-seq or count,
-    /// max_age ms (0: none), idle expiry ms, candidate shard epoch, max_messages, a marker token (or empty)
-    /// and the subject's channel. With a token it PUBLISHes `<epoch> 0 <token>` after reading: when that
-    /// reaches the asking node, so has every message it read (see `RedisEngine.ReplayBuffer`). Returns {epoch, last seq,
-    /// first retained seq (0: none), seq1, payload1, seq2, payload2, ...}, oldest first: the newest
-    /// max_messages at most, without those past max_age. Bounded by max_messages.
+    /// max_age ms (0: none), idle expiry ms, candidate shard epoch, max_messages, a marker token (or empty),
+    /// the subject's channel, the byte budget of the replay's `MSG` lines, and what such a line takes besides
+    /// its seq and payload (`MSG <subject>  \n`). With a token it PUBLISHes `<epoch> 0 <token>` after
+    /// reading: when that reaches the asking node, so has every message it read (see
+    /// `RedisEngine.ReplayBuffer`). Returns {epoch, last seq, seq1, payload1, seq2, payload2, ...}, oldest
+    /// first: the newest messages after the client's position (or the newest `count`), at most max_messages,
+    /// none past max_age, and only as many as the budget holds.
+    ///
+    /// Cost: it reads the stream from its newest entry down, 128 entries a call, and stops at the first entry
+    /// it will not send, so a replay costs Redis O(what it returns) (at most max_messages, and what the
+    /// connection's output limit holds), however long the stream or small the client's request.
     static let replay = """
         local position, stream, shardEpoch, numberings = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
         local candidate = ARGV[6]
@@ -100,38 +106,54 @@ enum EngineScripts {
 
         if fresh then redis.call('SET', position, epoch .. ' 0', 'PX', ARGV[5]) end
         local keep = tonumber(ARGV[7])
-        local newest = {}
         local mode = ARGV[1]
         local number = tonumber(ARGV[3])
+        local budget = tonumber(ARGV[10])
+        local lineSize = tonumber(ARGV[11])
+        local want, lower = 0, '-'
         if mode == 'after' and ARGV[2] == epoch and number <= last then
-          newest = redis.call('XREVRANGE', KEYS[2], '+', (number + 1) .. '-0', 'COUNT', keep)
+          want, lower = keep, (number + 1) .. '-0'
         elseif mode == 'after' then
-          newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', keep)
+          want = keep
         elseif mode == 'newest' and number > 0 then
-          newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', math.min(number, keep))
+          want = math.min(number, keep)
         end
-        local oldestKept = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', keep)
         local cutoff = 0
         local maxAge = tonumber(ARGV[4])
         if maxAge > 0 then
           local t = redis.call('TIME')
           cutoff = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - maxAge
         end
-        local first = 0
-        for index = #oldestKept, 1, -1 do
-          if tonumber(oldestKept[index][2][2]) >= cutoff then
-            first = tonumber(string.match(oldestKept[index][1], '^(%d+)'))
-            break
+        local taken = {}
+        local upper = '+'
+        local finished = want == 0
+        while not finished do
+          local count = math.min(128, want - #taken)
+          local page = redis.call('XREVRANGE', stream, upper, lower, 'COUNT', count)
+          for _, entry in ipairs(page) do
+            local seq = string.match(entry[1], '^(%d+)')
+            local payload = entry[2][4]
+            local size = lineSize + #seq + #payload
+            if tonumber(entry[2][2]) < cutoff or size > budget then
+              finished = true
+              break
+            end
+            budget = budget - size
+            taken[#taken + 1] = {tonumber(seq), payload}
+            if #taken >= want then
+              finished = true
+              break
+            end
           end
+          -- A short page: nothing older in range.
+          if #page < count then break end
+          upper = '(' .. page[#page][1]
         end
         if ARGV[8] ~= '' then redis.call('PUBLISH', ARGV[9], epoch .. ' 0 ' .. ARGV[8]) end
-        local result = {epoch, last, first}
-        for index = #newest, 1, -1 do
-          local entry = newest[index]
-          if tonumber(entry[2][2]) >= cutoff then
-            result[#result + 1] = tonumber(string.match(entry[1], '^(%d+)'))
-            result[#result + 1] = entry[2][4]
-          end
+        local result = {epoch, last}
+        for index = #taken, 1, -1 do
+          result[#result + 1] = taken[index][1]
+          result[#result + 1] = taken[index][2]
         end
         return result
         """

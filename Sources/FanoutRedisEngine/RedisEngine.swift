@@ -667,10 +667,11 @@ public final class RedisEngine {
         var arguments = ["EVALSHA", String(decoding: replaySHA, as: UTF8.self), "4"] + SubjectKeys.keys(of: subject)
         arguments += [mode, clientEpoch, String(number), String(Self.milliseconds(rule?.maxAge)),
                       String(expiryMilliseconds(rule)), candidateEpoch, String(rule?.maxMessages ?? 0),
-                      String(decoding: marker, as: UTF8.self), String(decoding: SubjectKeys.channel(of: subject), as: UTF8.self)]
+                      String(decoding: marker, as: UTF8.self), String(decoding: SubjectKeys.channel(of: subject), as: UTF8.self),
+                      String(max(0, request.budget)), String(7 + subject.utf8.count)]
         let refusal = shard.send(RedisCommand.encode(arguments)) { result in
             switch result {
-            case .success(.array(let parts)) where parts.count >= 3:
+            case .success(.array(let parts)) where parts.count >= 2:
                 done(.success(Self.answer(request, parts: parts)))
             default:
                 done(.failure(Self.scriptFailure(result)))
@@ -689,33 +690,21 @@ public final class RedisEngine {
         }
     }
 
-    /// The reply's figures and lines from the script's answer: the newest messages that fit the budget.
+    /// The reply's figures and lines from the script's answer: the newest messages that fit the budget (the
+    /// script keeps to it already; this is checked again, so a line never overruns it). After the client's
+    /// position, the missed messages are those between it and the first one replayed: gone from the stream
+    /// (count, age) or left out for the budget.
     static func answer(_ request: ReplayRequest, parts: [RedisReply]) -> ReplayAnswer {
         let epoch = parts[0].text ?? ""
         let last = UInt64(parts[1].integer ?? 0)
-        let firstRetained = UInt64(parts[2].integer ?? 0)
         var messages: [(UInt64, [UInt8])] = []
-        var index = 3
+        var index = 2
         while index + 1 < parts.count {
             messages.append((UInt64(parts[index].integer ?? 0), parts[index + 1].bytes ?? []))
             index += 2
         }
         var answer = ReplayAnswer(epoch: epoch, lastSeq: last, replayed: 0, missed: 0)
-        switch request.kind {
-        case .position:
-            return answer
-        case .after(let clientEpoch, let after) where clientEpoch == epoch && after <= last:
-            let firstWanted = after + 1
-            if messages.isEmpty {
-                answer.missed = last - after
-            } else {
-                answer.missed = firstRetained > firstWanted ? firstRetained - firstWanted : 0
-            }
-        case .after:
-            answer.missed = nil
-        case .newest:
-            break
-        }
+        if case .position = request.kind { return answer }
         var budget = request.budget
         var fitting = 0
         for (seq, payload) in messages.reversed() {
@@ -724,14 +713,20 @@ public final class RedisEngine {
             budget -= size
             fitting += 1
         }
-        if case .after = request.kind, let missed = answer.missed {
-            answer.missed = missed + UInt64(messages.count - fitting)
+        let replayed = messages.suffix(fitting)
+        switch request.kind {
+        case .after(let clientEpoch, let after) where clientEpoch == epoch && after <= last:
+            let firstReplayed = replayed.first?.0 ?? last + 1
+            answer.missed = firstReplayed > after + 1 ? firstReplayed - (after + 1) : 0
+        case .after:
+            answer.missed = nil
+        case .newest, .position:
+            break
         }
         answer.replayed = fitting
         guard fitting > 0 else { return answer }
-        let replayed = messages.suffix(fitting).map { (seq: $0.0, payload: $0.1) }
         answer.bytes = request.budget - budget
-        answer.stream = FetchedReplay(subject: request.subject, messages: replayed)
+        answer.stream = FetchedReplay(subject: request.subject, messages: replayed.map { (seq: $0.0, payload: $0.1) })
         return answer
     }
 

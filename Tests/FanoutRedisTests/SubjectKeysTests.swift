@@ -54,8 +54,8 @@ struct SubjectKeysTests {
     }
 
     @Test func aReplayFitsTheBudgetAndCountsWhatItLeavesOut() {
-        // The script's answer: epoch, last seq, first retained seq, then seq/payload pairs.
-        let parts: [FanoutRedis.RedisReply] = [.string(Array("e.1".utf8)), .integer(10), .integer(6)]
+        // The script's answer: epoch, last seq, then seq/payload pairs (5 and older are gone from the stream).
+        let parts: [FanoutRedis.RedisReply] = [.string(Array("e.1".utf8)), .integer(10)]
             + (6...10).flatMap { [FanoutRedis.RedisReply.integer(Int64($0)), .string(Array("m\($0)".utf8))] }
         let full = RedisEngine.answer(ReplayRequest(subject: "s", kind: .after(epoch: "e.1", seq: 2), budget: 1 << 20),
                                       parts: parts)
@@ -71,5 +71,9 @@ struct SubjectKeysTests {
         #expect(otherEpoch.missed == nil && otherEpoch.replayed == 5)
         let last = RedisEngine.answer(ReplayRequest(subject: "s", kind: .newest(count: 5), budget: 1 << 20), parts: parts)
         #expect(last.missed == 0 && last.replayed == 5)
+        // Nothing retained after the position: all of it missed.
+        let gone = RedisEngine.answer(ReplayRequest(subject: "s", kind: .after(epoch: "e.1", seq: 2), budget: 1 << 20),
+                                      parts: Array(parts.prefix(2)))
+        #expect(gone.missed == 8 && gone.replayed == 0 && gone.stream == nil)
     }
 }

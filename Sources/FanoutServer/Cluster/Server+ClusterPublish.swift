@@ -59,7 +59,8 @@ extension Server {
 
     /// Runs the deferred command once nothing is pending, then lets the connection read on.
     func clusterResumeCommands(_ pending: ClusterNode.PendingReplies, of connection: ClientConnection) {
-        guard !pending.isBusy else { return }
+        // A replay still going out in slices comes first (`clusterReplayFinished` calls again).
+        guard !pending.isBusy, connection.replayJob == nil else { return }
         if let line = pending.deferred {
             pending.deferred = nil
             line.withUnsafeBytes { execute($0, from: connection) }

@@ -5,10 +5,16 @@ import FanoutRedis
 import FanoutRedisEngine
 
 /// RESUME and LAST on a clustered node: the replay comes from the subject's stream in Redis, read in the
-/// race-free order (`RedisEngine.replay`). The connection joins the subject's local subscribers only when
+/// race-free order (`RedisEngine.replay`), and goes out a slice per loop pass like a standalone replay. The connection joins the subject's local subscribers only when
 /// the answer is here, right before its reply: the live messages that came while the stream was read
 /// follow the replay, so nothing is missed or sent twice. Its later commands wait meanwhile.
 extension Server {
+    /// A replay sent in slices is over: the command the cluster held behind it runs now.
+    func clusterReplayFinished(_ connection: ClientConnection) {
+        guard let node = cluster, let pending = node.pending[connection.id] else { return }
+        clusterResumeCommands(pending, of: connection)
+    }
+
     func clusterResume(_ connection: ClientConnection, subject: String, kind: ReplayRequest.Kind, node: ClusterNode) {
         guard mayResume(connection, subject: subject) else { return }
         let pending = node.replies(of: connection, server: self)
@@ -37,33 +43,38 @@ extension Server {
             connection.send(ProtocolError(.unavailable, failure.description).line)
             return
         }
+        // Messages that arrived before the answer go out before the reply; later ones see the replay job.
+        flushClusterRun()
         if !connection.subscriptions.contains(subject) { addSubscriptions([subject], for: connection) }
         let answer = replay.answer
         var reply = "+OK \(connection.subscriptions.count) epoch=\(answer.epoch) seq=\(answer.lastSeq) "
         reply += "replayed=\(answer.replayed) missed=\(answer.missed.map(String.init) ?? "unknown")\n"
         connection.send(reply)
-        if answer.replayed > 0, let stream = answer.stream {
-            stats.delivered += UInt64(answer.replayed)
-            stats.replayed += UInt64(answer.replayed)
-            // In one piece: what Redis returned is at hand already, and the live messages held meanwhile follow.
-            var lines: [UInt8] = []
-            lines.reserveCapacity(answer.bytes)
-            _ = stream.encode(into: &lines, limit: .max)
-            stream.finish()
-            connection.send(lines)
-        }
-        guard !replay.following.isEmpty else { return }
-        var lines: [UInt8] = []
+        // What came while the stream was read follows the replay, ahead of anything later.
+        var following: [UInt8] = []
         var subjectBytes = subject
         subjectBytes.withUTF8 { subjectBuffer in
             for delivery in replay.following {
                 delivery.payload.withUnsafeBytes { payload in
                     Encoder.appendMessage(subject: UnsafeRawBufferPointer(subjectBuffer), seq: delivery.seq,
-                                          payload: payload, to: &lines)
+                                          payload: payload, to: &following)
                 }
             }
         }
         stats.delivered += UInt64(replay.following.count)
-        connection.send(lines)
+        guard answer.replayed > 0, let stream = answer.stream else {
+            if !following.isEmpty { connection.send(following) }
+            return
+        }
+        stats.delivered += UInt64(answer.replayed)
+        stats.replayed += UInt64(answer.replayed)
+        // A slice per loop pass, as a standalone replay goes: live messages and the connection's commands wait
+        // behind it (`finishReplay` then runs the command the cluster held, `clusterReplayFinished`).
+        let job = ReplayJob(connection: connection)
+        connection.replayJob = job
+        job.waiting = following
+        job.start(stream)
+        job.holdsCommands = holdCommands(of: connection)
+        sendReplays(adding: job)
     }
 }

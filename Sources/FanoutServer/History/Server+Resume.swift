@@ -75,6 +75,7 @@ extension Server {
             job.waiting = []
         }
         if job.holdsCommands { releaseCommands(of: connection) }
+        if cluster != nil { clusterReplayFinished(connection) }
     }
 
     /// Queues a publish run's lines behind the replays of the connections that are being sent one. They count
