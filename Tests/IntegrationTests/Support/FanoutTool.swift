@@ -1,65 +1,13 @@
 import Foundation
 
-/// The built `fanout` client, run as a user runs it.
-final class FanoutTool: @unchecked Sendable {
-    let process = Process()
-    let stdout = LineCollector()
-    let stderr = LineCollector()
-    private let input: CloexecPipe
-    private let exited = DispatchSemaphore(value: 0)
-
+/// The built `fanout` client, run as a user runs it (without `FANOUT_SERVER` from the test's environment).
+final class FanoutTool: ExternalProgram, @unchecked Sendable {
     static var executable: URL { Daemon.binDirectory.appendingPathComponent("fanout") }
 
     /// Starts `fanout <arguments>`; stdin stays open until `closeInput` (or is `stdinData`, then closed).
     init(_ arguments: [String], environment: [String: String] = [:], stdinData: Data? = nil) throws {
-        process.executableURL = Self.executable
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env["FANOUT_SERVER"] = nil
-        env.merge(environment) { $1 }
-        process.environment = env
-        let out = try CloexecPipe(), err = try CloexecPipe()
-        input = try CloexecPipe()
-        process.standardInput = input.read
-        process.standardOutput = out.write
-        process.standardError = err.write
-        stdout.attach(out.read)
-        stderr.attach(err.read)
-        let exited = self.exited
-        process.terminationHandler = { _ in exited.signal() }
-        try process.run()
-        // The child has its own copies: close ours, or the pipes never reach end of file.
-        try out.write.close()
-        try err.write.close()
-        try input.read.close()
-        if let stdinData {
-            let writer = input.write
-            // Write from another thread: a large input would otherwise block on the pipe before we read output.
-            Thread.detachNewThread {
-                try? writer.write(contentsOf: stdinData)
-                try? writer.close()
-            }
-        }
-    }
-
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            _ = exited.wait(timeout: .now() + 10)
-        }
-    }
-
-    func closeInput() { try? input.write.close() }
-
-    /// Waits for exit and for the output pipes to drain; nil status on timeout.
-    func finish(timeout: TimeInterval = 30) -> (status: Int32?, stdout: [String], stderr: [String]) {
-        guard exited.wait(timeout: .now() + timeout) == .success else {
-            kill(process.processIdentifier, SIGKILL)
-            return (nil, stdout.all, stderr.all)
-        }
-        stdout.waitForEnd(timeout: 5)
-        stderr.waitForEnd(timeout: 5)
-        return (process.terminationStatus, stdout.all, stderr.all)
+        try super.init(path: Self.executable.path, arguments, environment: environment, unset: ["FANOUT_SERVER"],
+                       input: stdinData.map { .data($0) } ?? .pipe, finishTimeout: 30)
     }
 
     /// Runs to completion.
