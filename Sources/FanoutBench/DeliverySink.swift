@@ -153,19 +153,7 @@ final class DeliverySink {
             guard bytes[position] == 0x81 else {
                 return (count, position, "unexpected frame: opcode byte \(bytes[position])")
             }
-            var length = Int(bytes[position + 1] & 0x7F)
-            var start = position + 2
-            if length == 126 {
-                guard bytes.count - position >= 4 else { break }
-                length = Int(bytes[position + 2]) << 8 | Int(bytes[position + 3])
-                start += 2
-            } else if length == 127 {
-                guard bytes.count - position >= 10 else { break }
-                length = 0
-                for index in 2..<10 { length = length << 8 | Int(bytes[position + index]) }
-                start += 8
-            }
-            guard bytes.count >= start + length else { break }
+            guard let (start, length) = ServerFrame.header(bytes, at: position), bytes.count >= start + length else { break }
             guard length > 0, bytes[start] == UInt8(ascii: "M") else {
                 let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<start + length]), as: UTF8.self)
                 return (count, start + length, "unexpected line: \(line)")

@@ -76,16 +76,9 @@ public final class WebSocketPeer: BenchPeer, BufferedSocketDelegate {
         }
         // Server frames are unmasked; only the few frames before the sink takes over are read here.
         while expecting != .nothing, input.count - used >= 2 {
-            var length = Int(input[used + 1] & 0x7F)
-            var offset = used + 2
-            if length == 126 {
-                guard input.count - used >= 4 else { break }
-                length = Int(input[used + 2]) << 8 | Int(input[used + 3])
-                offset += 2
-            } else if length == 127 {
-                return finish("a frame over 64 KiB during setup")
-            }
-            guard input.count >= offset + length else { break }
+            if input[used + 1] & 0x7F == 127 { return finish("a frame over 64 KiB during setup") }
+            guard let (offset, length) = input.withUnsafeBytes({ ServerFrame.header($0, at: used) }),
+                  input.count >= offset + length else { break }
             let text = String(decoding: input[offset..<offset + length], as: UTF8.self)
             used = offset + length
             reply(text)
