@@ -62,10 +62,10 @@ final class PublishBatch {
     var capacity: Int { payloads.capacity }
     var isFull: Bool { list.count >= Self.maxMessages || payloads.count >= Self.maxBytes }
 
-    /// Adds a message; `rule` is asked for the subject's encoded history arguments when it is new here.
-    func add(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, rule: () -> [UInt8],
+    /// Adds a message; `hash` is the subject's (`SubjectKeys.hash`), and `rule` is asked for its encoded
+    /// history arguments when it is new here.
+    func add(subject: UnsafeRawBufferPointer, hash: UInt64, payload: UnsafeRawBufferPointer, rule: () -> [UInt8],
              receipts: PublishReceipts, ticket: UInt64) {
-        let hash = SubjectKeys.hash(subject)
         let index = group(of: subject, hash: hash) ?? {
             groups.append(Group(subjectStart: subjects.count, subjectCount: subject.count, hash: hash, rule: rule()))
             subjects.append(contentsOf: subject)

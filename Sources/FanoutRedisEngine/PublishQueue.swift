@@ -42,13 +42,16 @@ final class PublishQueue {
     }
 
     /// Adds a PUB to its shard's batch, or returns why it cannot be sent (nobody is told then).
-    func publish(shard index: Int, subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
-                 rule: () -> [UInt8], receipts: PublishReceipts, ticket: UInt64) -> RedisFailure? {
+    func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, rule: () -> [UInt8],
+                 receipts: PublishReceipts, ticket: UInt64) -> RedisFailure? {
         if stopped { return .unavailable("the cluster engine stopped") }
+        // One hash of the subject serves for its shard and its group in the batch.
+        let hash = SubjectKeys.hash(subject)
+        let index = SubjectKeys.shard(ofHash: hash, count: shards.count)
         let batch = gathering[index]
         if let refusal = shards[index].refusal(waitingToBeSent: batch.messages) { return refusal }
         if batch.isEmpty { timer?.fireAtEndOfPass() }
-        batch.add(subject: subject, payload: payload, rule: rule, receipts: receipts, ticket: ticket)
+        batch.add(subject: subject, hash: hash, payload: payload, rule: rule, receipts: receipts, ticket: ticket)
         if batch.isFull { send(index) }
         return nil
     }

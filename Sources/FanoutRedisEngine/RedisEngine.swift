@@ -283,8 +283,8 @@ public final class RedisEngine {
     /// engine stopped.
     public func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
                         receipts: PublishReceipts, ticket: UInt64) -> RedisFailure? {
-        publishing.publish(shard: SubjectKeys.shard(of: subject, count: shards.count), subject: subject,
-                           payload: payload, rule: { historyArguments(of: subject) }, receipts: receipts, ticket: ticket)
+        publishing.publish(subject: subject, payload: payload, rule: { historyArguments(of: subject) },
+                           receipts: receipts, ticket: ticket)
     }
 
     /// max_messages, max_age and the idle expiry of the subject's history rule, as bulk strings.

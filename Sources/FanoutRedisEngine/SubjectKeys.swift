@@ -16,8 +16,11 @@ enum SubjectKeys {
 
     static func shard(of subject: UnsafeRawBufferPointer, count: Int) -> Int {
         guard count > 1 else { return 0 }
-        return Int(hash(subject) % UInt64(count))
+        return shard(ofHash: hash(subject), count: count)
     }
+
+    /// The shard of a subject whose `hash` is known already (the publish path needs both).
+    static func shard(ofHash hash: UInt64, count: Int) -> Int { Int(hash % UInt64(count)) }
 
     static func hash(_ subject: UnsafeRawBufferPointer) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -28,12 +31,6 @@ enum SubjectKeys {
     /// The four keys the scripts take, the subject as hash tag.
     static func keys(of subject: String) -> [String] {
         ["fanout:{\(subject)}:seq", "fanout:{\(subject)}:log", shardEpochKey, numberingsKey]
-    }
-
-    /// The same four keys as bulk strings, appended without building Strings.
-    static func appendKeys(of subject: UnsafeRawBufferPointer, to output: inout [UInt8]) {
-        appendSubjectKeys(of: subject, to: &output)
-        output.append(contentsOf: shardKeysEncoded)
     }
 
     /// The subject's own two keys (its position and its stream) as bulk strings (on the publish path).

@@ -22,7 +22,8 @@ struct PublishBatchTests {
                      ticket: UInt64 = 0) {
         Array(subject.utf8).withUnsafeBytes { subjectBytes in
             Array(payload.utf8).withUnsafeBytes { payloadBytes in
-                batch.add(subject: subjectBytes, payload: payloadBytes, rule: { rule }, receipts: outcomes, ticket: ticket)
+                batch.add(subject: subjectBytes, hash: SubjectKeys.hash(subjectBytes), payload: payloadBytes,
+                          rule: { rule }, receipts: outcomes, ticket: ticket)
             }
         }
     }

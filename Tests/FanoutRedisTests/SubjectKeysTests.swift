@@ -31,7 +31,8 @@ struct SubjectKeysTests {
         #expect(SubjectKeys.shard(of: "orders.eu", count: 7) == SubjectKeys.shard(of: "orders.eu", count: 7))
         #expect(SubjectKeys.keys(of: "a.b") == ["fanout:{a.b}:seq", "fanout:{a.b}:log", "fanout:epoch", "fanout:numberings"])
         var encoded: [UInt8] = []
-        Array("a.b".utf8).withUnsafeBytes { SubjectKeys.appendKeys(of: $0, to: &encoded) }
+        Array("a.b".utf8).withUnsafeBytes { SubjectKeys.appendSubjectKeys(of: $0, to: &encoded) }
+        encoded += SubjectKeys.shardKeysEncoded
         #expect(text(encoded) == "$16\r\nfanout:{a.b}:seq\r\n$16\r\nfanout:{a.b}:log\r\n$12\r\nfanout:epoch\r\n$17\r\nfanout:numberings\r\n")
         #expect(SubjectKeys.subject(ofChannel: SubjectKeys.channel(of: "a.b")) == "a.b")
         #expect(SubjectKeys.subject(ofChannel: Array("other".utf8)) == nil)
