@@ -16,7 +16,7 @@ struct ClusterBatchTests {
         let publisher = try rig.nodes[0].client(timeout: 15)
         #expect(try publisher.command("PUB b.one warm-up") == "+OK 1")
         #expect(try subscriber.readLine() == "MSG b.one 1 warm-up")
-        let callsBefore = try evalshaCalls(rig)
+        let callsBefore = try rig.shards[0].calls(of: "evalsha")
         let total = 1000
         try publisher.send((0..<total).map { "PUB \(subjects[$0 % 3]) m\($0)\n" }.joined())
         for _ in 0..<total { #expect(try publisher.readLine() == "+OK 1") }
@@ -31,7 +31,7 @@ struct ClusterBatchTests {
             #expect(received.map(\.seq) == Array(first..<(first + UInt64(received.count))))
             #expect(received.map(\.payload) == stride(from: index, to: total, by: 3).map { "m\($0)" })
         }
-        let runs = try evalshaCalls(rig) - callsBefore
+        let runs = try rig.shards[0].calls(of: "evalsha") - callsBefore
         #expect(runs >= (total + 255) / 256, "at most 256 messages per script run")
         #expect(runs <= total / 4, "\(runs) script runs for \(total) PUBs")
     }
@@ -139,14 +139,5 @@ struct ClusterBatchTests {
         try netcat.finishInput()
         #expect(try netcat.output.waitForLine(containing: "+OK", after: 1, timeout: 15) == "+OK 0")
         #expect(netcat.output.all.filter { $0.hasPrefix("+OK") } == ["+OK 0", "+OK 0"])
-    }
-
-    private func evalshaCalls(_ rig: ClusterRig) throws -> Int {
-        let stats = try rig.shards[0].cli("INFO", "commandstats")
-        guard let line = stats.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_evalsha:") }),
-              let calls = line.split(separator: ",").first?.split(separator: "=").last, let count = Int(calls) else {
-            return 0
-        }
-        return count
     }
 }

@@ -44,30 +44,20 @@ struct ClusterReplayTests {
         let client = try rig.nodes[0].client(timeout: 30)
         try client.send((1...3000).map { "PUB h.x m\($0)\n" }.joined())
         for _ in 1...3000 { #expect(try client.readLine() == "+OK 0") }
-        var before = try calls(rig, "xrevrange")
+        var before = try rig.shards[0].calls(of: "xrevrange")
         #expect(try client.command("LAST h.x 1").hasSuffix("seq=3000 replayed=1 missed=0"))
         #expect(try client.readLine() == "MSG h.x 3000 m3000")
-        #expect(try calls(rig, "xrevrange") - before == 1)
-        before = try calls(rig, "xrevrange")
+        #expect(try rig.shards[0].calls(of: "xrevrange") - before == 1)
+        before = try rig.shards[0].calls(of: "xrevrange")
         #expect(try client.command("LAST h.x 1000").hasSuffix("replayed=1000 missed=0"))
         for number in 2001...3000 { #expect(try client.readLine() == "MSG h.x \(number) m\(number)") }
-        #expect(try calls(rig, "xrevrange") - before == 8)
+        #expect(try rig.shards[0].calls(of: "xrevrange") - before == 8)
         // After a position: only what follows it.
         let position = try client.command("RESUME h.x")
         let epoch = try #require(position.split(separator: " ").first { $0.hasPrefix("epoch=") }).dropFirst(6)
-        before = try calls(rig, "xrevrange")
+        before = try rig.shards[0].calls(of: "xrevrange")
         #expect(try client.command("RESUME h.x \(epoch) 2990").hasSuffix("replayed=10 missed=0"))
         for number in 2991...3000 { #expect(try client.readLine() == "MSG h.x \(number) m\(number)") }
-        #expect(try calls(rig, "xrevrange") - before == 1)
-    }
-
-    /// How many times Redis ran `command`, the scripts' own calls included.
-    private func calls(_ rig: ClusterRig, _ command: String) throws -> Int {
-        let stats = try rig.shards[0].cli("INFO", "commandstats")
-        guard let line = stats.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_\(command):") }),
-              let calls = line.split(separator: ",").first?.split(separator: "=").last, let count = Int(calls) else {
-            return 0
-        }
-        return count
+        #expect(try rig.shards[0].calls(of: "xrevrange") - before == 1)
     }
 }

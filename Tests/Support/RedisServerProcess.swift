@@ -113,6 +113,17 @@ public final class RedisServerProcess: @unchecked Sendable {
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// How many times the server has run `command` (lowercase), scripts' own calls included, from
+    /// `INFO commandstats`; 0 before its first run.
+    public func calls(of command: String) throws -> Int {
+        let stats = try cli("INFO", "commandstats")
+        guard let line = stats.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_\(command):") }),
+              let calls = line.split(separator: ",").first?.split(separator: "=").last, let count = Int(calls) else {
+            return 0
+        }
+        return count
+    }
+
     /// A stream socketpair, both ends close-on-exec, shut down to one direction each: (read end, write end).
     /// The child gets its end through Process's dup2, which clears the flag on the copy.
     public static func cloexecPipe() throws -> (FileHandle, FileHandle) {
