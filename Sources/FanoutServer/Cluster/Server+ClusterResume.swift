@@ -5,9 +5,10 @@ import FanoutRedis
 import FanoutRedisEngine
 
 /// RESUME and LAST on a clustered node: the replay comes from the subject's stream in Redis, read in the
-/// race-free order (`RedisEngine.replay`), and goes out a slice per loop pass like a standalone replay. The connection joins the subject's local subscribers only when
-/// the answer is here, right before its reply: the live messages that came while the stream was read
-/// follow the replay, so nothing is missed or sent twice. Its later commands wait meanwhile.
+/// race-free order (`RedisEngine.replay`), and goes out a slice per loop pass like a standalone replay. The
+/// connection joins the subject's local subscribers only when the answer is here, right before its reply: the
+/// live messages that came while the stream was read follow the replay, so nothing is missed or sent twice.
+/// Its later commands wait meanwhile.
 extension Server {
     /// A replay sent in slices is over: the command the cluster held behind it runs now.
     func clusterReplayFinished(_ connection: ClientConnection) {
@@ -47,9 +48,7 @@ extension Server {
         flushClusterRun()
         if !connection.subscriptions.contains(subject) { addSubscriptions([subject], for: connection) }
         let answer = replay.answer
-        var reply = "+OK \(connection.subscriptions.count) epoch=\(answer.epoch) seq=\(answer.lastSeq) "
-        reply += "replayed=\(answer.replayed) missed=\(answer.missed.map(String.init) ?? "unknown")\n"
-        connection.send(reply)
+        connection.send(resumeReply(answer, for: connection))
         // What came while the stream was read follows the replay, ahead of anything later.
         var following: [UInt8] = []
         var subjectBytes = subject
@@ -66,15 +65,11 @@ extension Server {
             if !following.isEmpty { connection.send(following) }
             return
         }
-        stats.delivered += UInt64(answer.replayed)
-        stats.replayed += UInt64(answer.replayed)
-        // A slice per loop pass, as a standalone replay goes: live messages and the connection's commands wait
-        // behind it (`finishReplay` then runs the command the cluster held, `clusterReplayFinished`).
+        // As a standalone replay goes: live messages and the connection's commands wait behind it
+        // (`finishReplay` then runs the command the cluster held, `clusterReplayFinished`).
         let job = ReplayJob(connection: connection)
         connection.replayJob = job
         job.waiting = following
-        job.start(stream)
-        job.holdsCommands = holdCommands(of: connection)
-        sendReplays(adding: job)
+        startReplay(stream, of: answer.replayed, job: job)
     }
 }

@@ -55,14 +55,24 @@ extension Server {
             answer.stream?.finish()
             return job.end()
         }
+        connection.send(resumeReply(answer, for: connection))
+        guard let stream = answer.stream, answer.replayed > 0 else { return finishReplay(job) }
+        startReplay(stream, of: answer.replayed, job: job)
+    }
+
+    /// RESUME's and LAST's reply: `+OK <subscriptions> epoch=<e> seq=<n> replayed=<r> missed=<m|unknown>`.
+    func resumeReply(_ answer: ReplayAnswer, for connection: ClientConnection) -> String {
         var reply = "+OK \(connection.subscriptions.count) epoch=\(answer.epoch) seq=\(answer.lastSeq) "
         reply += "replayed=\(answer.replayed) missed=\(answer.missed.map(String.init) ?? "unknown")\n"
-        connection.send(reply)
-        guard let stream = answer.stream, answer.replayed > 0 else { return finishReplay(job) }
-        stats.delivered += UInt64(answer.replayed)
-        stats.replayed += UInt64(answer.replayed)
+        return reply
+    }
+
+    /// Sends `stream`'s `count` messages a slice per loop pass, the connection's later commands held behind them.
+    func startReplay(_ stream: ReplayStream, of count: Int, job: ReplayJob) {
+        stats.delivered += UInt64(count)
+        stats.replayed += UInt64(count)
         job.start(stream)
-        if !job.holdsCommands { job.holdsCommands = holdCommands(of: connection) }
+        if !job.holdsCommands { job.holdsCommands = holdCommands(of: job.connection) }
         sendReplays(adding: job)
     }
 
