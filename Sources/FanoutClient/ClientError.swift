@@ -47,6 +47,9 @@ public enum ClientEvent: Equatable, Sendable {
     /// A subject's sequence jumped within one numbering: messages were lost on the way (from a server without
     /// history, also across reconnects; its numbering may also have restarted).
     case gap(subject: String, expected: UInt64, received: UInt64)
+    /// The server said the subject's numbering restarted, or messages were lost to it (`RESET`, several
+    /// nodes): the next message of the subject has seq `seq + 1` under `epoch`.
+    case reset(subject: String, epoch: String, seq: UInt64, missed: MissedMessages)
     /// The server is closing the connection and said why (`slow-consumer`, `shutting-down`, ...).
     case serverClosing(ProtocolError)
     /// The server withdrew subscriptions this connection may no longer hold (`-ERR denied revoked: ...`).

@@ -397,6 +397,9 @@ public final class FanoutClient: BufferedSocketDelegate {
             onEvent?(.revoked(error))
         case .failure(let error):
             completeHead(.failure(.server(error)))
+        case .reset(let subject, let epoch, let seq, let missed):
+            resumeState.reset(subject: subject, epoch: epoch, seq: seq)
+            onEvent?(.reset(subject: subject, epoch: epoch, seq: seq, missed: missed.map(MissedMessages.count) ?? .unknown))
         case .success(_, let text):
             completeHead(.success(text))
         case .message:

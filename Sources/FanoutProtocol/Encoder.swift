@@ -26,6 +26,26 @@ public enum Encoder {
         buffer.append(UInt8(ascii: "\n"))
     }
 
+    /// Appends `RESET <subject> epoch=<epoch> seq=<seq> missed=<missed|unknown>\n`: the subject's numbering
+    /// restarted, or messages were lost; the next `MSG` of the subject has seq `seq + 1`.
+    public static func appendReset(
+        subject: UnsafeRawBufferPointer,
+        epoch: String,
+        seq: UInt64,
+        missed: UInt64?,
+        to buffer: inout [UInt8]
+    ) {
+        buffer.append(contentsOf: resetPrefix)
+        buffer.append(contentsOf: subject)
+        buffer.append(contentsOf: " epoch=".utf8)
+        buffer.append(contentsOf: epoch.utf8)
+        buffer.append(contentsOf: " seq=".utf8)
+        appendDecimal(seq, to: &buffer)
+        buffer.append(contentsOf: " missed=".utf8)
+        if let missed { appendDecimal(missed, to: &buffer) } else { buffer.append(contentsOf: "unknown".utf8) }
+        buffer.append(UInt8(ascii: "\n"))
+    }
+
     /// Appends the decimal digits of `value`: written backwards into 20 bytes on the stack, then appended in
     /// one copy (an append per digit cost a uniqueness and a capacity check each).
     public static func appendDecimal(_ value: UInt64, to buffer: inout [UInt8]) {
@@ -47,4 +67,5 @@ public enum Encoder {
     }
 
     private static let messagePrefix: [UInt8] = Array("MSG ".utf8)
+    private static let resetPrefix: [UInt8] = Array("RESET ".utf8)
 }

@@ -8,6 +8,9 @@ public enum ServerLine: Equatable, Sendable {
     case failure(ProtocolError)
     /// `MSG <subject> <seq> <payload>`.
     case message(subject: String, seq: UInt64, payload: [UInt8])
+    /// `RESET <subject> epoch=<e> seq=<s> missed=<m|unknown>` (several nodes): the subject's next message is
+    /// `s + 1` under epoch `e`; `missed` is nil when unknown.
+    case reset(subject: String, epoch: String, seq: UInt64, missed: UInt64?)
 
     /// Parses one line without its LF. Nil for a line that fits none of the forms.
     public static func parse(_ line: UnsafeRawBufferPointer) -> ServerLine? {
@@ -32,6 +35,9 @@ public enum ServerLine: Equatable, Sendable {
             }
             return .success(word: String(word), text: String(rest))
         }
+        if text.hasPrefix("RESET ") {
+            return parseReset(text)
+        }
         if text.hasPrefix("-ERR ") {
             let body = text.dropFirst(5)
             let code = body.prefix { $0 != " " }
@@ -44,6 +50,22 @@ public enum ServerLine: Equatable, Sendable {
     public static func parse(_ line: String) -> ServerLine? {
         var line = line
         return line.withUTF8 { parse(UnsafeRawBufferPointer($0)) }
+    }
+
+    private static func parseReset(_ text: String) -> ServerLine? {
+        let words = text.split(separator: " ")
+        guard words.count == 5 else { return nil }
+        var fields: [Substring: Substring] = [:]
+        for word in words.dropFirst(2) {
+            let pair = word.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2 else { return nil }
+            fields[pair[0]] = pair[1]
+        }
+        guard let epoch = fields["epoch"], let seq = fields["seq"].flatMap({ UInt64($0) }),
+              let missed = fields["missed"] else { return nil }
+        let count = UInt64(missed)
+        guard count != nil || missed == "unknown" else { return nil }
+        return .reset(subject: String(words[1]), epoch: String(epoch), seq: seq, missed: count)
     }
 
     private static func parseMessage(_ line: UnsafeRawBufferPointer) -> ServerLine? {

@@ -9,29 +9,53 @@
 /// `SET NX` of the calling node's random candidate.
 enum EngineScripts {
     /// Reads the subject's epoch and last seq, beginning a numbering (and, if need be, the shard's epoch) when
-    /// it has none (or a value it cannot read, which then counts as lost). Lua: `position`, `stream`,
-    /// `shardEpoch`, `numberings` and `candidate` are set by the script that includes it; it sets `epoch`,
-    /// `last` (a number) and `fresh` (a numbering begins).
+    /// it has none, a value it cannot read, or one begun under another shard epoch: each counts as lost, so
+    /// that a shard that came back without some of its writes (`shardEpoch`) never numbers on under an epoch
+    /// whose seqs clients may already have seen. Lua: `position`, `stream`, `shardEpoch`, `numberings`,
+    /// `candidate` and `currentShard` (the shard epoch, read once per call) are set by the script that
+    /// includes it; it sets `epoch`, `last` (a number) and `fresh` (a numbering begins).
     private static let readPosition = """
         local epoch, last
         local fresh = false
         local known = redis.call('GET', position)
         local space = known and string.find(known, ' ', 1, true)
-        if space then
+        if space and currentShard then
           epoch = string.sub(known, 1, space - 1)
-          last = tonumber(string.sub(known, space + 1))
+          if string.sub(epoch, 1, #currentShard + 1) == currentShard .. '.' then
+            last = tonumber(string.sub(known, space + 1))
+          end
         end
         if not last then
           fresh = true
-          local shard = redis.call('GET', shardEpoch)
-          if not shard then
+          if not currentShard then
             redis.call('SET', shardEpoch, candidate, 'NX')
-            shard = redis.call('GET', shardEpoch)
+            currentShard = redis.call('GET', shardEpoch)
           end
-          epoch = shard .. '.' .. redis.call('INCR', numberings)
+          epoch = currentShard .. '.' .. redis.call('INCR', numberings)
           last = 0
           redis.call('DEL', stream)
         end
+        """
+
+    /// A connection's check of the shard epoch, before the shard is used. KEYS: the shard epoch and the Redis
+    /// run that last confirmed it. ARGV: this node's candidate epoch, Redis's `run_id`, and `1` when the
+    /// shard loses no acknowledged write across a restart (AOF with `appendfsync always`).
+    ///
+    /// A Redis that restarted (a new run id) without that guarantee may have come back from an older
+    /// snapshot, or without the last second of its AOF: the subjects' numberings it holds may be behind what
+    /// nodes delivered. It gets a new shard epoch, so every subject begins a new numbering (`readPosition`)
+    /// and subscribers hear `RESET ... missed=unknown` instead of seqs they have seen carrying new messages.
+    /// Returns the shard epoch.
+    static let checkEpoch = """
+        local epoch = redis.call('GET', KEYS[1])
+        local run = redis.call('GET', KEYS[2])
+        if epoch and (run == ARGV[2] or ARGV[3] == '1') then
+          if run ~= ARGV[2] then redis.call('SET', KEYS[2], ARGV[2]) end
+          return epoch
+        end
+        redis.call('SET', KEYS[1], ARGV[1])
+        redis.call('SET', KEYS[2], ARGV[2])
+        return ARGV[1]
         """
 
     /// A batch of PUBs, grouped by subject. KEYS: the shard's epoch, its numberings, then per subject its
@@ -44,10 +68,11 @@ enum EngineScripts {
     /// payloads joined by LF (a payload never holds one), which every node splits back into messages with
     /// consecutive seqs. Returns the receivers of each subject's PUBLISH, in order.
     ///
-    /// Cost per call: three Redis commands per subject (GET, SET, PUBLISH; with history also a PEXPIRE and an
+    /// Cost per call: one GET of the shard epoch, then three Redis commands per subject (GET, SET, PUBLISH; with history also a PEXPIRE and an
     /// XRANGE when max_age is set) plus one XADD per message kept; the batch is bounded (`PublishBatch`).
     static let publish = """
         local shardEpoch, numberings, candidate = KEYS[1], KEYS[2], ARGV[1]
+        local currentShard = redis.call('GET', shardEpoch)
         local result = {}
         local now = nil
         local at = 2
@@ -102,6 +127,7 @@ enum EngineScripts {
     static let replay = """
         local position, stream, shardEpoch, numberings = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
         local candidate = ARGV[6]
+        local currentShard = redis.call('GET', shardEpoch)
         """ + "\n" + readPosition + """
 
         if fresh then redis.call('SET', position, epoch .. ' 0', 'PX', ARGV[5]) end

@@ -6,6 +6,8 @@ enum SubjectKeys {
     static let channelPrefix = Array("fanout:m:".utf8)
     static let shardEpochKey = "fanout:epoch"
     static let numberingsKey = "fanout:numberings"
+    /// The Redis run (`run_id`) that last confirmed the shard epoch (`EngineScripts.checkEpoch`).
+    static let shardRunKey = "fanout:epoch:run"
 
     /// FNV-1a over the subject's bytes: stable across nodes, builds and restarts.
     static func shard(of subject: String, count: Int) -> Int {

@@ -7,6 +7,8 @@ import FanoutServer
 ///       redis_password_file: redis.password   # optional (relative: under $CREDENTIALS_DIRECTORY); or redis://:secret@host
 ///       idle_expiry: 86400     # seconds a subject's keys live in Redis after its last publish
 ///       max_in_flight: 1000    # PUBs in flight per shard before -ERR unavailable
+///       heartbeat: 0.5         # seconds between checks of each shard's connections
+///       down_after: 2          # seconds of silence before a shard counts as down
 ///
 /// Absent: the node is standalone (the in-memory engine).
 enum ClusterSection {
@@ -14,7 +16,7 @@ enum ClusterSection {
         guard let section, section != .null else { return nil }
         func problem(_ text: String) -> ConfigLoader.Problem { ConfigLoader.Problem(description: "cluster: \(text)") }
         guard case .mapping(let fields) = section else { throw problem("expected a mapping with redis: [URLs]") }
-        for key in fields.keys where !["redis", "redis_password_file", "idle_expiry", "max_in_flight"].contains(key) {
+        for key in fields.keys where !["redis", "redis_password_file", "idle_expiry", "max_in_flight", "heartbeat", "down_after"].contains(key) {
             throw problem("unknown setting '\(key)'")
         }
         var settings = ClusterSettings()
@@ -45,12 +47,16 @@ enum ClusterSection {
             settings.redisPassword = password.isEmpty ? nil : password
             settings.redisPasswordFile = resolved
         }
-        if case .scalar(let text)? = fields["idle_expiry"] {
+        func seconds(_ key: String) throws -> Duration? {
+            guard case .scalar(let text)? = fields[key] else { return nil }
             guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
-                throw problem("idle_expiry: expected seconds")
+                throw problem("\(key): expected seconds, found '\(text)'")
             }
-            settings.idleExpiry = .milliseconds(Int64((seconds * 1000).rounded()))
+            return .milliseconds(Int64((seconds * 1000).rounded()))
         }
+        if let expiry = try seconds("idle_expiry") { settings.idleExpiry = expiry }
+        if let heartbeat = try seconds("heartbeat") { settings.heartbeat = heartbeat }
+        if let downAfter = try seconds("down_after") { settings.downAfter = downAfter }
         if case .scalar(let text)? = fields["max_in_flight"] {
             guard let value = Int(text) else { throw problem("max_in_flight: expected a whole number") }
             settings.maxInFlight = value
@@ -69,6 +75,8 @@ enum ClusterSection {
             cluster_redis_password: \(password)
             cluster_idle_expiry: \(settings.idleExpiry.components.seconds)
             cluster_max_in_flight: \(settings.maxInFlight)
+            cluster_heartbeat: \(settings.heartbeat)
+            cluster_down_after: \(settings.downAfter)
             """
     }
 }

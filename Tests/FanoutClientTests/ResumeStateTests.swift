@@ -49,6 +49,22 @@ struct ResumeStateTests {
         #expect(state.observe(subject: "other", seq: 40) == .duplicate)
     }
 
+    /// A RESET (several nodes) moves the position: the new numbering's messages are neither duplicates nor a
+    /// gap, and a reconnect resumes from the new position in the new epoch.
+    @Test func aResetMovesThePositionToTheNewNumbering() {
+        var state = resumedAtTen()
+        #expect(state.observe(subject: "orders", seq: 11) == .deliver)
+        state.reset(subject: "orders", epoch: "e1.2", seq: 0)
+        #expect(state.observe(subject: "orders", seq: 1) == .deliver)
+        #expect(state.observe(subject: "orders", seq: 2) == .deliver)
+        state.reset(subject: "orders", epoch: "e1.2", seq: 9)
+        #expect(state.observe(subject: "orders", seq: 10) == .deliver)
+        state.connected(epoch: "e1")
+        #expect(state.restorePlan(subscriptions: ["orders"]).resumes == [
+            .init(subject: "orders", request: .after(epoch: "e1.2", seq: 10)),
+        ])
+    }
+
     @Test func resumesEveryConcreteSubjectBeforeTheWildcards() {
         var state = resumedAtTen()
         _ = state.observe(subject: "orders", seq: 11)

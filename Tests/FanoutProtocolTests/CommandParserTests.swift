@@ -130,3 +130,23 @@ struct CommandParserTests {
         }
     }
 }
+
+/// `RESET` (several nodes) as the server writes it and as a client reads it.
+struct ResetLineTests {
+    @Test(arguments: [(UInt64?.some(12), "missed=12"), (nil, "missed=unknown")])
+    func resetLinesRoundTrip(missed: UInt64?, text: String) {
+        var bytes: [UInt8] = []
+        Array("orders.eu".utf8).withUnsafeBytes {
+            Encoder.appendReset(subject: $0, epoch: "k3.2", seq: 1873, missed: missed, to: &bytes)
+        }
+        #expect(String(decoding: bytes, as: UTF8.self) == "RESET orders.eu epoch=k3.2 seq=1873 \(text)\n")
+        let line = String(decoding: bytes.dropLast(), as: UTF8.self)
+        #expect(ServerLine.parse(line) == .reset(subject: "orders.eu", epoch: "k3.2", seq: 1873, missed: missed))
+    }
+
+    @Test(arguments: ["RESET a", "RESET a epoch=e seq=x missed=1", "RESET a epoch=e seq=1 missed=-1",
+                      "RESET a epoch=e seq=1", "RESET a epoch=e seq=1 missed=1 extra=2"])
+    func malformedResetLinesAreNotReadAsResets(line: String) {
+        #expect(ServerLine.parse(line) == nil)
+    }
+}

@@ -125,6 +125,13 @@ struct ResumeState: Sendable {
         return seq == expected ? .deliver : .gap(expected: expected, received: seq)
     }
 
+    /// Takes in a `RESET`: the subject's position moves to `seq` in `epoch`, so its next message, `seq + 1`,
+    /// is neither a duplicate nor a gap.
+    mutating func reset(subject: String, epoch: String, seq: UInt64) {
+        let subscribedOn = entries[subject]?.subscribedOn
+        entries[subject] = Entry(epoch: epoch, last: seq, seenOn: connection, subscribedOn: subscribedOn)
+    }
+
     /// Takes in the reply to a `RESUME` or `LAST` of `subject`; returns what to report, for a `RESUME` that
     /// gave a position (the others only say where the subject stands).
     mutating func answered(subject: String, request: Request, reply: ResumeReply) -> ResumeReport? {

@@ -69,6 +69,8 @@ final class ClusterNode {
     /// PUBs refused or lost since start (INFO).
     var unavailable: UInt64 = 0
     var outcomeUnknown: UInt64 = 0
+    /// RESET pushes made since start: a subject's numbering restarted, or messages were lost to this node.
+    var resets: UInt64 = 0
 
     init(engine: RedisEngine, settings: ClusterSettings) {
         self.engine = engine

@@ -18,7 +18,9 @@ extension Server {
         }
         let engine = RedisEngine(loop: loop, settings: .init(
             endpoints: endpoints, rules: configuration.history.rules, idleExpiry: settings.idleExpiry,
-            maxInFlight: settings.maxInFlight))
+            maxInFlight: settings.maxInFlight,
+            timing: RedisShard.Timing(heartbeat: settings.heartbeat, deadAfter: settings.downAfter,
+                                     maxRetry: settings.downAfter)))
         let node = ClusterNode(engine: engine, settings: settings)
         engine.onDeliver = { [unowned self] delivery in self.deliverFromCluster(delivery) }
         engine.onShardStatus = { [unowned self] shard in

@@ -15,7 +15,7 @@ extension Server {
     /// Remote publishers cannot be held back, so a receiver past max_pending_bytes is dropped as a slow
     /// consumer.
     func deliverFromCluster(_ delivery: RedisEngine.Delivery) {
-        guard cluster != nil else { return }
+        guard let node = cluster else { return }
         var subject = delivery.subject
         subject.withUTF8 { raw in
             let subjectBytes = UnsafeRawBufferPointer(raw)
@@ -28,6 +28,12 @@ extension Server {
             let receivers = publishRun.receivers.count &+ publishRun.adaptedReceivers.count &+ publishRun.waiting.count
             guard receivers > 0 else { return }
             stats.delivered += UInt64(receivers)
+            if let reset = delivery.reset {
+                // In the run, so every receiver hears it right before the message, on every transport.
+                Encoder.appendReset(subject: subjectBytes, epoch: reset.epoch, seq: reset.seq, missed: reset.missed,
+                                    to: &publishRun.bytes)
+                node.resets += 1
+            }
             delivery.payload.withUnsafeBytes { payload in
                 Encoder.appendMessage(subject: subjectBytes, seq: delivery.seq, payload: payload, to: &publishRun.bytes)
             }

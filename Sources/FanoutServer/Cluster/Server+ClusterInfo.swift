@@ -13,6 +13,7 @@ extension Server {
             ("cluster_globs", String(engine.subscribedGlobs)),
             ("cluster_unavailable", String(node.unavailable)),
             ("cluster_outcome_unknown", String(node.outcomeUnknown)),
+            ("cluster_resets", String(node.resets)),
         ]
         let now = ContinuousClock.now
         for shard in engine.shards {

@@ -15,6 +15,10 @@ public struct ClusterSettings: Sendable, Equatable {
     public var idleExpiry: Duration = .seconds(86_400)
     /// PUBs in flight per shard above which new ones answer `-ERR unavailable`.
     public var maxInFlight = 1000
+    /// How often a node checks each shard's two connections (a PUBLISH to itself).
+    public var heartbeat: Duration = .milliseconds(500)
+    /// Silence after which a shard counts as down: its PUBs answer `-ERR unavailable` and it is reconnected.
+    public var downAfter: Duration = .seconds(2)
 
     public init() {}
 
@@ -42,6 +46,8 @@ public struct ClusterSettings: Sendable, Equatable {
         }
         if idleExpiry < .seconds(1) { found.append("cluster: idle_expiry: must be at least 1 second") }
         if maxInFlight < 1 { found.append("cluster: max_in_flight: must be at least 1") }
+        if heartbeat < .milliseconds(10) { found.append("cluster: heartbeat: must be at least 0.01 seconds") }
+        if downAfter <= heartbeat { found.append("cluster: down_after: must be longer than heartbeat") }
         return found
     }
 }

@@ -2,8 +2,8 @@ import FanoutHTTP
 
 /// An event stream's output: protocol lines in, Server-Sent Events out (the HTML Living Standard's
 /// text/event-stream). `MSG` lines become events whose data is one JSON object and whose id is the
-/// stream's positions; RESUME replies set the positions; `-ERR` lines become `error` events; anything
-/// else is a comment.
+/// stream's positions; RESUME replies set the positions; `RESET` lines become `reset` events and move them;
+/// `-ERR` lines become `error` events; anything else is a comment.
 extension ClientConnection {
     /// Cost: one pass over `lines`, and a JSON string per message.
     func writeEvents(_ lines: UnsafeRawBufferPointer) {
@@ -48,6 +48,22 @@ extension ClientConnection {
                 session.scratch.append(contentsOf: "event: missed\ndata: {\"subject\":\(JSONText.quoted(subject)),\"missed\":\(count)}\n\n".utf8)
             }
             session.scratch.append(contentsOf: ": \(text)\n".utf8)
+        } else if text.hasPrefix("RESET ") {
+            // The subject's numbering restarted, or messages were lost: a `reset` event, and the position
+            // moves to where the next message follows.
+            let words = text.split(separator: " ")
+            guard words.count >= 5 else { return }
+            let subject = String(words[1])
+            var fields: [Substring: Substring] = [:]
+            for word in words.dropFirst(2) {
+                let pair = word.split(separator: "=", maxSplits: 1)
+                if pair.count == 2 { fields[pair[0]] = pair[1] }
+            }
+            guard let epoch = fields["epoch"], let seq = fields["seq"].flatMap({ UInt64($0) }) else { return }
+            if let index = session.subjects.firstIndex(of: subject) { session.positions[index] = seq }
+            let missed = fields["missed"].flatMap { UInt64($0) }.map(String.init) ?? "null"
+            session.scratch.append(contentsOf: ("event: reset\ndata: {\"subject\":\(JSONText.quoted(subject)),"
+                + "\"epoch\":\(JSONText.quoted(String(epoch))),\"seq\":\(seq),\"missed\":\(missed)}\n\n").utf8)
         } else if text.hasPrefix("-ERR ") {
             let words = text.split(separator: " ", maxSplits: 2)
             let code = words.count > 1 ? String(words[1]) : "error"

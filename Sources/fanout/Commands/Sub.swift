@@ -87,6 +87,8 @@ struct Sub: ParsableCommand {
                 printError("could not resubscribe to \(patterns.joined(separator: " ")): \(error)")
             case .resumed(let subject, let recovered, let missed):
                 for line in Self.resumeReport(subject: subject, recovered: recovered, missed: missed) { printError(line) }
+            case .reset(let subject, _, _, let missed):
+                printError(Self.resetReport(subject: subject, missed: missed))
             case .gap(let subject, let expected, let got):
                 printError("gap on \(subject): expected seq \(expected), got \(got)")
             case .serverClosing(let error):
@@ -124,6 +126,16 @@ struct Sub: ParsableCommand {
             })
         }
         output.flush()
+    }
+
+    /// What stderr says about a `RESET`: the messages lost, or that the numbering restarted.
+    static func resetReport(subject: String, missed: MissedMessages) -> String {
+        switch missed {
+        case .count(let count):
+            "missed \(count) message\(count == 1 ? "" : "s") on \(subject) (the server was cut off from its shard)"
+        case .unknown:
+            "numbering restarted on \(subject): missed messages unknown"
+        }
     }
 
     /// What stderr says about a resumed subject: what came back, then what did not.

@@ -330,8 +330,25 @@ async def delivered(http, tcp):
     writer.close()
 
 
+async def reset(http, tcp):
+    """On a clustered node whose shard restarted without its data (the test restarts it): a RESET line reaches a
+    WebSocket subscriber as a text frame, right before the new numbering's first message."""
+    sub = await greeted(f"ws://127.0.0.1:{http}/ws")
+    await sub.send("SUB r.ws")
+    expect(await recv(sub) == "+OK 1", "SUB's reply")
+    print("subscribed", flush=True)
+    while True:
+        frame = await recv(sub)
+        if frame.startswith("RESET "):
+            break
+        expect(frame.startswith("MSG r.ws "), f"a message before the reset: {frame}")
+    expect(frame.startswith("RESET r.ws epoch=") and frame.endswith(" seq=0 missed=unknown"), f"the reset: {frame}")
+    expect(await recv(sub) == "MSG r.ws 1 after", "the new numbering's first message, right after")
+    await sub.close()
+
+
 CHECKS = {f.__name__.replace("_", "-"): f for f in [roundtrip, close_codes, bad_handshakes, allowed_origin, auth, shutdown,
-                                                    slow_consumer, delivered]}
+                                                    slow_consumer, delivered, reset]}
 
 if __name__ == "__main__":
     name, http, tcp = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
