@@ -15,107 +15,51 @@ public final class Server {
     let loop: EventLoop
     let startedAt = ContinuousClock.now
 
-    /// Listeners bound from `configuration.listeners.listen`, by the address text that asked for them.
-    var listeners: [String: Listener] = [:]
-    /// TLS listeners from `configuration.tls.listen`, and the context their connections get.
-    var tlsListeners: [String: Listener] = [:]
-    var tlsContext: TLSContext?
-    /// Listeners handed over by socket activation; while there are any, `listen` is not bound.
-    var inheritedListeners: [Listener] = []
+    /// The protocol's listeners (plain, unix, TLS, or handed over by socket activation).
+    var listening = ListenerSet()
     /// The only strong owner of every client connection.
-    var connections: [UInt64: ClientConnection] = [:]
-    var nextConnectionID: UInt64 = 1
+    var connections = ConnectionTable()
     let index = SubjectIndex<ClientConnection>()
-    /// Numbers each subject's messages (and will keep history): the in-memory engine, embedded.
+    /// Numbers each subject's messages and keeps the history of those that have it: the in-memory engine.
     let engine: MemoryEngine
-    var publishRun = PublishRun()
+    /// The open publish run and what the publish path keeps between commands.
+    var fanout = FanoutState()
     /// The Redis engine and its per-connection state, with a `cluster` section; nil on a standalone server.
     var cluster: ClusterNode?
-    /// Connections dropped while a publish run was open, kept alive until it closes: the run refers to its
-    /// receivers unretained.
-    var retiredDuringRun: [ClientConnection] = []
     var stats = ServerStats()
-    /// Connections with large backlogs, for the server-wide memory bound (max_memory).
-    var backlogWatch = BacklogWatch()
-    /// Failed-AUTH buckets per address, their log, and the unauthenticated connections' count.
-    var authGate = AuthGate()
-    /// Refused connections, logged once per interval at most.
-    var refusalLog: LogThrottle?
-    /// Queued output freed by slow-consumer drops since the allocator was last asked to give memory back.
-    var freedSinceTrim = 0
-    var trimTimer: LoopTimer?
-    var memoryTimer: LoopTimer?
-    /// Ages out retained messages while any subject keeps history.
-    var historyTimer: LoopTimer?
-    /// Live connection objects: equal to `connections.count` between callbacks, or something leaks.
-    let census = ObjectCensus()
-    /// Subscriptions held by live connections.
-    var subscriptionCount = 0
-    /// Whether any configured user has subscribe-deny patterns: only then are a run's receivers filtered.
-    /// Kept in step with `configuration` (init and reload) so that opening a run does not scan the users.
-    var anyUserWithholds = false
-    /// Each user's permissions as the one object its connections share (refreshed when a reload changes them).
-    var permissionsByUser: [String: SharedPermissions] = [:]
-    /// Live connections per peer host, for max_connections_per_ip.
-    var connectionsPerHost: [String: Int] = [:]
-    /// Subscriptions left behind (dead members, emptied sets) since the last sweep of the index.
-    var staleSubscriptions = 0
-    /// Publishers no longer held back by any subscriber, to be read again on the next pass.
-    var releasedPublishers: [UInt64] = []
-    var resumeTimer: LoopTimer?
-    /// A publish run's lines framed for its WebSocket receivers, reused from run to run.
-    var webSocketFrames: [UInt8] = []
-    /// HTTP publishes waiting for an engine's answer (several nodes), kept alive until it comes.
-    var httpPublishers: [UInt64: ClientConnection] = [:]
-    /// Sends Server-Sent Events streams their keep-alive comments.
-    var eventStreamTimer: LoopTimer?
-
-    var signalWatchers: [SignalWatcher] = []
-    /// Runs the index's sweep in slices while departures left anything stale.
-    var sweepTimer: LoopTimer?
-    /// `staleSubscriptions` when the sweep's current cycle began: what a finished cycle has certainly reclaimed.
-    var staleAtCycleStart = 0
-    /// CHANNELS listings under way, oldest first, and the timer that continues them.
-    var channelScans = Deque<ChannelsScan>()
-    var channelsTimer: LoopTimer?
-    /// SUBs and UNSUBs of many patterns under way, and the timer that continues them.
-    var subscriptionJobs = Deque<SubscriptionJob>()
-    var subscriptionTimer: LoopTimer?
-    /// Replays (RESUME, LAST) being sent a slice per loop pass, and the timer that continues them.
-    var replayJobs = Deque<ReplayJob>()
-    var replayTimer: LoopTimer?
-    /// Scratch for encoding a replay's slices.
-    var replayScratch: [UInt8] = []
-    /// Connections whose turn ended with commands left, to go on with on the next pass.
-    var waitingTurns: [UInt64] = []
-    var turnTimer: LoopTimer?
-    /// Bytes queued to clients when the memory bound was last checked.
-    var bytesOutAtMemoryCheck: UInt64 = 0
-    var acceptRetryTimer: LoopTimer?
-    var graceTimer: LoopTimer?
-    var statusTimer: LoopTimer?
-    var watchdogTimer: LoopTimer?
-    /// The HTTP listener (http_listen), or the one socket activation handed over for it.
-    var httpListener: Listener?
-    var inheritedHTTPListener: Listener?
-    /// HTTP connections reading their request, by id (the id a WebSocket upgrade keeps).
-    var httpExchanges: [UInt64: HTTPExchange] = [:]
-    /// HTTP connections reading their request, per peer host, for max_connections_per_ip.
-    var httpExchangesPerHost: [String: Int] = [:]
+    /// The server-wide memory bound (max_memory).
+    var memory = MemoryGuard()
+    var auth = AuthState()
+    /// Work done a slice per loop pass, with its timers.
+    var work = SlicedWork()
+    /// The HTTP listener and its requests, publishes and event streams.
+    var http = HTTPFront()
+    var lifecycle = Lifecycle()
     var metrics: ServerMetrics?
-    var publishedAtLastStatus: UInt64 = 0
-    var isShuttingDown = false
+    private var hooks = ServerHooks()
 
     /// Told about readiness, reloads, shutdown and status (systemd's sd_notify, in the daemon).
-    public var notifier: ServiceNotifier?
+    public var notifier: ServiceNotifier? {
+        get { hooks.notifier }
+        set { hooks.notifier = newValue }
+    }
     /// Reads the configuration again, for SIGHUP; nil means SIGHUP only logs that it cannot reload.
-    public var configurationLoader: (() throws -> ServerConfiguration)?
+    public var configurationLoader: (() throws -> ServerConfiguration)? {
+        get { hooks.configurationLoader }
+        set { hooks.configurationLoader = newValue }
+    }
     /// Renders the metrics registry in Prometheus text format, for `/metrics`.
-    public var metricsExposition: (() -> [UInt8])?
+    public var metricsExposition: (() -> [UInt8])? {
+        get { hooks.metricsExposition }
+        set { hooks.metricsExposition = newValue }
+    }
     /// Sets up the metrics backend and returns its exposition; called the first time `metrics_listen` is set
     /// (at start or on a reload) while `metricsExposition` is nil, so that a server without metrics never
     /// builds a registry.
-    public var metricsBackend: (() -> () -> [UInt8])?
+    public var metricsBackend: (() -> () -> [UInt8])? {
+        get { hooks.metricsBackend }
+        set { hooks.metricsBackend = newValue }
+    }
 
     /// Creates the loop; nothing is bound until `start()`.
     public init(configuration: ServerConfiguration, logger: Logger) throws {
@@ -125,7 +69,7 @@ public final class Server {
         self.engine = MemoryEngine(subjectLimit: configuration.limits.maxTrackedSubjects,
                                    history: configuration.history.rules, historyMaxBytes: configuration.history.maxBytes)
         self.logger.logLevel = configuration.logLevel
-        self.anyUserWithholds = Self.withholds(configuration)
+        self.auth.anyUserWithholds = Self.withholds(configuration)
         engine.isSubscribed = { [index] subject in index.hasReceivers(for: subject) }
         Self.keepHeapTop()
     }
@@ -136,7 +80,7 @@ public final class Server {
 
     /// The addresses being listened on, with the kernel's port where port 0 was asked for.
     public var boundAddresses: [String] {
-        (inheritedListeners + listeners.values + tlsListeners.values).map(\.address.description)
+        listening.all.map(\.address.description)
     }
 
     /// Binds every listen address (or serves `inheritedFDs`, from socket activation, instead), installs
@@ -155,23 +99,23 @@ public final class Server {
                 onAccept: { [unowned self] fd, peer in self.accept(fd: fd, peer: peer) },
                 onError: { [unowned self] error in self.acceptFailed(error) }
             )
-            inheritedListeners.append(listener)
+            listening.inherited.append(listener)
             logger.notice("listening on \(listener.address) (socket activation)")
         }
-        if inheritedListeners.isEmpty {
-            for text in configuration.listeners.listen { listeners[text] = try bind(text) }
+        if listening.inherited.isEmpty {
+            for text in configuration.listeners.listen { listening.plain[text] = try bind(text) }
         }
         if !configuration.tls.listen.isEmpty {
-            tlsContext = try makeTLSContext(configuration)
-            for text in configuration.tls.listen { tlsListeners[text] = try bind(text, tls: true) }
+            listening.tlsContext = try makeTLSContext(configuration)
+            for text in configuration.tls.listen { listening.tls[text] = try bind(text, tls: true) }
         }
         try startHTTP(inheritedFD: inheritedHTTPFD)
         for signal in [SignalNumber.terminate, SignalNumber.interrupt] {
-            signalWatchers.append(try SignalWatcher(loop: loop, signal: signal) { [unowned self] number in
+            lifecycle.signalWatchers.append(try SignalWatcher(loop: loop, signal: signal) { [unowned self] number in
                 self.signalReceived(number)
             })
         }
-        signalWatchers.append(try SignalWatcher(loop: loop, signal: SignalNumber.hangup) { [unowned self] _ in
+        lifecycle.signalWatchers.append(try SignalWatcher(loop: loop, signal: SignalNumber.hangup) { [unowned self] _ in
             self.reload()
         })
         startServiceTimers()
@@ -212,16 +156,16 @@ public final class Server {
         let interval = Duration.seconds(2)
         let statusTimer = LoopTimer(loop: loop, repeating: true) { [unowned self] in
             let published = self.stats.published
-            let rate = Double(published - self.publishedAtLastStatus) / 2
-            self.publishedAtLastStatus = published
+            let rate = Double(published - self.lifecycle.publishedAtLastStatus) / 2
+            self.lifecycle.publishedAtLastStatus = published
             notifier.status(self.statusLine(rate: rate))
         }
         statusTimer.schedule(after: interval)
-        self.statusTimer = statusTimer
+        lifecycle.statusTimer = statusTimer
         if let watchdogInterval = notifier.watchdogInterval {
             let watchdogTimer = LoopTimer(loop: loop, repeating: true) { notifier.watchdog() }
             watchdogTimer.schedule(after: watchdogInterval)
-            self.watchdogTimer = watchdogTimer
+            lifecycle.watchdogTimer = watchdogTimer
             logger.info("watchdog keep-alive every \(watchdogInterval)")
         }
     }
@@ -235,33 +179,13 @@ public final class Server {
         finishRuns()
         stopCluster()
         connections.removeAll()
-        listeners.removeAll()
-        tlsListeners.removeAll()
-        inheritedListeners.removeAll()
-        httpListener = nil
-        inheritedHTTPListener = nil
-        httpExchanges.removeAll()
-        httpExchangesPerHost.removeAll()
-        eventStreamTimer = nil
-        signalWatchers.removeAll()
-        statusTimer = nil
-        watchdogTimer = nil
-        sweepTimer = nil
-        graceTimer = nil
-        acceptRetryTimer = nil
-        resumeTimer = nil
-        memoryTimer = nil
-        trimTimer = nil
-        historyTimer = nil
-        channelsTimer = nil
-        channelScans.removeAll()
-        subscriptionTimer = nil
-        turnTimer = nil
-        subscriptionJobs.removeAll()
-        replayTimer = nil
-        while let job = replayJobs.popFirst() { job.end() }
-        authGate.failureLog = nil
-        refusalLog = nil
+        listening.tearDown()
+        http.tearDown()
+        lifecycle.tearDown()
+        fanout.tearDown()
+        memory.tearDown()
+        work.tearDown()
+        auth.tearDown()
         loop.dropLingeringSockets()
         logger.notice("stopped")
     }

@@ -82,12 +82,16 @@ struct AuthUnitTests {
     }
 
     @Test func delayedConnectionsResumeOnlyWhenTheDelayEnds() {
-        var state = ConnectionState.open
-        #expect(state.handle(.delay) == .stopReading)
-        #expect(state.handle(.outputDrained) == .none, "a drained output does not end an AUTH delay")
-        #expect(state == .delayed)
-        #expect(state.handle(.delayOver) == .resumeReading)
-        #expect(state == .open)
-        #expect(state.handle(.delayOver) == .none)
+        var gate = ReadGate()
+        var changed = gate.add(.commandsHeld)
+        #expect(changed && !gate.isOpen)
+        changed = gate.add(.outputFull)
+        #expect(changed)
+        changed = gate.lift(.outputFull)
+        #expect(changed && !gate.isOpen, "a drained output does not end an AUTH delay")
+        changed = gate.lift(.commandsHeld)
+        #expect(changed && gate.isOpen)
+        changed = gate.lift(.commandsHeld)
+        #expect(!changed)
     }
 }

@@ -17,9 +17,9 @@ extension Server {
             ("server_name", configuration.serverName),
             ("uptime_s", String(uptime)),
             ("clients", String(connections.count)),
-            ("connection_objects", String(census.alive)),
+            ("connection_objects", String(connections.census.alive)),
             ("subjects", String(index.storedPatternCount)),
-            ("subscriptions", String(subscriptionCount)),
+            ("subscriptions", String(connections.subscriptionCount)),
             ("published", String(stats.published)),
             ("delivered", String(stats.delivered)),
             ("slow_consumers", String(stats.slowConsumers)),
@@ -33,13 +33,13 @@ extension Server {
             ("history_bytes", String(history.bytes)),
             ("history_evicted", String(history.evicted)),
             ("replayed", String(stats.replayed)),
-            ("replays_active", String(replayJobs.count { $0.connection.socket != nil })),
+            ("replays_active", String(work.replayJobs.count { $0.connection.socket != nil })),
             ("max_connections", String(configuration.limits.maxConnections)),
             ("max_pending_bytes", String(configuration.limits.maxPendingBytes)),
             ("max_memory", String(configuration.limits.maxMemory)),
-            ("backlog_bytes", String(backlogWatch.lastQueued)),
+            ("backlog_bytes", String(memory.backlogWatch.lastQueued)),
             ("index_bytes_estimate", String(indexBytes)),
-            ("memory_drops", String(backlogWatch.drops)),
+            ("memory_drops", String(memory.backlogWatch.drops)),
         ] + clusterInfoFields()
         return fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
@@ -50,7 +50,7 @@ extension Server {
     /// for the `listingLimit` listed.
     func clientsListing() -> String {
         let now = ContinuousClock.now
-        let oldest = connections.keys.sorted().prefix(Self.listingLimit)
+        let oldest = connections.ids.sorted().prefix(Self.listingLimit)
         let listed = oldest.compactMap { connections[$0] }.map { connection in
             let age = (now - connection.connectedAt).components.seconds
             return "id=\(connection.id),addr=\(connection.peer),subs=\(connection.subscriptions.count)," +

@@ -31,7 +31,7 @@ extension Server {
             return
         }
         guard holdCommands(of: connection) else { return }
-        channelScans.append(ChannelsScan(connection: connection, filter: filter, cursor: index.makePatternCursor()))
+        work.channelScans.append(ChannelsScan(connection: connection, filter: filter, cursor: index.makePatternCursor()))
         scheduleChannelsScan()
     }
 
@@ -40,15 +40,15 @@ extension Server {
     }
 
     private func scheduleChannelsScan() {
-        schedule(\.channelsTimer) { $0.continueChannelsScan() }
+        schedule(\.work.channelsTimer) { $0.continueChannelsScan() }
     }
 
     /// One slice of the oldest scan; the others wait their turn, so that few cursors are open at once.
     private func continueChannelsScan() {
-        guard let scan = channelScans.first else { return }
+        guard let scan = work.channelScans.first else { return }
         guard scan.connection.socket != nil else {
-            channelScans.removeFirst()
-            if !channelScans.isEmpty { scheduleChannelsScan() }
+            work.channelScans.removeFirst()
+            if !work.channelScans.isEmpty { scheduleChannelsScan() }
             return
         }
         let filter = scan.filter
@@ -59,23 +59,23 @@ extension Server {
             scan.listing.add(pattern, subscribers: subscribers)
         }
         if done {
-            channelScans.removeFirst()
+            work.channelScans.removeFirst()
             let listed = scan.listing.entries.map { "\($0.pattern)=\($0.subscribers)" }
             scan.connection.send(Encoder.ok(([String(scan.listing.total)] + listed).joined(separator: " ")))
             releaseCommands(of: scan.connection)
         }
-        if !channelScans.isEmpty { scheduleChannelsScan() }
+        if !work.channelScans.isEmpty { scheduleChannelsScan() }
     }
 
     /// Keeps the index's memory in step with departures: a slice of the sweep every 10 ms while anything is
     /// stale, instead of a whole sweep on the spot. Entries that went stale during a cycle may lie behind its
     /// cursor, so a cycle ends the sweeping only if nothing went stale since it began.
     func scheduleSweep() {
-        guard staleSubscriptions > 0 else { return }
-        schedule(\.sweepTimer, after: .milliseconds(10)) { server in
+        guard work.staleSubscriptions > 0 else { return }
+        schedule(\.work.sweepTimer, after: .milliseconds(10)) { server in
             guard server.index.sweepStep(budget: Self.channelsScanBudget) else { return server.scheduleSweep() }
-            server.staleSubscriptions -= server.staleAtCycleStart
-            server.staleAtCycleStart = server.staleSubscriptions
+            server.work.staleSubscriptions -= server.work.staleAtCycleStart
+            server.work.staleAtCycleStart = server.work.staleSubscriptions
             server.scheduleSweep()
         }
     }

@@ -32,7 +32,7 @@ extension Server {
             return
         }
         let now = ContinuousClock.now
-        if let wait = authGate.throttle.admit(connection.peerHost, at: now) {
+        if let wait = auth.gate.throttle.admit(connection.peerHost, at: now) {
             let seconds = max(1, wait.components.seconds + (wait.components.attoseconds > 0 ? 1 : 0))
             // Refused unchecked, and closed: a guesser's connections must not hold slots while it waits.
             connection.authFailures += 1
@@ -47,11 +47,11 @@ extension Server {
             matched = user
         }
         guard let matched else {
-            authGate.throttle.recordFailure(connection.peerHost, at: now)
+            auth.gate.throttle.recordFailure(connection.peerHost, at: now)
             failAuthentication(connection, ProtocolError(.denied, "invalid token"))
             return
         }
-        if connection.grant == nil { authGate.unauthenticated -= 1 }
+        if connection.grant == nil { auth.gate.unauthenticated -= 1 }
         connection.grant = sharedPermissions(of: matched)
         connection.userName = matched.name
         connection.lastPermittedSubject = []
@@ -82,13 +82,13 @@ extension Server {
 
     /// One line per failure at most every `SuppressedLog.interval`; the rest are summed up in one line then.
     private func logAuthFailure(_ connection: ClientConnection) {
-        if authGate.failureLog == nil {
-            authGate.failureLog = LogThrottle(loop: loop) { [unowned self] count, sources in
+        if auth.gate.failureLog == nil {
+            auth.gate.failureLog = LogThrottle(loop: loop) { [unowned self] count, sources in
                 self.logger.info("\(count) more failed AUTH attempts in the last \(SuppressedLog.interval)",
                                  metadata: ["from": "\(sources.joined(separator: ","))"])
             }
         }
-        guard authGate.failureLog?.shouldWrite(from: connection.peerHost) == true else { return }
+        guard auth.gate.failureLog?.shouldWrite(from: connection.peerHost) == true else { return }
         logger.info("AUTH failed", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                               "failures": "\(connection.authFailures)"])
     }
@@ -132,8 +132,8 @@ extension Server {
     /// it about) subscriptions it may no longer hold. Turning auth on sends unauthenticated connections back
     /// to AUTH; turning it off frees everyone.
     func reapplyPermissions() {
-        defer { authGate.unauthenticated = connections.values.reduce(0) { $0 + ($1.grant == nil ? 1 : 0) } }
-        permissionsByUser = [:]
+        defer { auth.gate.unauthenticated = connections.values.reduce(0) { $0 + ($1.grant == nil ? 1 : 0) } }
+        auth.permissionsByUser = [:]
         for connection in connections.values.sorted(by: { $0.id < $1.id }) {
             let fresh: SharedPermissions?
             if !configuration.auth.requiresAuth {
@@ -157,9 +157,9 @@ extension Server {
 
     /// `user`'s permissions as one object that all of its connections share.
     func sharedPermissions(of user: User) -> SharedPermissions {
-        if let shared = permissionsByUser[user.name], shared.permissions == user.permissions { return shared }
+        if let shared = auth.permissionsByUser[user.name], shared.permissions == user.permissions { return shared }
         let shared = SharedPermissions(user.permissions)
-        permissionsByUser[user.name] = shared
+        auth.permissionsByUser[user.name] = shared
         return shared
     }
 }

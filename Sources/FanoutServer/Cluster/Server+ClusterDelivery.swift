@@ -19,30 +19,30 @@ extension Server {
         var subject = delivery.subject
         subject.withUTF8 { raw in
             let subjectBytes = UnsafeRawBufferPointer(raw)
-            if !publishRun.isDelivered || !publishRun.isRun(of: subjectBytes) {
+            if !fanout.run.isDelivered || !fanout.run.isRun(of: subjectBytes) {
                 closeRun()
-                publishRun.openDelivered(subject: subjectBytes)
+                fanout.run.openDelivered(subject: subjectBytes)
                 gatherRunReceivers()
             }
-            publishRun.seq = delivery.seq
-            let receivers = publishRun.receivers.count &+ publishRun.adaptedReceivers.count &+ publishRun.waiting.count
+            fanout.run.seq = delivery.seq
+            let receivers = fanout.run.receivers.count &+ fanout.run.adaptedReceivers.count &+ fanout.run.waiting.count
             guard receivers > 0 else { return }
             stats.delivered += UInt64(receivers)
             if let reset = delivery.reset {
                 // In the run, so every receiver hears it right before the message, on every transport.
                 Encoder.appendReset(subject: subjectBytes, epoch: reset.epoch, seq: reset.seq, missed: reset.missed,
-                                    to: &publishRun.bytes)
+                                    to: &fanout.run.bytes)
                 node.resets += 1
             }
             delivery.payload.withUnsafeBytes { payload in
-                Encoder.appendMessage(subject: subjectBytes, seq: delivery.seq, payload: payload, to: &publishRun.bytes)
+                Encoder.appendMessage(subject: subjectBytes, seq: delivery.seq, payload: payload, to: &fanout.run.bytes)
             }
-            if publishRun.bytes.count >= PublishRun.flushBytes { flushRunBytes() }
+            if fanout.run.bytes.count >= PublishRun.flushBytes { flushRunBytes() }
         }
     }
 
     /// Writes out a run of messages from Redis and forgets it.
     func flushClusterRun() {
-        if publishRun.isDelivered { closeRun() }
+        if fanout.run.isDelivered { closeRun() }
     }
 }

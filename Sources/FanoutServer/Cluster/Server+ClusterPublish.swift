@@ -97,21 +97,15 @@ extension Server {
         return true
     }
 
-    /// Stops reading `connection` until the cluster releases it. Counted with backpressure's holds
-    /// (`heldBy`), so that either may end first.
+    /// Stops reading `connection` until the cluster releases it (the gate's `engineHold`).
     func holdForCluster(_ connection: ClientConnection, _ pending: ClusterNode.PendingReplies) {
         guard !pending.holding else { return }
         pending.holding = true
-        connection.heldBy += 1
-        if connection.heldBy == 1 { connection.socket?.disableReading() }
+        connection.stopReading(.engineHold)
     }
 
     func releaseClusterHold(of connection: ClientConnection) {
-        connection.heldBy -= 1
-        guard connection.heldBy == 0, connection.isReading, let socket = connection.socket else { return }
-        socket.enableReading()
-        // Input read before the hold is buffered and would not trigger a read callback.
-        connection.readCommands()
+        connection.resumeReading(.engineHold)
     }
 }
 

@@ -25,8 +25,8 @@ extension Server {
         }
         if case .pub(let subject, let payload) = command {
             let receivers = publish(subject: subject, payload: payload, from: connection)
-            publishRun.appendReply(receivers: receivers)
-            if publishRun.replies.count >= PublishRun.flushReplyBytes { flushRunReplies() }
+            fanout.run.appendReply(receivers: receivers)
+            if fanout.run.replies.count >= PublishRun.flushReplyBytes { flushRunReplies() }
             return
         }
         closeRun()

@@ -16,7 +16,8 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// Nil once closed: the socket is freed, or lingering on the loop to flush a last line.
     var socket: BufferedSocket?
     var framer: LineFramer
-    var state = ConnectionState.open
+    /// Whether it reads commands now, and what stops it (`stopReading`, `resumeReading`).
+    var gate = ReadGate()
     /// How the client reaches the server; a WebSocket frames every line (one byte, in the padding after `state`).
     var transport = Transport.tcp
     /// Whether the memory bound watches its backlog: checked per delivery above the mark, where a set
@@ -24,8 +25,6 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     var isBacklogWatched = false
     /// The subscriber → patterns direction of the index.
     var subscriptions = SubscriptionSet()
-    /// Backpressure, as a publisher: how many subscribers' backlogs hold it; read only when 0.
-    var heldBy = 0
     var deliveryMark: UInt64 = 0
     /// What this connection may do, shared with the other connections of its user; nil until it
     /// authenticates on a server that requires it.
@@ -188,7 +187,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// waits for a later loop pass, so that one client's flood of commands never keeps the others waiting long.
     func readCommands() {
         guard transport.writesLines else { return readAdapted() }
-        guard isReading, let socket else { return }
+        guard gate.isOpen, let socket else { return }
         let pauseBytes = server.configuration.limits.readPauseBytes
         let started = ContinuousClock.now
         var lines = 0
@@ -202,7 +201,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
                 case .line(let line): server.execute(line, from: self)
                 case .tooLong: server.lineTooLong(from: self)
                 }
-                guard isReading else { return false }
+                guard gate.isOpen else { return false }
                 if socket.outputCount >= pauseBytes {
                     pauseReading(pauseBytes: pauseBytes)
                     return false
@@ -227,12 +226,9 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         if !heldPublishers.isEmpty && socket.outputCount <= server.configuration.limits.backpressureBytes / 2 {
             server.releasePublishers(heldBy: self)
         }
-        guard state.handle(.outputDrained) == .resumeReading else { return }
+        guard gate.stops.contains(.outputFull) else { return }
         socket.setWriteLowWatermark(heldPublishers.isEmpty ? 0 : server.configuration.limits.backpressureBytes / 2)
-        guard heldBy == 0 else { return }
-        socket.enableReading()
-        // Input that arrived before the pause is already buffered and will not trigger a read callback.
-        readCommands()
+        resumeReading(.outputFull)
     }
 
     func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
@@ -251,14 +247,50 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
 
     /// Stops reading commands until the output drains to half of `pauseBytes`.
     func pauseReading(pauseBytes: Int) {
-        guard state.handle(.outputFull) == .stopReading, let socket else { return }
-        socket.disableReading()
+        guard stopReading(.outputFull), let socket else { return }
         socket.setWriteLowWatermark(pauseBytes / 2)
         socket.reportsDirectDrains = true
     }
 
-    /// Whether commands are read now: open, and not held back by a subscriber's backlog.
-    var isReading: Bool { state.isReading && heldBy == 0 }
+    // MARK: The read gate
+
+    /// Stops reading for `stop` until it is lifted; false when it already stopped for it, or is closed.
+    @discardableResult
+    func stopReading(_ stop: ReadGate.Stops) -> Bool {
+        let wasOpen = gate.isOpen
+        guard gate.add(stop) else { return false }
+        if wasOpen { socket?.disableReading() }
+        return true
+    }
+
+    /// Lifts `stop`; once nothing stops the gate, reads what is buffered (`readAgain`).
+    func resumeReading(_ stop: ReadGate.Stops) {
+        guard gate.lift(stop) else { return }
+        readAgain()
+    }
+
+    /// A subscriber's backlog holds this publisher back (backpressure); true when that stops its reading.
+    func holdBack() -> Bool {
+        let wasOpen = gate.isOpen
+        gate.hold()
+        guard wasOpen, !gate.isOpen else { return false }
+        socket?.disableReading()
+        return true
+    }
+
+    /// A subscriber let go of this publisher; true when nothing stops its reading any more: the server then
+    /// calls `readAgain` on the next loop pass (never from inside a fan-out that may be this publisher's).
+    func releaseHold() -> Bool {
+        gate.release() && gate.isOpen
+    }
+
+    /// The one way reading resumes: when the gate is open, the socket reads again and the input that arrived
+    /// before the stop, already buffered (it will not trigger a read callback), is read now.
+    func readAgain() {
+        guard gate.isOpen, let socket else { return }
+        socket.enableReading()
+        readCommands()
+    }
 }
 
 extension ClientConnection {

@@ -9,16 +9,16 @@ extension Server {
             return refuse(fd, peer: peer, "too many connections (max_connections=\(configuration.limits.maxConnections))")
         }
         let host = peer.isUnix ? "unix" : peer.host
-        if let perHost = configuration.limits.maxConnectionsPerIP, !peer.isUnix, connectionsPerHost[host, default: 0] >= perHost {
+        if let perHost = configuration.limits.maxConnectionsPerIP, !peer.isUnix, connections.perHost[host, default: 0] >= perHost {
             return refuse(fd, peer: peer, "too many connections from \(host) (max_connections_per_ip=\(perHost))")
         }
-        if configuration.auth.requiresAuth && authGate.unauthenticated >= configuration.auth.maxUnauthenticated {
+        if configuration.auth.requiresAuth && auth.gate.unauthenticated >= configuration.auth.maxUnauthenticated {
             let limit = configuration.auth.maxUnauthenticated
             return refuse(fd, peer: peer, "too many connections waiting to authenticate (max_unauthenticated=\(limit))")
         }
         let socket: BufferedSocket
         do {
-            socket = try BufferedSocket(loop: loop, fd: fd, tls: tls ? tlsContext : nil)
+            socket = try BufferedSocket(loop: loop, fd: fd, tls: tls ? listening.tlsContext : nil)
         } catch {
             logger.error("cannot set up connection from \(peer): \(error)")
             RawSocket.refuse(fd, with: "")
@@ -33,11 +33,10 @@ extension Server {
     func admit(socket: BufferedSocket, peer: SocketAddress, host: String, transport: Transport,
                id givenID: UInt64? = nil, prepare: ((ClientConnection) -> Void)? = nil) -> ClientConnection {
         let tls = transport == .tls
-        let id = givenID ?? nextConnectionID
-        if givenID == nil { nextConnectionID += 1 }
+        let id = givenID ?? connections.takeID()
         let connection = ClientConnection(
             id: id, peer: peer, socket: socket, maxLine: configuration.limits.maxLine, server: self,
-            census: census
+            census: connections.census
         )
         connection.transport = transport
         if transport == .webSocket { connection.webSocketSession = WebSocketSession(maxLine: configuration.limits.maxLine) }
@@ -55,10 +54,10 @@ extension Server {
         socket.setTimeouts(read: transport == .eventStream ? nil : readTimeout(subscribed: false),
                            write: configuration.timeouts.writeTimeout)
         connections[id] = connection
-        connectionsPerHost[host, default: 0] += 1
+        connections.perHost[host, default: 0] += 1
         stats.accepted += 1
         if configuration.auth.requiresAuth {
-            authGate.unauthenticated += 1
+            auth.gate.unauthenticated += 1
             startAuthDeadline(for: connection)
         } else {
             connection.grant = .unrestricted
@@ -73,13 +72,13 @@ extension Server {
 
     private func refuse(_ fd: Int32, peer: SocketAddress, _ text: String) {
         stats.limitRefusals += 1
-        if refusalLog == nil {
-            refusalLog = LogThrottle(loop: loop) { [unowned self] count, sources in
+        if listening.refusalLog == nil {
+            listening.refusalLog = LogThrottle(loop: loop) { [unowned self] count, sources in
                 self.logger.info("\(count) more connections refused in the last \(SuppressedLog.interval)",
                                  metadata: ["from": "\(sources.joined(separator: ","))"])
             }
         }
-        if refusalLog?.shouldWrite(from: peer.isUnix ? "unix" : peer.host) == true {
+        if listening.refusalLog?.shouldWrite(from: peer.isUnix ? "unix" : peer.host) == true {
             logger.info("refused \(peer): limit \(text)")
         }
         RawSocket.refuse(fd, with: ProtocolError(.limit, text).line)
@@ -88,12 +87,12 @@ extension Server {
     func acceptFailed(_ error: SystemError) {
         // EMFILE/ENFILE leave the connection queued, so the listener would spin: pause accepting for a moment.
         logger.error("\(error); pausing accept for 1s")
-        (inheritedListeners + listeners.values + tlsListeners.values).forEach { $0.pause() }
+        (listening.inherited + listening.plain.values + listening.tls.values).forEach { $0.pause() }
         let retry = LoopTimer(loop: loop) { [unowned self] in
-            (self.inheritedListeners + self.listeners.values + self.tlsListeners.values).forEach { $0.resume() }
+            (self.listening.inherited + self.listening.plain.values + self.listening.tls.values).forEach { $0.resume() }
         }
         retry.schedule(after: .seconds(1))
-        acceptRetryTimer = retry
+        listening.acceptRetryTimer = retry
     }
 }
 

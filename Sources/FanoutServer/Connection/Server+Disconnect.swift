@@ -2,7 +2,7 @@ extension Server {
     /// Lets go of a connection: it leaves the table (and with that every subscriber set) at once; its socket
     /// flushes a last line when the reason has one, then closes.
     func disconnect(_ connection: ClientConnection, reason: DisconnectReason) {
-        guard connection.state.handle(.close) == .tearDown else { return }
+        guard connection.stopReading(.closed) else { return }
         switch reason {
         case .slowConsumer:
             stats.slowConsumers += 1
@@ -18,7 +18,7 @@ extension Server {
                                                   "reason": "\(reason)"])
         }
         // Replies to its PUBs so far go out ahead of the farewell, as when each was written at once.
-        if connection === publishRun.publisher { flushRunReplies() }
+        if connection === fanout.run.publisher { flushRunReplies() }
         if let socket = connection.socket {
             if !connection.transport.writesLines {
                 if connection.writeAdaptedFarewell(reason) { socket.closeGracefully(within: configuration.timeouts.shutdownGrace) }
@@ -34,11 +34,11 @@ extension Server {
         connection.authDeadline = nil
         connection.retryDelay = nil
         connection.handshakeDeadline = nil
-        if connection.permissions == nil { authGate.unauthenticated -= 1 }
-        if publishRun.isOpen { retiredDuringRun.append(connection) }
+        if connection.permissions == nil { auth.gate.unauthenticated -= 1 }
+        if fanout.run.isOpen { fanout.retired.append(connection) }
         connections[connection.id] = nil
-        if let count = connectionsPerHost[connection.peerHost] {
-            connectionsPerHost[connection.peerHost] = count > 1 ? count - 1 : nil
+        if let count = connections.perHost[connection.peerHost] {
+            connections.perHost[connection.peerHost] = count > 1 ? count - 1 : nil
         }
         // No per-subject cleanup: the weak sets no longer yield this connection. Sweeping only reclaims the
         // dead entries' memory, amortised over enough departures to cost O(1) each.

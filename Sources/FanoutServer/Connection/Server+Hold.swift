@@ -5,15 +5,11 @@ extension Server {
     /// Stops executing `connection`'s commands until `releaseCommands`. False when it cannot be held (closed,
     /// or already held).
     func holdCommands(of connection: ClientConnection) -> Bool {
-        guard connection.state.handle(.delay) == .stopReading else { return false }
-        connection.socket?.disableReading()
-        return true
+        connection.stopReading(.commandsHeld)
     }
 
     /// Goes on with `connection`'s commands, those already read first.
     func releaseCommands(of connection: ClientConnection) {
-        guard connection.state.handle(.delayOver) == .resumeReading else { return }
-        if connection.heldBy == 0 { connection.socket?.enableReading() }
-        connection.readCommands()
+        connection.resumeReading(.commandsHeld)
     }
 }

@@ -12,18 +12,16 @@ extension Server {
 
     /// Stops reading `connection` (its input stays bounded) and goes on with its commands on the next pass.
     func continueLater(_ connection: ClientConnection) {
-        connection.socket?.disableReading()
-        waitingTurns.append(connection.id)
-        schedule(\.turnTimer) { $0.continueTurns() }
+        guard connection.stopReading(.turnOver) else { return }
+        work.waitingTurns.append(connection.id)
+        schedule(\.work.turnTimer) { $0.continueTurns() }
     }
 
     private func continueTurns() {
-        let waiting = waitingTurns
-        waitingTurns.removeAll(keepingCapacity: true)
+        let waiting = work.waitingTurns
+        work.waitingTurns.removeAll(keepingCapacity: true)
         for id in waiting {
-            guard let connection = connections[id], connection.isReading, let socket = connection.socket else { continue }
-            socket.enableReading()
-            connection.readCommands()
+            connections[id]?.resumeReading(.turnOver)
         }
     }
 }

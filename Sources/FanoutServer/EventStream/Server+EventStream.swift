@@ -33,7 +33,7 @@ extension Server {
         if let refused = subjects.first(where: { !granted.grant.permissions.maySubscribe($0) }) {
             return exchange.finish(HTTPRefusal(status: 403, code: "denied", "not allowed to subscribe to '\(refused)'").response)
         }
-        if let perHost = configuration.limits.maxConnectionsPerIP, connectionsPerHost[exchange.peer.host, default: 0] >= perHost {
+        if let perHost = configuration.limits.maxConnectionsPerIP, connections.perHost[exchange.peer.host, default: 0] >= perHost {
             stats.limitRefusals += 1
             return exchange.finish(HTTPRefusal(status: 503, code: "limit", "too many connections (max_connections_per_ip=\(perHost))").response)
         }
@@ -73,13 +73,13 @@ extension Server {
 
     /// Every `eventStreamKeepAlive`, a comment line to each event stream. Cost: a scan of the connection table.
     private func startEventStreamKeepAlive() {
-        guard eventStreamTimer == nil else { return }
+        guard http.eventStreamTimer == nil else { return }
         let timer = LoopTimer(loop: loop, repeating: true) { [unowned self] in
             for connection in self.connections.values where connection.transport == .eventStream {
                 connection.socket?.write(": keep-alive\n\n")
             }
         }
         timer.schedule(after: Self.eventStreamKeepAlive)
-        eventStreamTimer = timer
+        http.eventStreamTimer = timer
     }
 }

@@ -8,7 +8,7 @@ extension Server {
     /// stream's positions, so it differs per stream (cost: one pass over the run's lines per stream).
     func flushAdapted() {
         let marks = BacklogMarks(configuration.limits)
-        let receivers = publishRun.adaptedReceivers
+        let receivers = fanout.run.adaptedReceivers
         var shared: SharedBuffer?
         var framed = false
         let now = metrics != nil ? ContinuousClock.now : nil
@@ -22,20 +22,20 @@ extension Server {
             if connection.transport == .webSocket {
                 if !framed {
                     framed = true
-                    webSocketFrames.removeAll(keepingCapacity: true)
-                    publishRun.bytes.withUnsafeBytes { WebSocketEncoder.appendTextFrames(lines: $0, to: &webSocketFrames) }
-                    if receivers.count > 1 && webSocketFrames.count >= 4096 {
+                    fanout.webSocketFrames.removeAll(keepingCapacity: true)
+                    fanout.run.bytes.withUnsafeBytes { WebSocketEncoder.appendTextFrames(lines: $0, to: &fanout.webSocketFrames) }
+                    if receivers.count > 1 && fanout.webSocketFrames.count >= 4096 {
                         shared = SharedBuffer()
-                        webSocketFrames.withUnsafeBytes { shared!.append($0) }
+                        fanout.webSocketFrames.withUnsafeBytes { shared!.append($0) }
                     }
                 }
                 if let shared {
                     receiver.socket.write(sharing: shared)
                 } else {
-                    webSocketFrames.withUnsafeBytes { receiver.socket.write($0) }
+                    fanout.webSocketFrames.withUnsafeBytes { receiver.socket.write($0) }
                 }
             } else {
-                publishRun.bytes.withUnsafeBytes { connection.writeEvents($0) }
+                fanout.run.bytes.withUnsafeBytes { connection.writeEvents($0) }
             }
             stats.bytesOut += UInt64(receiver.socket.outputCount - before)
             checkBacklog(of: receiver, marks: marks)

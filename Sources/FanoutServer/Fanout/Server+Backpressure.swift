@@ -15,12 +15,9 @@ extension Server {
         socket.reportsDirectDrains = true
         // Told when the backlog is down to half; the lower mark wins if it is also paused on its own replies.
         let resumeMark = configuration.limits.backpressureBytes / 2
-        socket.setWriteLowWatermark(subscriber.state == .paused ? min(resumeMark, configuration.limits.readPauseBytes / 2) : resumeMark)
-        publisher.heldBy += 1
-        if publisher.heldBy == 1 {
-            stats.backpressurePauses += 1
-            publisher.socket?.disableReading()
-        }
+        let paused = subscriber.gate.stops.contains(.outputFull)
+        socket.setWriteLowWatermark(paused ? min(resumeMark, configuration.limits.readPauseBytes / 2) : resumeMark)
+        if publisher.holdBack() { stats.backpressurePauses += 1 }
     }
 
     /// Lets go of every publisher `subscriber` held: on drain, or when it disconnects. A publisher free to go
@@ -29,27 +26,20 @@ extension Server {
     func releasePublishers(heldBy subscriber: ClientConnection) {
         let held = subscriber.heldPublishers
         subscriber.heldPublishers.removeAll()
-        if subscriber.state != .paused { subscriber.socket?.setWriteLowWatermark(0) }
-        for id in held {
-            guard let publisher = connections[id] else { continue }
-            publisher.heldBy -= 1
-            if publisher.heldBy == 0 { releasedPublishers.append(id) }
+        if !subscriber.gate.stops.contains(.outputFull) { subscriber.socket?.setWriteLowWatermark(0) }
+        for id in held where connections[id]?.releaseHold() == true {
+            fanout.releasedPublishers.append(id)
         }
-        guard !releasedPublishers.isEmpty else { return }
-        if resumeTimer == nil {
-            resumeTimer = LoopTimer(loop: loop) { [unowned self] in self.resumeReleasedPublishers() }
+        guard !fanout.releasedPublishers.isEmpty else { return }
+        if fanout.resumeTimer == nil {
+            fanout.resumeTimer = LoopTimer(loop: loop) { [unowned self] in self.resumeReleasedPublishers() }
         }
-        if resumeTimer?.isScheduled == false { resumeTimer?.schedule(after: .zero) }
+        if fanout.resumeTimer?.isScheduled == false { fanout.resumeTimer?.schedule(after: .zero) }
     }
 
     private func resumeReleasedPublishers() {
-        let released = releasedPublishers
-        releasedPublishers.removeAll()
-        for id in released {
-            guard let publisher = connections[id], publisher.isReading, let socket = publisher.socket else { continue }
-            socket.enableReading()
-            // Its commands read before the hold are still buffered and would not trigger a read callback.
-            publisher.readCommands()
-        }
+        let released = fanout.releasedPublishers
+        fanout.releasedPublishers.removeAll()
+        for id in released { connections[id]?.readAgain() }
     }
 }

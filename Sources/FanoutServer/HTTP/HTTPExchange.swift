@@ -94,9 +94,9 @@ final class HTTPExchange: BufferedSocketDelegate {
     /// Leaves the server's table; the socket, if still held, closes with the exchange.
     func close() {
         deadline = nil
-        guard server.httpExchanges.removeValue(forKey: id) != nil else { return }
-        if let count = server.httpExchangesPerHost[peer.host] {
-            server.httpExchangesPerHost[peer.host] = count > 1 ? count - 1 : nil
+        guard server.http.exchanges.removeValue(forKey: id) != nil else { return }
+        if let count = server.http.exchangesPerHost[peer.host] {
+            server.http.exchangesPerHost[peer.host] = count > 1 ? count - 1 : nil
         }
     }
 }

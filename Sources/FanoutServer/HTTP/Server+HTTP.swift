@@ -19,11 +19,11 @@ extension Server {
         let listener: Listener
         if let inheritedFD {
             listener = try Listener(loop: loop, listeningFD: inheritedFD, onAccept: onAccept, onError: onError)
-            inheritedHTTPListener = listener
+            http.inheritedListener = listener
         } else {
             listener = try Listener(loop: loop, address: try SocketAddress(parsing: configuration.listeners.httpListen!),
                                     onAccept: onAccept, onError: onError)
-            httpListener = listener
+            http.listener = listener
         }
         logger.notice("serving HTTP on http://\(listener.address)/ (metrics at /metrics, WebSocket at /ws)")
     }
@@ -32,13 +32,13 @@ extension Server {
     /// since it may become one, so that slow request heads from one address cannot take every slot.
     private func acceptHTTP(fd: Int32, peer: SocketAddress) {
         let refusal = HTTPResponse(status: 503, text: "too many connections\n").encoded()
-        guard connections.count + loop.lingeringCount + httpExchanges.count < configuration.limits.maxConnections else {
+        guard connections.count + loop.lingeringCount + http.exchanges.count < configuration.limits.maxConnections else {
             stats.limitRefusals += 1
             RawSocket.refuse(fd, with: String(decoding: refusal, as: UTF8.self))
             return
         }
         if let perHost = configuration.limits.maxConnectionsPerIP,
-           connectionsPerHost[peer.host, default: 0] + httpExchangesPerHost[peer.host, default: 0] >= perHost {
+           connections.perHost[peer.host, default: 0] + http.exchangesPerHost[peer.host, default: 0] >= perHost {
             stats.limitRefusals += 1
             RawSocket.refuse(fd, with: String(decoding: refusal, as: UTF8.self))
             return
@@ -51,26 +51,25 @@ extension Server {
             RawSocket.refuse(fd, with: "")
             return
         }
-        let exchange = HTTPExchange(id: nextConnectionID, peer: peer, socket: socket, server: self)
-        nextConnectionID += 1
+        let exchange = HTTPExchange(id: connections.takeID(), peer: peer, socket: socket, server: self)
         socket.delegate = exchange
         socket.disableNagle()
-        httpExchanges[exchange.id] = exchange
-        httpExchangesPerHost[peer.host, default: 0] += 1
+        http.exchanges[exchange.id] = exchange
+        http.exchangesPerHost[peer.host, default: 0] += 1
         socket.enableReading()
     }
 
     func metricsResponse() -> HTTPResponse {
-        metrics?.sync(stats, clients: connections.count, subscriptionCount: subscriptionCount,
+        metrics?.sync(stats, clients: connections.count, subscriptionCount: connections.subscriptionCount,
                       subjectCount: index.storedPatternCount,
                       pendingBytes: connections.values.reduce(0) { $0 + $1.pendingBytes })
-        metrics?.sync(memoryDrops: backlogWatch.drops, history: engine.historyFigures)
+        metrics?.sync(memoryDrops: memory.backlogWatch.drops, history: engine.historyFigures)
         return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
                             body: metricsExposition?() ?? [])
     }
 
     func healthResponse() -> HTTPResponse {
-        isShuttingDown ? HTTPResponse(status: 503, text: "shutting down\n") : HTTPResponse(status: 200, text: "ok\n")
+        lifecycle.isShuttingDown ? HTTPResponse(status: 503, text: "shutting down\n") : HTTPResponse(status: 200, text: "ok\n")
     }
 
     /// `{"error":"<code>","message":"<text>"}`: an HTTP error body names the protocol's error code.

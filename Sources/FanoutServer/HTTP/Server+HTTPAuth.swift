@@ -10,7 +10,7 @@ extension Server {
             return .failure(HTTPRefusal(status: 401, code: "auth-required", "send Authorization: Bearer <token>"))
         }
         let now = ContinuousClock.now
-        if authGate.throttle.admit(peerHost, at: now) != nil {
+        if auth.gate.throttle.admit(peerHost, at: now) != nil {
             return .failure(HTTPRefusal(status: 401, code: "denied", "too many failed attempts from \(peerHost); try again later"))
         }
         var matched: User?
@@ -18,7 +18,7 @@ extension Server {
             matched = user
         }
         guard let matched else {
-            authGate.throttle.recordFailure(peerHost, at: now)
+            auth.gate.throttle.recordFailure(peerHost, at: now)
             return .failure(HTTPRefusal(status: 401, code: "denied", "invalid token"))
         }
         return .success((sharedPermissions(of: matched), matched.name))
@@ -27,7 +27,7 @@ extension Server {
     /// Marks a connection made from an HTTP request as authenticated by the request's token.
     func admitAuthenticated(_ connection: ClientConnection, grant: SharedPermissions, user: String?) {
         guard configuration.auth.requiresAuth, connection.grant == nil else { return }
-        authGate.unauthenticated -= 1
+        auth.gate.unauthenticated -= 1
         connection.grant = grant
         connection.userName = user
         connection.authDeadline = nil

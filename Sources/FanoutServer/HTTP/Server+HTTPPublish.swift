@@ -13,7 +13,7 @@ extension Server {
             return exchange.finish(HTTPResponse(status: 405, headers: [("Allow", "POST")], body: Array("use POST\n".utf8)))
         }
         let subject = String(head.path.dropFirst("/publish/".count))
-        if isShuttingDown {
+        if lifecycle.isShuttingDown {
             return exchange.finish(HTTPRefusal(status: 503, code: "shutting-down", "server is shutting down").response)
         }
         // The payload is the rest of one protocol line: no LF in it, and a subject is one word.
@@ -30,7 +30,7 @@ extension Server {
         }
         guard let socket = exchange.socket else { return }
         let publisher = ClientConnection(id: exchange.id, peer: exchange.peer, socket: socket,
-                                         maxLine: configuration.limits.maxLine, server: self, census: census)
+                                         maxLine: configuration.limits.maxLine, server: self, census: connections.census)
         publisher.transport = .httpRequest
         publisher.grant = grant
         var line = Array("PUB \(subject) ".utf8)
@@ -40,7 +40,7 @@ extension Server {
         var seq: UInt64?
         publisher.httpReply = { [unowned self, unowned publisher] reply in
             publisher.socket = nil
-            self.httpPublishers[publisher.id] = nil
+            self.http.publishers[publisher.id] = nil
             self.answerPublish(reply, seq: seq, exchange: exchange)
         }
         if line.count > configuration.limits.maxLine {
@@ -48,9 +48,9 @@ extension Server {
         } else {
             line.withUnsafeBytes { execute($0, from: publisher) }
         }
-        seq = cluster == nil ? publishRun.seq : nil
+        seq = cluster == nil ? fanout.run.seq : nil
         finishRuns()
-        if publisher.httpReply != nil { httpPublishers[publisher.id] = publisher }
+        if publisher.httpReply != nil { http.publishers[publisher.id] = publisher }
     }
 
     private func answerPublish(_ reply: String, seq: UInt64?, exchange: HTTPExchange) {

@@ -10,12 +10,12 @@ extension Server {
     /// next loop pass instead of a tick later, so that a burst expiring at once is freed within a second or so
     /// without stopping the loop.
     func startHistoryExpiry() {
-        guard historyTimer == nil, engine.keepsHistory else { return }
+        guard work.historyTimer == nil, engine.keepsHistory else { return }
         let timer = LoopTimer(loop: loop) { [unowned self] in
             let workLeft = self.engine.expireHistory(budget: Self.historyExpiryBudget)
-            self.historyTimer?.schedule(after: workLeft ? .zero : Self.historyExpiryInterval)
+            self.work.historyTimer?.schedule(after: workLeft ? .zero : Self.historyExpiryInterval)
         }
         timer.schedule(after: Self.historyExpiryInterval)
-        historyTimer = timer
+        work.historyTimer = timer
     }
 }

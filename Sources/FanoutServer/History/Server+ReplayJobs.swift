@@ -5,29 +5,29 @@ import FanoutEventLoop
 extension Server {
     /// Starts sending `job`'s replay on the next loop pass.
     func sendReplays(adding job: ReplayJob) {
-        replayJobs.append(job)
+        work.replayJobs.append(job)
         scheduleReplays()
     }
 
     private func scheduleReplays() {
-        schedule(\.replayTimer) { $0.continueReplays() }
+        schedule(\.work.replayTimer) { $0.continueReplays() }
     }
 
     /// Sends 64 KiB slices (the batching of live fan-out) of each replay in turn until `Server.turn` is spent.
     private func continueReplays() {
         let started = ContinuousClock.now
-        while let job = replayJobs.popFirst() {
+        while let job = work.replayJobs.popFirst() {
             guard job.connection.socket != nil, let stream = job.stream else {
                 job.end()
                 continue
             }
-            replayScratch.removeAll(keepingCapacity: true)
-            let more = stream.encode(into: &replayScratch, limit: PublishRun.flushBytes)
-            job.connection.send(replayScratch)
-            if more { replayJobs.append(job) } else { finishReplay(job) }
+            work.replayScratch.removeAll(keepingCapacity: true)
+            let more = stream.encode(into: &work.replayScratch, limit: PublishRun.flushBytes)
+            job.connection.send(work.replayScratch)
+            if more { work.replayJobs.append(job) } else { finishReplay(job) }
             if ContinuousClock.now - started > Server.turn { break }
         }
-        if replayScratch.capacity > 4 * PublishRun.flushBytes { replayScratch = [] }
-        if !replayJobs.isEmpty { scheduleReplays() }
+        if work.replayScratch.capacity > 4 * PublishRun.flushBytes { work.replayScratch = [] }
+        if !work.replayJobs.isEmpty { scheduleReplays() }
     }
 }

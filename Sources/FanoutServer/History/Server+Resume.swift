@@ -81,7 +81,7 @@ extension Server {
         let connection = job.connection
         // A run still open (messages from Redis stay in one until the pass ends) may hold lines queued for this
         // job: they go out now, and the run's next message finds the connection as a plain receiver.
-        if publishRun.waiting.contains(where: { $0 === job }) { closeRun() }
+        if fanout.run.waiting.contains(where: { $0 === job }) { closeRun() }
         job.end()
         if !job.waiting.isEmpty {
             connection.send(job.waiting)

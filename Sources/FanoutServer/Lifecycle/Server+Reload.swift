@@ -32,7 +32,7 @@ extension Server {
                 return
             }
         }
-        tlsContext = freshTLS
+        listening.tlsContext = freshTLS
         apply(fresh)
         logger.notice("configuration reloaded")
     }
@@ -59,36 +59,36 @@ extension Server {
                 updateReadTimeout(of: connection)
             }
         }
-        if inheritedListeners.isEmpty && fresh.listeners.listen != old.listeners.listen {
-            for (text, _) in listeners where !fresh.listeners.listen.contains(text) {
-                listeners[text] = nil
+        if listening.inherited.isEmpty && fresh.listeners.listen != old.listeners.listen {
+            for (text, _) in listening.plain where !fresh.listeners.listen.contains(text) {
+                listening.plain[text] = nil
                 logger.notice("stopped listening on \(text)")
             }
-            for text in fresh.listeners.listen where listeners[text] == nil {
+            for text in fresh.listeners.listen where listening.plain[text] == nil {
                 do {
-                    listeners[text] = try bind(text)
+                    listening.plain[text] = try bind(text)
                 } catch {
                     logger.error("cannot listen on \(text): \(error)")
                 }
             }
         }
         if fresh.tls.listen != old.tls.listen {
-            for (text, _) in tlsListeners where !fresh.tls.listen.contains(text) {
-                tlsListeners[text] = nil
+            for (text, _) in listening.tls where !fresh.tls.listen.contains(text) {
+                listening.tls[text] = nil
                 logger.notice("stopped listening on \(text) (tls)")
             }
-            for text in fresh.tls.listen where tlsListeners[text] == nil {
+            for text in fresh.tls.listen where listening.tls[text] == nil {
                 do {
-                    tlsListeners[text] = try bind(text, tls: true)
+                    listening.tls[text] = try bind(text, tls: true)
                 } catch {
                     logger.error("cannot listen on \(text): \(error)")
                 }
             }
         }
-        anyUserWithholds = Self.withholds(fresh)
+        auth.anyUserWithholds = Self.withholds(fresh)
         if fresh.auth.users != old.auth.users { reapplyPermissions() }
-        if inheritedHTTPListener == nil && fresh.listeners.httpListen != old.listeners.httpListen {
-            httpListener = nil
+        if http.inheritedListener == nil && fresh.listeners.httpListen != old.listeners.httpListen {
+            http.listener = nil
             do {
                 try startHTTP()
             } catch {

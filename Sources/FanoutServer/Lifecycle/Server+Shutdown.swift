@@ -4,19 +4,19 @@ extension Server {
     /// Stops accepting, tells every client `-ERR shutting-down`, and stops the loop once their output is
     /// flushed or `shutdown_grace` has passed.
     public func shutdown() {
-        guard !isShuttingDown else { return }
-        isShuttingDown = true
+        guard !lifecycle.isShuttingDown else { return }
+        lifecycle.isShuttingDown = true
         logger.notice("shutting down: \(connections.count) clients, grace \(configuration.timeouts.shutdownGrace)")
         notifier?.stopping()
-        listeners.removeAll()
-        tlsListeners.removeAll()
-        inheritedListeners.removeAll()
-        httpListener = nil
-        inheritedHTTPListener = nil
-        for exchange in Array(httpExchanges.values) { exchange.finish(healthResponse()) }
-        statusTimer = nil
-        sweepTimer = nil
-        acceptRetryTimer = nil
+        listening.plain.removeAll()
+        listening.tls.removeAll()
+        listening.inherited.removeAll()
+        http.listener = nil
+        http.inheritedListener = nil
+        for exchange in Array(http.exchanges.values) { exchange.finish(healthResponse()) }
+        lifecycle.statusTimer = nil
+        work.sweepTimer = nil
+        listening.acceptRetryTimer = nil
         finishRuns()
         for connection in connections.values.sorted(by: { $0.id < $1.id }) {
             disconnect(connection, reason: .shutdown)
@@ -28,12 +28,12 @@ extension Server {
             self.loop.stop()
         }
         graceTimer.schedule(after: configuration.timeouts.shutdownGrace)
-        self.graceTimer = graceTimer
+        lifecycle.graceTimer = graceTimer
         if loop.lingeringCount == 0 { loop.stop() }
     }
 
     func signalReceived(_ number: Int32) {
-        if isShuttingDown {
+        if lifecycle.isShuttingDown {
             logger.warning("second signal \(number): stopping without waiting for the grace period")
             loop.dropLingeringSockets()
             loop.stop()

@@ -24,23 +24,23 @@ extension Server {
         guard bound > 0 else { return }
         if !connection.isBacklogWatched {
             connection.isBacklogWatched = true
-            backlogWatch.watched.insert(connection.id)
-            if memoryTimer?.isScheduled != true { startMemoryChecks() }
+            memory.backlogWatch.watched.insert(connection.id)
+            if memory.checkTimer?.isScheduled != true { startMemoryChecks() }
         }
         // Between timer checks, a fast publisher could queue far past the bound: check as soon as a
         // thirty-second of it has been queued since the last check.
-        if stats.bytesOut &- bytesOutAtMemoryCheck > UInt64(bound / 32) { checkMemoryBound() }
+        if stats.bytesOut &- memory.bytesOutAtCheck > UInt64(bound / 32) { checkMemoryBound() }
     }
 
     private func startMemoryChecks() {
-        if memoryTimer == nil {
-            memoryTimer = LoopTimer(loop: loop) { [unowned self] in self.checkMemoryBound() }
+        if memory.checkTimer == nil {
+            memory.checkTimer = LoopTimer(loop: loop) { [unowned self] in self.checkMemoryBound() }
         }
-        memoryTimer?.schedule(after: Self.memoryCheckInterval)
+        memory.checkTimer?.schedule(after: Self.memoryCheckInterval)
     }
 
     /// The index's estimated heap bytes.
-    var indexBytes: Int { subscriptionCount * IndexMemory.bytesPerSubscription }
+    var indexBytes: Int { connections.subscriptionCount * IndexMemory.bytesPerSubscription }
 
     /// Whether a subscription of `count` more patterns would pass max_memory.
     func indexWouldPassMemoryBound(adding count: Int) -> Bool {
@@ -50,53 +50,53 @@ extension Server {
 
     /// Sums the watched backlogs, forgets the ones that drained or left, and drops the largest while over.
     func checkMemoryBound() {
-        bytesOutAtMemoryCheck = stats.bytesOut
+        memory.bytesOutAtCheck = stats.bytesOut
         var queued = 0
         var backlogs: [(pending: Int, connection: ClientConnection)] = []
-        for id in backlogWatch.watched {
+        for id in memory.backlogWatch.watched {
             guard let connection = connections[id], case let pending = connection.pendingBytes,
                   pending > BacklogWatch.mark / 2 else {
-                backlogWatch.watched.remove(id)
+                memory.backlogWatch.watched.remove(id)
                 connections[id]?.isBacklogWatched = false
                 continue
             }
             queued += pending
             backlogs.append((pending, connection))
         }
-        backlogWatch.lastQueued = queued
+        memory.backlogWatch.lastQueued = queued
         let bound = configuration.limits.maxMemory
         if bound > 0 && queued + indexBytes > bound {
             let target = max(0, (bound - indexBytes) * 9 / 10)
             var freed = 0
             for (pending, connection) in backlogs.sorted(by: { $0.pending > $1.pending }) where queued > target {
-                backlogWatch.drops += 1
-                backlogWatch.watched.remove(connection.id)
+                memory.backlogWatch.drops += 1
+                memory.backlogWatch.watched.remove(connection.id)
                 connection.isBacklogWatched = false
                 disconnect(connection, reason: .slowConsumer(
                     "\(pending) bytes pending while the server is over max_memory=\(bound)"))
                 queued -= pending
                 freed += pending
             }
-            backlogWatch.lastQueued = queued
+            memory.backlogWatch.lastQueued = queued
             logger.warning("over max_memory=\(bound): dropped the largest slow consumers, \(freed) bytes queued")
         }
-        if !backlogWatch.watched.isEmpty { memoryTimer?.schedule(after: Self.memoryCheckInterval) }
+        if !memory.backlogWatch.watched.isEmpty { memory.checkTimer?.schedule(after: Self.memoryCheckInterval) }
     }
 
     /// Counts queued output dropped with a slow consumer; past `trimAfterBytes`, the allocator is asked to give
     /// free memory back two seconds later, once the dropped sockets are gone too.
     func noteFreed(_ bytes: Int) {
-        freedSinceTrim += bytes
-        guard freedSinceTrim >= Self.trimAfterBytes else { return }
-        if trimTimer == nil {
-            trimTimer = LoopTimer(loop: loop) { [unowned self] in
-                self.freedSinceTrim = 0
+        memory.freedSinceTrim += bytes
+        guard memory.freedSinceTrim >= Self.trimAfterBytes else { return }
+        if memory.trimTimer == nil {
+            memory.trimTimer = LoopTimer(loop: loop) { [unowned self] in
+                self.memory.freedSinceTrim = 0
                 self.returnFreeMemory()
             }
         }
         // A trim walks the free heap (7 to 110 ms measured after dropping hundreds of 4 MiB backlogs), so at
         // most one every two seconds: the memory comes back a little later, the loop stops less often.
-        if trimTimer?.isScheduled == false { trimTimer?.schedule(after: .seconds(2)) }
+        if memory.trimTimer?.isScheduled == false { memory.trimTimer?.schedule(after: .seconds(2)) }
     }
 
     /// Keeps glibc from giving memory back on every large free: a read reserves a 128 KiB buffer chain and

@@ -29,29 +29,29 @@ extension Server {
             connection.send(Encoder.ok(String(connection.subscriptions.count)))
             return
         }
-        subscriptionJobs.append(SubscriptionJob(connection: connection, patterns: patterns, adding: adding))
+        work.subscriptionJobs.append(SubscriptionJob(connection: connection, patterns: patterns, adding: adding))
         scheduleSubscriptionJobs()
     }
 
     private func scheduleSubscriptionJobs() {
-        schedule(\.subscriptionTimer) { $0.continueSubscriptionJob() }
+        schedule(\.work.subscriptionTimer) { $0.continueSubscriptionJob() }
     }
 
     private func continueSubscriptionJob() {
-        guard let job = subscriptionJobs.first else { return }
+        guard let job = work.subscriptionJobs.first else { return }
         if job.connection.socket == nil {
-            subscriptionJobs.removeFirst()
+            work.subscriptionJobs.removeFirst()
         } else {
             let end = min(job.next + Self.subscriptionSlice, job.patterns.count)
             let slice = Array(job.patterns[job.next..<end])
             if job.adding { addSubscriptions(slice, for: job.connection) } else { removeSubscriptions(slice, for: job.connection) }
             job.next = end
             if end == job.patterns.count {
-                subscriptionJobs.removeFirst()
+                work.subscriptionJobs.removeFirst()
                 job.connection.send(Encoder.ok(String(job.connection.subscriptions.count)))
                 releaseCommands(of: job.connection)
             }
         }
-        if !subscriptionJobs.isEmpty { scheduleSubscriptionJobs() }
+        if !work.subscriptionJobs.isEmpty { scheduleSubscriptionJobs() }
     }
 }

@@ -50,7 +50,7 @@ extension Server {
             connection.subscriptions.insert(pattern)
             index.subscribe(connection, to: pattern)
         }
-        subscriptionCount += patterns.count
+        connections.subscriptionCount += patterns.count
         if cluster != nil { clusterSubscriptionsChanged(patterns, adding: true) }
         if wasUnsubscribed && !patterns.isEmpty { updateReadTimeout(of: connection) }
     }
@@ -65,8 +65,8 @@ extension Server {
             dropped += 1
             if cluster != nil { clusterSubscriptionsChanged(CollectionOfOne(pattern), adding: false) }
         }
-        subscriptionCount -= dropped
-        staleSubscriptions += dropped
+        connections.subscriptionCount -= dropped
+        work.staleSubscriptions += dropped
         scheduleSweep()
         if dropped > 0 && connection.subscriptions.isEmpty { updateReadTimeout(of: connection) }
         return dropped
@@ -76,7 +76,7 @@ extension Server {
     /// yielding the connection as soon as it is gone, and the sweep reclaims the entries.
     func forgetSubscriptions(of connection: ClientConnection) {
         if cluster != nil { clusterConnectionLeft(connection) }
-        subscriptionCount -= connection.subscriptions.count
-        staleSubscriptions += connection.subscriptions.count
+        connections.subscriptionCount -= connection.subscriptions.count
+        work.staleSubscriptions += connection.subscriptions.count
     }
 }

@@ -26,7 +26,7 @@ extension ClientConnection {
     /// dropped, where TCP would keep them for later. One line per frame, the protocol's rule for WebSocket,
     /// never meets that case. Cost per message: its lines, at most max_line + 2 bytes of them.
     func readFrames() {
-        guard isReading, let socket, let session = webSocketSession else { return }
+        guard gate.isOpen, let socket, let session = webSocketSession else { return }
         let pauseBytes = server.configuration.limits.readPauseBytes
         let maxLine = server.configuration.limits.maxLine
         let started = ContinuousClock.now
@@ -41,7 +41,7 @@ extension ClientConnection {
                 switch event {
                 case .text(let message):
                     Self.forEachLine(of: message) { line in
-                        guard isReading else { return }
+                        guard gate.isOpen else { return }
                         if line.count > maxLine { server.lineTooLong(from: self) } else { server.execute(line, from: self) }
                         lines &+= 1
                     }
@@ -58,7 +58,7 @@ extension ClientConnection {
                     ending = .webSocketClose(code: code, reason: reason)
                     return false
                 }
-                guard isReading else { return false }
+                guard gate.isOpen else { return false }
                 if socket.outputCount >= pauseBytes {
                     pauseReading(pauseBytes: pauseBytes)
                     return false

@@ -15,12 +15,12 @@ extension Server {
         }
         let peer = exchange.peer
         let host = peer.host
-        if let perHost = configuration.limits.maxConnectionsPerIP, connectionsPerHost[host, default: 0] >= perHost {
+        if let perHost = configuration.limits.maxConnectionsPerIP, connections.perHost[host, default: 0] >= perHost {
             stats.limitRefusals += 1
             return exchange.finish(.json(status: 503, Self.errorJSON(code: "limit",
                 "too many connections from \(host) (max_connections_per_ip=\(perHost))")))
         }
-        if configuration.auth.requiresAuth && authGate.unauthenticated >= configuration.auth.maxUnauthenticated {
+        if configuration.auth.requiresAuth && auth.gate.unauthenticated >= configuration.auth.maxUnauthenticated {
             stats.limitRefusals += 1
             return exchange.finish(.json(status: 503, Self.errorJSON(code: "limit",
                 "too many connections waiting to authenticate (max_unauthenticated=\(configuration.auth.maxUnauthenticated))")))
@@ -33,7 +33,7 @@ extension Server {
             authenticate(connection, token: token)
         }
         // Frames that came with the handshake are in the input already: no read event will announce them.
-        connection.readCommands()
+        connection.readAgain()
     }
 
     /// The token of `Authorization: Bearer <token>`.

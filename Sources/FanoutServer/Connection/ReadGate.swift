@@ -1,0 +1,57 @@
+/// Whether a connection reads commands: the one value that every reason to stop reading goes through.
+///
+/// Reasons are independent, and reading resumes only once the last one is lifted: its own output over the
+/// pause mark, a command that takes several loop passes or a failed AUTH's pause (later commands wait, so
+/// that replies keep their order), a turn used up, PUBs waiting on a shard past the pipeline limit, and, as a
+/// count, the subscribers whose backlogs hold it back as a publisher. `closed` is final. Pure, and tested
+/// without a socket; `ClientConnection.stopReading` and `resumeReading` apply it.
+struct ReadGate: Equatable, Sendable {
+    struct Stops: OptionSet, Equatable, Sendable {
+        let rawValue: UInt8
+
+        /// Its own unsent output reached the pause mark; lifted when it drains to half.
+        static let outputFull = Stops(rawValue: 1 << 0)
+        /// A command in progress over several loop passes, or the pause after a failed AUTH.
+        static let commandsHeld = Stops(rawValue: 1 << 1)
+        /// Its turn in this loop pass is over; lifted on the next pass.
+        static let turnOver = Stops(rawValue: 1 << 2)
+        /// Its PUBs wait on a shard (several nodes), or a command waits behind them.
+        static let engineHold = Stops(rawValue: 1 << 3)
+        /// The connection is closed: final.
+        static let closed = Stops(rawValue: 1 << 4)
+    }
+
+    private(set) var stops: Stops = []
+    /// Subscribers whose backlog holds this connection back as a publisher (backpressure).
+    private(set) var holds = 0
+
+    var isOpen: Bool { stops.isEmpty && holds == 0 }
+    var isClosed: Bool { stops.contains(.closed) }
+
+    /// Adds `stop`; false when it was there already or the gate is closed.
+    mutating func add(_ stop: Stops) -> Bool {
+        guard !isClosed, !stops.contains(stop) else { return false }
+        stops.insert(stop)
+        return true
+    }
+
+    /// Lifts `stop`; false when it was not there (or the gate is closed).
+    mutating func lift(_ stop: Stops) -> Bool {
+        guard !isClosed, stops.contains(stop) else { return false }
+        stops.remove(stop)
+        return true
+    }
+
+    /// One more subscriber holds the publisher back.
+    mutating func hold() {
+        guard !isClosed else { return }
+        holds += 1
+    }
+
+    /// A subscriber let go; false when none held it.
+    mutating func release() -> Bool {
+        guard holds > 0 else { return false }
+        holds -= 1
+        return true
+    }
+}

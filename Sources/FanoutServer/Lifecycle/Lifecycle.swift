@@ -1,0 +1,18 @@
+import FanoutEventLoop
+
+/// Signals, the service manager's status lines and watchdog, and the shutdown's grace period.
+struct Lifecycle {
+    var signalWatchers: [SignalWatcher] = []
+    var statusTimer: LoopTimer?
+    var watchdogTimer: LoopTimer?
+    var graceTimer: LoopTimer?
+    var publishedAtLastStatus: UInt64 = 0
+    var isShuttingDown = false
+
+    mutating func tearDown() {
+        signalWatchers.removeAll()
+        statusTimer = nil
+        watchdogTimer = nil
+        graceTimer = nil
+    }
+}
