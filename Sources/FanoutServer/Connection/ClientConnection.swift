@@ -8,7 +8,7 @@ import FanoutProtocol
 /// publish run refers to it unretained (see `PublishRun.Receiver`). Dropping it from the table therefore
 /// removes it from every subscriber set, and its deinit frees its socket.
 final class ClientConnection: Subscriber, BufferedSocketDelegate {
-    // Declared in this order so that the object packs into 152 bytes (a 160-byte allocation): a server
+    // Declared in this order so that the object packs into 144 bytes (a 144-byte allocation): a server
     // holds one per client, idle or not. Fields that few connections use live in `extras`.
     let id: UInt64
     /// `host:port` of the peer, for CLIENTS and logs.
@@ -131,20 +131,6 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         set { if newValue != nil || extras != nil { madeExtras.replayJob = newValue } }
     }
 
-    /// An HTTP request's connection: what to do with its reply line, which may come later (several nodes).
-    var httpReply: ((String) -> Void)? {
-        get { extras?.httpReply }
-        set { if newValue != nil || extras != nil { madeExtras.httpReply = newValue } }
-    }
-
-    /// Hands an HTTP request's reply (its first line) to whoever waits for it, once.
-    func answerHTTP(_ bytes: [UInt8]) {
-        guard let reply = httpReply else { return }
-        httpReply = nil
-        let line = bytes.split(separator: 10, maxSplits: 1).first.map { String(decoding: $0, as: UTF8.self) } ?? ""
-        reply(line)
-    }
-
     /// Unsent output bytes, those waiting behind a replay included.
     var pendingBytes: Int { (socket?.outputCount ?? 0) + (replayJob?.waiting.count ?? 0) }
 
@@ -158,14 +144,14 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         write(bytes)
     }
 
-    /// Queues protocol lines as they are (TCP) or one text frame per line (WebSocket).
+    /// Queues protocol lines as they are (the line protocol's transports) or as the adapter frames them.
     func write(_ text: String) {
-        guard transport.writesLines else { return writeAdapted(Array(text.utf8)) }
+        guard transport.writesLines else { return Array(text.utf8).withUnsafeBytes { adapter?.write($0, to: self) } }
         socket?.write(text)
     }
 
     func write(_ bytes: [UInt8]) {
-        guard transport.writesLines else { return writeAdapted(bytes) }
+        guard transport.writesLines else { return bytes.withUnsafeBytes { adapter?.write($0, to: self) } }
         socket?.write(bytes)
     }
 
@@ -181,41 +167,48 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     }
 
     /// Executes every complete line of input, until it is consumed, the connection stops reading (paused or
-    /// closed), or its unsent output reaches the pause mark. Then closes the server's publish run.
+    /// closed), or its unsent output reaches the pause mark. Then closes the server's publish run. One loop for
+    /// every transport: an adapter decodes its framing into lines, and its lines go through `goesOn` too.
     ///
     /// A turn ends after `Server.turn` of work too (the clock is read every 64 lines): the rest of the input
     /// waits for a later loop pass, so that one client's flood of commands never keeps the others waiting long.
     func readCommands() {
-        guard transport.writesLines else { return readAdapted() }
         guard gate.isOpen, let socket else { return }
-        let pauseBytes = server.configuration.limits.readPauseBytes
-        let started = ContinuousClock.now
-        var lines = 0
-        var turnIsOver = false
+        var turn = ReadTurn(pauseBytes: server.configuration.limits.readPauseBytes)
+        let adapter = transport.writesLines ? nil : self.adapter
         // Take all the pipelined input at once (up to a cap), so that one callback forms long publish runs.
         socket.readAvailable()
         socket.readInput { chunk in
             server.stats.bytesIn += UInt64(chunk.count)
+            if let adapter { return adapter.consume(chunk, for: self, turn: &turn) }
             return framer.feed(chunk) { event in
                 switch event {
                 case .line(let line): server.execute(line, from: self)
                 case .tooLong: server.lineTooLong(from: self)
                 }
-                guard gate.isOpen else { return false }
-                if socket.outputCount >= pauseBytes {
-                    pauseReading(pauseBytes: pauseBytes)
-                    return false
-                }
-                lines &+= 1
-                if lines & 63 == 0 && ContinuousClock.now - started > Server.turn {
-                    turnIsOver = true
-                    return false
-                }
-                return true
+                return goesOn(after: &turn, countingLine: true)
             }
         }
         server.finishRuns()
-        if turnIsOver { server.continueLater(self) }
+        adapter?.finishRead(of: self)
+        if turn.isOver { server.continueLater(self) }
+    }
+
+    /// After a line (or a message of lines): whether this read goes on. It stops when the gate closed, when
+    /// the connection's own output reached the pause mark, or when its turn is over.
+    @inline(__always)
+    func goesOn(after turn: inout ReadTurn, countingLine: Bool) -> Bool {
+        guard gate.isOpen, let socket else { return false }
+        if socket.outputCount >= turn.pauseBytes {
+            pauseReading(pauseBytes: turn.pauseBytes)
+            return false
+        }
+        if countingLine { turn.lines &+= 1 }
+        if turn.lines & 63 == 0 && ContinuousClock.now - turn.started > Server.turn {
+            turn.isOver = true
+            return false
+        }
+        return true
     }
 
     func socketDidDrain(_ socket: BufferedSocket) {
@@ -294,15 +287,9 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
 }
 
 extension ClientConnection {
-    /// A WebSocket client's frame decoder; nil for other transports.
-    var webSocketSession: WebSocketSession? {
-        get { extras?.webSocketSession }
-        set { if newValue != nil || extras != nil { madeExtras.webSocketSession = newValue } }
-    }
-
-    /// An event stream's subjects and positions; nil for other transports.
-    var eventStream: EventStreamSession? {
-        get { extras?.eventStream }
-        set { if newValue != nil || extras != nil { madeExtras.eventStream = newValue } }
+    /// The transport's adapter; nil for the line protocol's own transports.
+    var adapter: TransportAdapter? {
+        get { extras?.adapter }
+        set { if newValue != nil || extras != nil { madeExtras.adapter = newValue } }
     }
 }

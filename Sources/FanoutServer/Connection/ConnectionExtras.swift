@@ -22,10 +22,6 @@ final class ConnectionExtras {
     var pendingSince: ContinuousClock.Instant?
     /// A RESUME or LAST whose replay is being sent: live messages wait in it until it is.
     var replayJob: ReplayJob?
-    /// An HTTP request's connection: what to do with its reply line, which may come later (several nodes).
-    var httpReply: ((String) -> Void)?
-    /// A WebSocket client's frame decoder.
-    var webSocketSession: WebSocketSession?
-    /// An event stream's subjects and positions.
-    var eventStream: EventStreamSession?
+    /// The transport's adapter, for a connection that is not on the line protocol itself.
+    var adapter: TransportAdapter?
 }

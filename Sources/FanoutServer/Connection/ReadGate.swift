@@ -21,9 +21,10 @@ struct ReadGate: Equatable, Sendable {
         static let closed = Stops(rawValue: 1 << 4)
     }
 
-    private(set) var stops: Stops = []
+    // In this order, so that the gate takes 5 bytes and the connection's one-byte fields pack after it.
     /// Subscribers whose backlog holds this connection back as a publisher (backpressure).
-    private(set) var holds = 0
+    private(set) var holds: UInt32 = 0
+    private(set) var stops: Stops = []
 
     var isOpen: Bool { stops.isEmpty && holds == 0 }
     var isClosed: Bool { stops.contains(.closed) }

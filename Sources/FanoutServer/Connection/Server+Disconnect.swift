@@ -20,8 +20,8 @@ extension Server {
         // Replies to its PUBs so far go out ahead of the farewell, as when each was written at once.
         if connection === fanout.run.publisher { flushRunReplies() }
         if let socket = connection.socket {
-            if !connection.transport.writesLines {
-                if connection.writeAdaptedFarewell(reason) { socket.closeGracefully(within: configuration.timeouts.shutdownGrace) }
+            if let adapter = connection.adapter {
+                if adapter.farewell(reason, to: connection) { socket.closeGracefully(within: configuration.timeouts.shutdownGrace) }
             } else if reason.flushesOutput {
                 if case .slowConsumer = reason { socket.discardOutputAfterFirstLine() }
                 if let farewell = reason.farewell { socket.write(farewell.line) }

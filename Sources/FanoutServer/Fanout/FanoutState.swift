@@ -1,14 +1,14 @@
 import FanoutEventLoop
 
 /// The publish path's state between commands: the open publish run, the connections it must keep alive,
-/// the WebSocket framing it reuses, and the publishers that backpressure released.
+/// the framing it reuses for other transports, and the publishers that backpressure released.
 struct FanoutState {
     var run = PublishRun()
     /// Connections dropped while a publish run was open, kept alive until it closes: the run refers to its
     /// receivers unretained.
     var retired: [ClientConnection] = []
-    /// A publish run's lines framed for its WebSocket receivers, reused from run to run.
-    var webSocketFrames: [UInt8] = []
+    /// A publish run's lines framed for its adapted receivers, reused from run to run.
+    var framing = RunFraming()
     /// Publishers no longer held back by any subscriber, to be read again on the next pass.
     var releasedPublishers: [UInt64] = []
     var resumeTimer: LoopTimer?

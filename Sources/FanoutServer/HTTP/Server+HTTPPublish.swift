@@ -38,11 +38,12 @@ extension Server {
         // Where the reply comes at once, the seq is the run's; through Redis (several nodes) it comes later,
         // and the server does not learn the seq.
         var seq: UInt64?
-        publisher.httpReply = { [unowned self, unowned publisher] reply in
+        let request = HTTPRequestTransport { [unowned self, unowned publisher] reply in
             publisher.socket = nil
             self.http.publishers[publisher.id] = nil
             self.answerPublish(reply, seq: seq, exchange: exchange)
         }
+        publisher.adapter = request
         if line.count > configuration.limits.maxLine {
             lineTooLong(from: publisher)
         } else {
@@ -50,7 +51,7 @@ extension Server {
         }
         seq = cluster == nil ? fanout.run.seq : nil
         finishRuns()
-        if publisher.httpReply != nil { http.publishers[publisher.id] = publisher }
+        if !request.isAnswered { http.publishers[publisher.id] = publisher }
     }
 
     private func answerPublish(_ reply: String, seq: UInt64?, exchange: HTTPExchange) {

@@ -96,7 +96,9 @@ extension Server {
             }
         }
         if fresh.limits.maxLine != old.limits.maxLine {
-            for connection in connections.values { connection.webSocketSession?.decoder.maxMessage = fresh.limits.maxLine + 2 }
+            for connection in connections.values {
+                (connection.adapter as? WebSocketTransport)?.decoder.maxMessage = fresh.limits.maxLine + 2
+            }
         }
     }
 }

@@ -1,25 +1,41 @@
 import FanoutHTTP
 
-/// An event stream's output: protocol lines in, Server-Sent Events out (the HTML Living Standard's
-/// text/event-stream). `MSG` lines become events whose data is one JSON object and whose id is the
+/// Server-Sent Events (the HTML Living Standard's text/event-stream) as a transport: protocol lines in from
+/// the server, events out. `MSG` lines become events whose data is one JSON object and whose id is the
 /// stream's positions; RESUME replies set the positions; `RESET` lines become `reset` events and move them;
-/// `-ERR` lines become `error` events; anything else is a comment.
-extension ClientConnection {
-    /// Cost: one pass over `lines`, and a JSON string per message.
-    func writeEvents(_ lines: UnsafeRawBufferPointer) {
-        guard let socket, let session = eventStream else { return }
+/// `-ERR` lines become `error` events; anything else is a comment. Its client has nothing more to say after
+/// its request: what it sends is dropped.
+final class EventStreamTransport: TransportAdapter {
+    let session: EventStreamSession
+
+    init(session: EventStreamSession) {
+        self.session = session
+    }
+
+    /// Cost: one pass over `lines`, and a JSON string per message. Each stream gets its own events: an
+    /// event's id carries that stream's positions, so it differs per stream.
+    override func write(_ lines: UnsafeRawBufferPointer, to connection: ClientConnection) {
+        guard let socket = connection.socket else { return }
         session.scratch.removeAll(keepingCapacity: session.scratch.capacity <= 4096)
         var start = 0
         while start < lines.count {
             var end = start
             while end < lines.count && lines[end] != 0x0A { end += 1 }
-            appendEvent(for: UnsafeRawBufferPointer(rebasing: lines[start..<end]), session: session)
+            appendEvent(for: UnsafeRawBufferPointer(rebasing: lines[start..<end]))
             start = end + 1
         }
         socket.write(session.scratch)
     }
 
-    private func appendEvent(for line: UnsafeRawBufferPointer, session: EventStreamSession) {
+    /// The farewell as an `error` event.
+    override func farewell(_ reason: DisconnectReason, to connection: ClientConnection) -> Bool {
+        guard reason.flushesOutput, reason != .eof else { return false }
+        if case .slowConsumer = reason { return false }
+        if let farewell = reason.farewell { connection.write(farewell.line) }
+        return true
+    }
+
+    private func appendEvent(for line: UnsafeRawBufferPointer) {
         let text = String(decoding: line, as: UTF8.self)
         if text.hasPrefix("MSG ") {
             let parts = text.dropFirst(4).split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
@@ -33,11 +49,7 @@ extension ClientConnection {
             session.scratch.append(contentsOf: event.utf8)
         } else if text.hasPrefix("+OK "), text.contains(" epoch="), !session.pendingReplies.isEmpty {
             let index = session.pendingReplies.removeFirst()
-            var fields: [Substring: Substring] = [:]
-            for word in text.split(separator: " ") {
-                let pair = word.split(separator: "=", maxSplits: 1)
-                if pair.count == 2 { fields[pair[0]] = pair[1] }
-            }
+            let fields = Self.fields(text.split(separator: " "))
             if let epoch = fields["epoch"] { session.epoch = String(epoch) }
             // Nothing replayed: the stream goes on from where the subject stands. Replayed messages move the
             // position themselves, one by one, so a drop during the replay resumes where it stopped.
@@ -49,16 +61,12 @@ extension ClientConnection {
             }
             session.scratch.append(contentsOf: ": \(text)\n".utf8)
         } else if text.hasPrefix("RESET ") {
-            // The subject's numbering restarted, or messages were lost: a `reset` event, and the position
-            // moves to where the next message follows.
+            // The subject's numbering restarted, or messages were lost: the position moves to where the next
+            // message follows.
             let words = text.split(separator: " ")
             guard words.count >= 5 else { return }
             let subject = String(words[1])
-            var fields: [Substring: Substring] = [:]
-            for word in words.dropFirst(2) {
-                let pair = word.split(separator: "=", maxSplits: 1)
-                if pair.count == 2 { fields[pair[0]] = pair[1] }
-            }
+            let fields = Self.fields(words.dropFirst(2))
             guard let epoch = fields["epoch"], let seq = fields["seq"].flatMap({ UInt64($0) }) else { return }
             if let index = session.subjects.firstIndex(of: subject) { session.positions[index] = seq }
             let missed = fields["missed"].flatMap { UInt64($0) }.map(String.init) ?? "null"
@@ -72,5 +80,15 @@ extension ClientConnection {
         } else if !text.isEmpty {
             session.scratch.append(contentsOf: ": \(text)\n".utf8)
         }
+    }
+
+    /// The `key=value` words of a line.
+    private static func fields(_ words: some Sequence<Substring>) -> [Substring: Substring] {
+        var fields: [Substring: Substring] = [:]
+        for word in words {
+            let pair = word.split(separator: "=", maxSplits: 1)
+            if pair.count == 2 { fields[pair[0]] = pair[1] }
+        }
+        return fields
     }
 }

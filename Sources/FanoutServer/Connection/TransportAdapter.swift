@@ -1,0 +1,57 @@
+import FanoutEventLoop
+
+/// A transport that is not the line protocol itself (WebSocket frames, Server-Sent Events, an HTTP request),
+/// composed into the connection that uses it as a pipeline handler is: it decodes the connection's input into
+/// protocol lines, frames its output lines, frames a publish run once for all its receivers of the same kind,
+/// and says goodbye its own way. The rest of the server sees protocol lines only. A plain, TLS or unix
+/// connection has no adapter: its lines are its bytes, and the publish path's fast path checks for that.
+class TransportAdapter {
+    /// Takes a chunk of input, handing each complete protocol line to `connection.take(_:turn:)`; returns how
+    /// many bytes it consumed, and consumes what is left of a chunk once reading stops.
+    func consume(_ chunk: UnsafeRawBufferPointer, for connection: ClientConnection, turn: inout ReadTurn) -> Int {
+        chunk.count
+    }
+
+    /// After a read: what the input decided besides lines (a WebSocket close ends the connection).
+    func finishRead(of connection: ClientConnection) {}
+
+    /// Queues protocol lines (LF-ended) in this transport's framing.
+    func write(_ lines: UnsafeRawBufferPointer, to connection: ClientConnection) {}
+
+    /// Queues a publish run's lines to one of its receivers; `framing` is shared by the run's receivers, so
+    /// that framing done once serves them all.
+    func writeRun(_ lines: UnsafeRawBufferPointer, to connection: ClientConnection, socket: BufferedSocket,
+                  framing: inout RunFraming) {
+        write(lines, to: connection)
+    }
+
+    /// Queues what the client is told when the server lets it go. False when nothing is worth flushing: a slow
+    /// consumer's backlog cannot be cut at a frame or event boundary, so it is dropped unflushed.
+    func farewell(_ reason: DisconnectReason, to connection: ClientConnection) -> Bool { false }
+}
+
+/// A publish run's lines framed for one kind of transport, done once per flush and shared by its receivers.
+struct RunFraming {
+    /// The run's lines as WebSocket text frames, reused from run to run.
+    var webSocketFrames: [UInt8] = []
+    var webSocketFramed = false
+    /// The frames as one buffer that several receivers' output chains share, when large.
+    var shared: SharedBuffer?
+    /// How many adapted receivers the run has: sharing pays only for several.
+    var receivers = 0
+
+    mutating func reset(receivers: Int) {
+        webSocketFramed = false
+        shared = nil
+        self.receivers = receivers
+    }
+}
+
+/// One loop pass's reading of a connection: since when, how many lines, and whether its turn is over.
+struct ReadTurn {
+    let started = ContinuousClock.now
+    /// The connection's unsent output at which it stops reading (read_pause_bytes).
+    let pauseBytes: Int
+    var lines = 0
+    var isOver = false
+}

@@ -1,0 +1,134 @@
+import FanoutEventLoop
+import FanoutHTTP
+
+/// The WebSocket transport (RFC 6455 over the HTTP listener): frames in, protocol lines out of each text
+/// message; lines out, one text frame each. Everything else (commands, limits, backpressure, slow consumers)
+/// is the line protocol's.
+final class WebSocketTransport: TransportAdapter {
+    var decoder: WebSocketDecoder
+    /// Reused for framing replies: one frame per line.
+    private var scratch: [UInt8] = []
+    /// Whether our close frame has been queued: nothing is framed after it.
+    private var closeSent = false
+    /// How the client ended the connection, or how its framing failed: acted on after the read.
+    private var ending: DisconnectReason?
+
+    init(maxLine: Int) {
+        // A message is one or more lines; a line of max_line bytes may come with its CRLF.
+        decoder = WebSocketDecoder(maxMessage: maxLine + 2)
+    }
+
+    /// Each text message's lines go to the dispatch in order, pings are answered, a close is answered and ends
+    /// the connection, and a framing failure closes with its code. The turn and pause rules apply between
+    /// messages: a message's lines are executed together, except that lines after one that stops reading
+    /// (QUIT, a failed AUTH's pause) are dropped, where TCP would keep them for later. One line per frame, the
+    /// protocol's rule for WebSocket, never meets that case. Cost per message: its lines, at most
+    /// max_line + 2 bytes of them.
+    override func consume(_ chunk: UnsafeRawBufferPointer, for connection: ClientConnection, turn: inout ReadTurn) -> Int {
+        guard ending == nil, let socket = connection.socket else { return chunk.count }
+        let maxLine = connection.server.configuration.limits.maxLine
+        return decoder.feed(chunk) { event in
+            switch event {
+            case .text(let message):
+                Self.forEachLine(of: message) { line in
+                    guard connection.gate.isOpen else { return }
+                    if line.count > maxLine {
+                        connection.server.lineTooLong(from: connection)
+                    } else {
+                        connection.server.execute(line, from: connection)
+                    }
+                    turn.lines &+= 1
+                }
+            case .ping(let payload):
+                var frame: [UInt8] = []
+                WebSocketEncoder.appendFrame(.pong, payload: payload, to: &frame)
+                socket.write(frame)
+            case .pong:
+                break
+            case .close(let code):
+                ending = .webSocketClose(code: code ?? WebSocketCloseCode.normal, reason: "closed by the client")
+                return false
+            case .failure(let code, let reason):
+                ending = .webSocketClose(code: code, reason: reason)
+                return false
+            }
+            return connection.goesOn(after: &turn, countingLine: false)
+        }
+    }
+
+    override func finishRead(of connection: ClientConnection) {
+        guard let ending else { return }
+        self.ending = nil
+        connection.server.disconnect(connection, reason: ending)
+    }
+
+    override func write(_ lines: UnsafeRawBufferPointer, to connection: ClientConnection) {
+        guard let socket = connection.socket, !closeSent else { return }
+        scratch.removeAll(keepingCapacity: scratch.capacity <= 4096)
+        WebSocketEncoder.appendTextFrames(lines: lines, to: &scratch)
+        socket.write(scratch)
+    }
+
+    /// The run's lines are framed once (one text frame per `MSG` line), and the same bytes shared by every
+    /// WebSocket receiver, as TCP receivers share the unframed lines.
+    override func writeRun(_ lines: UnsafeRawBufferPointer, to connection: ClientConnection, socket: BufferedSocket,
+                           framing: inout RunFraming) {
+        guard !closeSent else { return }
+        if !framing.webSocketFramed {
+            framing.webSocketFramed = true
+            framing.webSocketFrames.removeAll(keepingCapacity: true)
+            WebSocketEncoder.appendTextFrames(lines: lines, to: &framing.webSocketFrames)
+            if framing.receivers > 1 && framing.webSocketFrames.count >= 4096 {
+                let shared = SharedBuffer()
+                framing.webSocketFrames.withUnsafeBytes { shared.append($0) }
+                framing.shared = shared
+            }
+        }
+        if let shared = framing.shared {
+            socket.write(sharing: shared)
+        } else {
+            framing.webSocketFrames.withUnsafeBytes { socket.write($0) }
+        }
+    }
+
+    /// The protocol's farewell line as a text frame, then a close frame with the code for the reason.
+    override func farewell(_ reason: DisconnectReason, to connection: ClientConnection) -> Bool {
+        switch reason {
+        case .slowConsumer, .eof, .socketError, .handshakeTimeout:
+            return false
+        case .webSocketClose(let code, let text):
+            close(connection, code: code, reason: text)
+        case .quit:
+            close(connection, code: WebSocketCloseCode.normal)
+        case .shutdown, .idleTimeout:
+            if let farewell = reason.farewell { connection.write(farewell.line) }
+            close(connection, code: WebSocketCloseCode.goingAway, reason: reason.description)
+        case .authTimeout, .authFailures:
+            if let farewell = reason.farewell { connection.write(farewell.line) }
+            close(connection, code: WebSocketCloseCode.policyViolation, reason: reason.description)
+        }
+        return true
+    }
+
+    /// Queues a close frame; nothing is framed after it.
+    private func close(_ connection: ClientConnection, code: UInt16, reason: String = "") {
+        guard let socket = connection.socket, !closeSent else { return }
+        socket.write(WebSocketEncoder.closeFrame(code: code, reason: reason))
+        closeSent = true
+    }
+
+    /// Calls `body` with each line of a text message (LF-separated; CR before LF and a last LF dropped).
+    static func forEachLine(of message: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) {
+        guard let base = message.baseAddress else { return body(message) }
+        var start = 0
+        while true {
+            var end = start
+            while end < message.count && base.load(fromByteOffset: end, as: UInt8.self) != 0x0A { end += 1 }
+            var lineEnd = end
+            if lineEnd > start && base.load(fromByteOffset: lineEnd - 1, as: UInt8.self) == 0x0D { lineEnd -= 1 }
+            if end < message.count || end > start { body(UnsafeRawBufferPointer(start: base + start, count: lineEnd - start)) }
+            start = end + 1
+            if start >= message.count { return }
+        }
+    }
+}
