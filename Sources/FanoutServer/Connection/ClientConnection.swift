@@ -186,7 +186,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
                 case .line(let line): server.execute(line, from: self)
                 case .tooLong: server.lineTooLong(from: self)
                 }
-                return goesOn(after: &turn, countingLine: true)
+                return goesOn(after: &turn, countingLine: true, socket: socket)
             }
         }
         server.finishRuns()
@@ -196,9 +196,10 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
 
     /// After a line (or a message of lines): whether this read goes on. It stops when the gate closed, when
     /// the connection's own output reached the pause mark, or when its turn is over.
+    /// `socket` is the connection's, passed in so that the check per line does not load the property again.
     @inline(__always)
-    func goesOn(after turn: inout ReadTurn, countingLine: Bool) -> Bool {
-        guard gate.isOpen, let socket else { return false }
+    func goesOn(after turn: inout ReadTurn, countingLine: Bool, socket: BufferedSocket) -> Bool {
+        guard gate.isOpen else { return false }
         if socket.outputCount >= turn.pauseBytes {
             pauseReading(pauseBytes: turn.pauseBytes)
             return false

@@ -52,7 +52,7 @@ final class WebSocketTransport: TransportAdapter {
                 ending = .webSocketClose(code: code, reason: reason)
                 return false
             }
-            return connection.goesOn(after: &turn, countingLine: false)
+            return connection.goesOn(after: &turn, countingLine: false, socket: socket)
         }
     }
 
