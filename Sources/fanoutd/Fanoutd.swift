@@ -1,4 +1,5 @@
 import ArgumentParser
+import FanoutConfig
 import FanoutEventLoop
 import FanoutServer
 #if canImport(Glibc)
@@ -72,11 +73,20 @@ struct Fanoutd: ParsableCommand {
     }
 
     /// Reads the file and environment, then applies the command line's overrides.
+    /// Runs at start and on every SIGHUP, so a reload is refused for the same reasons, with the same lines.
     private func loadConfiguration() throws -> ServerConfiguration {
-        var configuration = try ConfigLoader.load(path: config)
-        if !listen.isEmpty { configuration.listeners.listen = listen }
-        if let httpListen { configuration.listeners.httpListen = httpListen.isEmpty ? nil : httpListen }
+        var (configuration, reader) = try ConfigLoader.load(path: config)
+        var overridden: Set<String> = []
+        if !listen.isEmpty {
+            configuration.listeners.listen = listen
+            overridden.insert("listen")
+        }
+        if let httpListen {
+            configuration.listeners.httpListen = httpListen.isEmpty ? nil : httpListen
+            overridden.formUnion(["http_listen", "metrics_listen"])
+        }
         if let logLevel { configuration.logLevel = Logger.Level(rawValue: logLevel.lowercased())! }
+        try ConfigLoader.check(configuration, reader: reader, path: config, overridden: overridden)
         return configuration
     }
 
