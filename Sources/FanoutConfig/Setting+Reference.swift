@@ -7,13 +7,21 @@ extension Setting {
         ]
         for setting in all {
             let cells = [
-                "`\(setting.name)`", setting.kind.rawValue, "`\(setting.defaultValue)`",
+                "`\(setting.name)`", setting.kind.rawValue,
+                setting.hasLiteralDefault ? "`\(setting.defaultValue)`" : setting.defaultValue,
                 setting.environmentName.map { "`\($0)`" } ?? "file only", setting.flag.map { "`\($0)`" } ?? "",
                 setting.reload, setting.summary,
             ]
             rows.append("| " + cells.map { $0.replacingPipes }.joined(separator: " | ") + " |")
         }
         return rows.joined(separator: "\n") + "\n"
+    }
+}
+
+extension Setting {
+    /// Whether the default is a value as written in the file, rather than words ("the host name", "off").
+    public var hasLiteralDefault: Bool {
+        kind != .section && !["the host name", "off", "none"].contains(defaultValue)
     }
 }
 
