@@ -63,4 +63,12 @@ struct ShippedFilesTests {
         #expect(String(text[start.upperBound..<stop.lowerBound]) == table,
                 "regenerate with: FANOUT_WRITE_DOCS=1 swift test --filter ShippedFilesTests")
     }
+
+    /// docs/protocol.md is the shared contract, copied verbatim; where the shared copy sits beside the
+    /// repository (../shared/PROTOCOL.md), they must be equal.
+    @Test func theProtocolDocumentIsTheSharedContract() throws {
+        let shared = Self.root.deletingLastPathComponent().appendingPathComponent("shared/PROTOCOL.md")
+        guard let contract = try? String(contentsOf: shared, encoding: .utf8) else { return }
+        #expect(try text("docs/protocol.md") == contract, "copy \(shared.path) to docs/protocol.md")
+    }
 }
