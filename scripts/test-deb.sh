@@ -35,7 +35,7 @@ snapshot > "$before"
 
 echo "== lintian"
 # spelling-error-in-binary (informational) quotes strings of the statically linked ICU and Foundation.
-lintian_output=$(lintian --allow-root --info --pedantic "$deb" 2>&1 || true)
+lintian_output=$(lintian --allow-root --display-info --display-experimental --pedantic "$deb" 2>&1 || true)
 echo "${lintian_output:-(nothing)}" | grep -v spelling-error-in-binary || true
 check "lintian reports no errors" test -z "$(echo "$lintian_output" | grep '^E:' || true)"
 
@@ -60,7 +60,7 @@ check "the fanout account exists" id fanout
 check "/var/lib/fanout belongs to fanout" test "$(stat -c %U /var/lib/fanout 2>/dev/null)" = fanout
 check "/run/fanout belongs to fanout" test "$(stat -c %U /run/fanout 2>/dev/null)" = fanout
 check "fanoutd --check-config accepts /etc/fanout/fanoutd.yaml" \
-    bash -c 'fanoutd --config /etc/fanout/fanoutd.yaml --check-config >/dev/null'
+    bash -c 'fanoutd --check-config /etc/fanout/fanoutd.yaml >/dev/null'
 check "the packaged config serves HTTP on loopback only" \
     grep -qx 'http_listen: 127.0.0.1:7412' <(fanoutd --config /etc/fanout/fanoutd.yaml --check-config)
 verify=$(systemd-analyze verify --man=no /lib/systemd/system/fanoutd.service /lib/systemd/system/fanoutd.socket \

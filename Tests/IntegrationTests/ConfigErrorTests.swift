@@ -68,6 +68,19 @@ struct ConfigErrorTests {
         #expect(shipped.stdout.contains("http_listen: 127.0.0.1:7412"))
     }
 
+    /// `fanoutd --check-config PATH` reads as it is written: the file may be given without --config.
+    @Test func theConfigFileMayBeGivenWithoutTheOption() throws {
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { root.deleteLastPathComponent() }
+        let path = root.appendingPathComponent("config/fanoutd.yaml").path
+        let plain = try runDaemon(["--check-config", path])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.stdout == (try runDaemon(["--config", path, "--check-config"])).stdout)
+        let both = try runDaemon(["--config", path, path, "--check-config"])
+        #expect(both.status == 64)
+        #expect(both.stderr.contains("give the configuration file once"), "\(both.stderr)")
+    }
+
     @Test func withNoConfigFileThereIsNoHTTPListener() throws {
         let result = try runDaemon(["--check-config", "--listen", "127.0.0.1:0"])
         #expect(result.status == 0)
