@@ -79,5 +79,5 @@ doc-examples: build
 	scripts/doc-examples.sh
 
 clean:
-	rm -rf .build Benchmarks/.build fanout_*.deb
+	rm -rf .build .build-package Benchmarks/.build fanout_*.deb
 	$(MAKE) -C Benchmarks/c-baseline clean

@@ -4,7 +4,7 @@
 # Swift is not a Debian package, so the release binaries are built here first, with the Swift runtime
 # linked statically (the package must not depend on a toolchain); then the tree's packaging files and the
 # binaries are copied to .build/deb/fanout-<version>/ and debhelper packages them there, so the build
-# writes nothing outside .build/ but the .deb.
+# writes nothing outside .build/ and .build-package/ but the .deb.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version=$(scripts/version.sh)
@@ -12,8 +12,10 @@ arch=$(dpkg --print-architecture)
 work=".build/deb"
 stage="$work/fanout-$version"
 
-# Bound at load and read-only after relocation (Debian's hardening flags; only the link step changes).
-flags=(-c release --static-swift-stdlib -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro)
+# Bound at load and read-only after relocation (Debian's hardening flags). A build folder of its own, so that
+# these flags do not send `make release` (./dev run) into a rebuild, nor it this.
+flags=(-c release --static-swift-stdlib -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro
+       --scratch-path .build-package)
 swift build "${flags[@]}" --product fanoutd
 swift build "${flags[@]}" --product fanout
 bin=$(swift build "${flags[@]}" --show-bin-path)
