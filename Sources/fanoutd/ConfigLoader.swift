@@ -27,8 +27,9 @@ struct ConfigLoader {
             configuration.history.rules = try HistorySection.read(document.settings["history"], in: document)
             configuration.cluster = try ClusterSection.read(document.settings["cluster"], in: document)
             return (configuration, reader)
-        } catch let problem as Problem where problem.line != nil && path != nil {
-            throw Problem(description: "\(path!): \(problem)")
+        } catch let problem as Problem where problem.line != nil {
+            // Only the file has lines, so there is a path to name.
+            throw Problem(description: "\(path ?? "the config file"): \(problem)")
         }
     }
 
