@@ -9,8 +9,11 @@ BIN_DIR     ?= .build/release
 DESTDIR     ?=
 SWIFT       ?= swift
 # The Debian packages are listed once, in ./dev.
+# The version is defined once, as FanoutVersion.current; scripts/version.sh reads it.
+VERSION     := $(shell scripts/version.sh)
+ARCH        := $(shell dpkg --print-architecture 2>/dev/null)
 
-.PHONY: deps build release run test install clean bench micro-bench
+.PHONY: deps build release run test install clean bench micro-bench deb test-deb doc-examples
 
 deps:
 	./dev deps
@@ -21,7 +24,12 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
+# Says where to connect (read back from the configuration, so it follows config/fanoutd.yaml), then serves.
 run: release
+	@.build/release/fanoutd --config config/fanoutd.yaml --check-config | awk -F': ' \
+		'$$1 == "listen" { split($$2, a, ", "); p = a[1]; h = p; sub(/:[0-9]+$$/, "", h); port = substr(p, length(h) + 2) } \
+		 $$1 == "http_listen" { c = ($$2 == "off") ? "off (set http_listen)" : "http://" $$2 "/" } \
+		 END { printf "fanoutd: the protocol on %s (nc %s %s, or fanout), the console on %s\n", p, h, port, c }'
 	.build/release/fanoutd --config config/fanoutd.yaml
 
 test: deps
@@ -49,13 +57,27 @@ install:
 	sed 's|/usr/local/bin/fanoutd|$(PREFIX)/bin/fanoutd|; s|/etc/fanout/|$(SYSCONFDIR)/fanout/|' \
 		systemd/fanoutd.service > $(DESTDIR)$(UNITDIR)/fanoutd.service
 	install -m 0644 systemd/fanoutd.socket $(DESTDIR)$(UNITDIR)/fanoutd.socket
-	install -D -m 0644 man/fanoutd.8 $(DESTDIR)$(MANDIR)/man8/fanoutd.8
+	install -d $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1
+	sed -E '1s/"fanout [0-9][^"]*"/"fanout $(VERSION)"/' man/fanoutd.8 > $(DESTDIR)$(MANDIR)/man8/fanoutd.8
+	sed -E '1s/"fanout [0-9][^"]*"/"fanout $(VERSION)"/' man/fanout.1 > $(DESTDIR)$(MANDIR)/man1/fanout.1
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/fanout/fanoutd.yaml ]; then \
 		echo "keeping existing $(DESTDIR)$(SYSCONFDIR)/fanout/fanoutd.yaml"; \
 	else \
 		install -D -m 0644 config/fanoutd.yaml $(DESTDIR)$(SYSCONFDIR)/fanout/fanoutd.yaml; \
 	fi
 
+# The Debian package, fanout_$(VERSION)_$(ARCH).deb, from this tree (debhelper; see scripts/build-deb.sh),
+# and its test: install, check, remove and purge it on this machine (as root; see scripts/test-deb.sh).
+deb: deps
+	scripts/build-deb.sh
+
+test-deb: deb
+	scripts/test-deb.sh fanout_$(VERSION)_$(ARCH).deb
+
+# Runs the docs' runnable shell examples against a fanoutd on loopback.
+doc-examples: build
+	scripts/doc-examples.sh
+
 clean:
-	rm -rf .build Benchmarks/.build
+	rm -rf .build .build-package Benchmarks/.build fanout_*.deb
 	$(MAKE) -C Benchmarks/c-baseline clean

@@ -97,10 +97,13 @@ let package = Package(
             ],
             swiftSettings: uncheckedExclusivityInRelease
         ),
+        // The configuration file's YAML subset, the catalogue of settings and their checks. No I/O.
+        .target(name: "FanoutConfig"),
         .executableTarget(
             name: "fanoutd",
             dependencies: [
                 "FanoutServer",
+                "FanoutConfig",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -143,6 +146,7 @@ let package = Package(
         .testTarget(name: "FanoutHTTPTests", dependencies: ["FanoutHTTP", "FanoutTestSupport"]),
         .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol"]),
         .testTarget(name: "FanoutRedisTests", dependencies: ["FanoutRedis", "FanoutRedisEngine", "FanoutEngine", "FanoutEventLoop", "FanoutTestSupport"]),
+        .testTarget(name: "FanoutConfigTests", dependencies: ["FanoutConfig"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["FanoutProtocol", "FanoutTestSupport"],

@@ -11,6 +11,7 @@
 //    than a message, a control frame and a header, and hand out only valid UTF-8 text.
 // 4. As an HTTP request head: the parser must give the same outcome however the input is split and hold
 //    no more than its limit; a head it accepts keeps the path it was given and a sane Content-Length.
+// 5. As a configuration file (ConfigFuzzCheck.swift).
 
 final class FuzzMember: Subscriber {
     let pattern: String
@@ -146,5 +147,6 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let oneRead = requestOutcome(bytes, chunk: max(size, 1))
     let pieces = requestOutcome(bytes, chunk: 1 + size % 3)
     precondition(oneRead == pieces, "request parsing depends on how the input was split: \(oneRead) vs \(pieces)")
+    checkConfigText(bytes)
     return 0
 }

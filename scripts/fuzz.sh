@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Fuzzes the line framer, the command parser, the subject index, the WebSocket frame decoder and the HTTP
-# request-head parser with libFuzzer (and AddressSanitizer).
+# Fuzzes the line framer, the command parser, the subject index, the WebSocket frame decoder, the HTTP
+# request-head parser and the configuration's YAML reader with libFuzzer (and AddressSanitizer).
 #   scripts/fuzz.sh [seconds]        default 60; exits non-zero if the fuzzer finds a crash
-# The harness (Fuzz/FuzzTarget.swift) is compiled with the modules' sources into one binary: SwiftPM's
+# The harness (Fuzz/*.swift) is compiled with the modules' sources into one binary: SwiftPM's
 # executable linking clashes with libFuzzer's own main, so swiftc is called directly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,9 +14,9 @@ mkdir -p "$work/src" "$work/corpus" "$work/artifacts"
 # The subject index's own files: everything in Subjects/ but the server's extension.
 index_files=$(ls Sources/FanoutServer/Subjects/*.swift | grep -v '/Server+')
 for file in Sources/FanoutProtocol/*.swift Sources/FanoutMulticast/*.swift Sources/FanoutCollections/*.swift \
-            Sources/FanoutHTTP/*/*.swift \
-            $index_files Fuzz/FuzzTarget.swift; do
-    sed -E '/^(public )?import (FanoutProtocol|FanoutMulticast|FanoutCollections|FanoutHTTP)$/d' "$file" > "$work/src/$(basename "$(dirname "$file")")-$(basename "$file")"
+            Sources/FanoutHTTP/*/*.swift Sources/FanoutConfig/*.swift \
+            $index_files Fuzz/*.swift; do
+    sed -E '/^(public )?import (FanoutProtocol|FanoutMulticast|FanoutCollections|FanoutHTTP|FanoutConfig)$/d' "$file" > "$work/src/$(basename "$(dirname "$file")")-$(basename "$file")"
 done
 rm -f "$work/fuzz-parser"
 # gold warns about every ASan helper symbol it cannot export; those lines say nothing about our code.

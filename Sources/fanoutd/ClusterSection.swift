@@ -1,3 +1,4 @@
+import FanoutConfig
 import FanoutServer
 
 /// The `cluster:` mapping of the configuration file:
@@ -12,24 +13,29 @@ import FanoutServer
 ///
 /// Absent: the node is standalone (the in-memory engine).
 enum ClusterSection {
-    static func read(_ section: YAMLNode?) throws -> ClusterSettings? {
+    static func read(_ section: YAMLNode?, in document: YAMLDocument) throws -> ClusterSettings? {
         guard let section, section != .null else { return nil }
-        func problem(_ text: String) -> ConfigLoader.Problem { ConfigLoader.Problem(description: "cluster: \(text)") }
-        guard case .mapping(let fields) = section else { throw problem("expected a mapping with redis: [URLs]") }
-        for key in fields.keys where !["redis", "redis_password_file", "idle_expiry", "max_in_flight", "heartbeat", "down_after"].contains(key) {
-            throw problem("unknown setting '\(key)'")
+        func problem(_ field: String?, _ text: String) -> ConfigProblem {
+            let line = field.flatMap { document.line(of: "cluster." + $0) } ?? document.line(of: "cluster")
+            return ConfigProblem(line: line, "cluster\(field.map { "." + $0 } ?? ""): \(text)")
         }
+        guard case .mapping(let fields) = section else {
+            throw problem(nil, "expected a map with redis: [URLs], found \(section.foundDescription)")
+        }
+        try SettingNames.checkSection(fields, path: "cluster", known: Setting.clusterKeys, in: document)
         var settings = ClusterSettings()
         switch fields["redis"] {
         case .scalar(let url)?:
             settings.redis = [url]
         case .sequence(let items)?:
             settings.redis = try items.map { item in
-                guard case .scalar(let url) = item else { throw problem("redis: expected a list of URLs") }
+                guard case .scalar(let url) = item else {
+                    throw problem("redis", "expected a list of redis:// URLs, found \(item.foundDescription) in it")
+                }
                 return url
             }
         default:
-            throw problem("redis: expected a list of redis:// URLs")
+            throw problem("redis", "expected a list of redis:// URLs, found \(fields["redis"]?.foundDescription ?? "nothing")")
         }
         if case .scalar(let path)? = fields["redis_password_file"] {
             // A relative path is looked up in systemd's credentials directory when there is one.
@@ -41,7 +47,7 @@ enum ClusterSection {
             do {
                 password = try TextFile.read(resolved)
             } catch {
-                throw problem("redis_password_file: cannot read \(resolved)")
+                throw problem("redis_password_file", "cannot read \(resolved)")
             }
             while password.last?.isNewline == true { password.removeLast() }
             settings.redisPassword = password.isEmpty ? nil : password
@@ -50,7 +56,7 @@ enum ClusterSection {
         func seconds(_ key: String) throws -> Duration? {
             guard case .scalar(let text)? = fields[key] else { return nil }
             guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
-                throw problem("\(key): expected seconds, found '\(text)'")
+                throw problem(key, "expected a number of seconds, found '\(text)'")
             }
             return .milliseconds(Int64((seconds * 1000).rounded()))
         }
@@ -58,7 +64,7 @@ enum ClusterSection {
         if let heartbeat = try seconds("heartbeat") { settings.heartbeat = heartbeat }
         if let downAfter = try seconds("down_after") { settings.downAfter = downAfter }
         if case .scalar(let text)? = fields["max_in_flight"] {
-            guard let value = Int(text) else { throw problem("max_in_flight: expected a whole number") }
+            guard let value = Int(text) else { throw problem("max_in_flight", "expected a whole number, found '\(text)'") }
             settings.maxInFlight = value
         }
         return settings

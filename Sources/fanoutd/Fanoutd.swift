@@ -1,4 +1,5 @@
 import ArgumentParser
+import FanoutConfig
 import FanoutEventLoop
 import FanoutServer
 #if canImport(Glibc)
@@ -44,8 +45,15 @@ struct Fanoutd: ParsableCommand {
         "Address to serve HTTP on (metrics, health, WebSocket, publish, console), HOST:PORT.", valueName: "address"))
     var httpListen: String?
 
-    @Option(name: .long, help: ArgumentHelp("YAML configuration file.", valueName: "path"))
-    var config: String?
+    @Option(name: .customLong("config"), help: ArgumentHelp("YAML configuration file.", valueName: "path"))
+    var configOption: String?
+
+    /// So that `fanoutd --check-config /etc/fanout/fanoutd.yaml` reads as it is written.
+    @Argument(help: ArgumentHelp("The configuration file, as with --config.", valueName: "config-file"))
+    var configFile: String?
+
+    /// The file given either way; `validate()` refuses both at once.
+    var config: String? { configOption ?? configFile }
 
     @Flag(name: .long, help: "Validate the configuration, print the settings in effect, and exit.")
     var checkConfig = false
@@ -66,17 +74,29 @@ struct Fanoutd: ParsableCommand {
     static let minimumTokenBytes = 16
 
     mutating func validate() throws {
+        if configOption != nil && configFile != nil {
+            throw ValidationError("give the configuration file once: --config PATH or PATH")
+        }
         if let logLevel, Logger.Level(rawValue: logLevel.lowercased()) == nil {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
     }
 
     /// Reads the file and environment, then applies the command line's overrides.
+    /// Runs at start and on every SIGHUP, so a reload is refused for the same reasons, with the same lines.
     private func loadConfiguration() throws -> ServerConfiguration {
-        var configuration = try ConfigLoader.load(path: config)
-        if !listen.isEmpty { configuration.listeners.listen = listen }
-        if let httpListen { configuration.listeners.httpListen = httpListen.isEmpty ? nil : httpListen }
+        var (configuration, reader) = try ConfigLoader.load(path: config)
+        var overridden: Set<String> = []
+        if !listen.isEmpty {
+            configuration.listeners.listen = listen
+            overridden.insert("listen")
+        }
+        if let httpListen {
+            configuration.listeners.httpListen = httpListen.isEmpty ? nil : httpListen
+            overridden.formUnion(["http_listen", "metrics_listen"])
+        }
         if let logLevel { configuration.logLevel = Logger.Level(rawValue: logLevel.lowercased())! }
+        try ConfigLoader.check(configuration, reader: reader, path: config, overridden: overridden)
         return configuration
     }
 

@@ -52,6 +52,18 @@ enum TextFile {
         }
     }
 
+    /// The names of every environment variable.
+    static func environmentNames() -> [String] {
+        var names: [String] = []
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            names.append(String(text.prefix { $0 != "=" }))
+            entry += 1
+        }
+        return names
+    }
+
     /// The environment variable `name`, or nil when it is not set.
     static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }

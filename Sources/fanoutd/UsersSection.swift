@@ -1,3 +1,4 @@
+import FanoutConfig
 import FanoutServer
 
 /// The `users:` map of the configuration file:
@@ -12,31 +13,37 @@ import FanoutServer
 ///         subscribe_deny: ["secrets.>"]
 ///         admin: true
 ///
-/// Other keys of a user are ignored.
+/// Any other key of a user is refused, like an unknown setting: a misspelt permission must not pass.
 enum UsersSection {
-    static func read(_ section: YAMLNode?) throws -> [User] {
+    static func read(_ section: YAMLNode?, in document: YAMLDocument) throws -> [User] {
         guard let section, section != .null else { return [] }
         guard case .mapping(let entries) = section else {
-            throw ConfigLoader.Problem(description: "users: expected a map from user names to their settings")
+            throw ConfigProblem(line: document.line(of: "users"),
+                                "users: expected a map from user names to their settings, found \(section.foundDescription)")
         }
-        return try entries.sorted { $0.key < $1.key }.map { name, entry in try user(name, entry) }
+        return try entries.sorted { $0.key < $1.key }.map { name, entry in try user(name, entry, document) }
     }
 
-    private static func user(_ name: String, _ entry: YAMLNode) throws -> User {
+    private static func user(_ name: String, _ entry: YAMLNode, _ document: YAMLDocument) throws -> User {
+        let path = "users.\(name)"
         let fields: [String: YAMLNode]
         switch entry {
         case .mapping(let map): fields = map
         case .null: fields = [:]
-        default: throw ConfigLoader.Problem(description: "users.\(name): expected token_hash and permissions")
+        default:
+            throw ConfigProblem(line: document.line(of: path),
+                                "\(path): expected token_hash and permissions, found \(entry.foundDescription)")
         }
-        func problem(_ field: String, _ expected: String) -> ConfigLoader.Problem {
-            ConfigLoader.Problem(description: "users.\(name).\(field): expected \(expected)")
+        try SettingNames.checkSection(fields, path: path, known: Setting.userKeys, in: document)
+        func problem(_ field: String, _ expected: String) -> ConfigProblem {
+            ConfigProblem(line: document.line(of: "\(path).\(field)") ?? document.line(of: path),
+                          "\(path).\(field): expected \(expected), found \(fields[field]?.foundDescription ?? "nothing")")
         }
         func string(_ field: String) throws -> String? {
             switch fields[field] {
             case nil, .null: return nil
             case .scalar(let text): return text
-            default: throw problem(field, "a string")
+            default: throw problem(field, "text")
             }
         }
         func strings(_ field: String) throws -> [String] {
@@ -44,10 +51,10 @@ enum UsersSection {
             case nil, .null: return []
             case .sequence(let items):
                 return try items.map { item in
-                    guard case .scalar(let text) = item else { throw problem(field, "a list of strings") }
+                    guard case .scalar(let text) = item else { throw problem(field, "a list of subject patterns") }
                     return text
                 }
-            default: throw problem(field, "a list of strings")
+            default: throw problem(field, "a list of subject patterns")
             }
         }
         func flag(_ field: String) throws -> Bool {
@@ -66,13 +73,13 @@ enum UsersSection {
         case (nil, let file?):
             hashText = try readHashFile(file, user: name)
         default:
-            throw ConfigLoader.Problem(description: "users.\(name): give exactly one of token_hash and token_hash_file")
+            throw ConfigProblem(line: document.line(of: path), "\(path): give exactly one of token_hash and token_hash_file")
         }
         let hash: TokenHash
         do {
             hash = try TokenHash(parsing: hashText)
         } catch {
-            throw ConfigLoader.Problem(description: "users.\(name): \(error)")
+            throw ConfigProblem(line: document.line(of: "\(path).token_hash") ?? document.line(of: path), "\(path): \(error)")
         }
         return User(name: name, tokenHash: hash, permissions: Permissions(
             publish: try strings("publish"), publishDeny: try strings("publish_deny"),
@@ -89,7 +96,7 @@ enum UsersSection {
         do {
             return try TextFile.read(path)
         } catch {
-            throw ConfigLoader.Problem(description: "users.\(user): cannot read token_hash_file \(path)")
+            throw ConfigProblem(description: "users.\(user): cannot read token_hash_file \(path)")
         }
     }
 }

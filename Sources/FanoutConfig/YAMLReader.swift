@@ -1,12 +1,3 @@
-/// A value in a configuration file. Scalars stay text: each setting converts its own (`max_line` to a whole
-/// number, `write_timeout` to seconds), so a quoted and an unquoted number read the same.
-indirect enum YAMLNode: Equatable {
-    case null
-    case scalar(String)
-    case sequence([YAMLNode])
-    case mapping([String: YAMLNode])
-}
-
 /// Reads the YAML that configuration files are written in, and refuses the rest.
 ///
 /// Read: one document of block mappings nested by indentation (spaces), block sequences (`- item`), flow
@@ -16,7 +7,7 @@ indirect enum YAMLNode: Equatable {
 /// second document. So a file is either read as a full YAML parser reads it or refused; quoting a value always
 /// makes it a plain string. (Yams, a full parser, needs full Foundation: libFoundation, its ICU data and
 /// FoundationInternationalization were about 8 MB of every fanoutd process's resident memory.)
-struct YAMLReader {
+public struct YAMLReader {
     struct Line {
         let number: Int
         let indent: Int
@@ -26,19 +17,27 @@ struct YAMLReader {
 
     private var lines: [Line] = []
     private var position = 0
+    /// The line each key and list item was read from, by its path (`history[0].subjects`).
+    private var lineNumbers: [String: Int] = [:]
 
-    /// The top-level mapping of `text` (empty for an empty document).
-    static func parse(_ text: String) throws -> [String: YAMLNode] {
-        var reader = try YAMLReader(text)
-        guard let first = reader.lines.first else { return [:] }
-        let root = try reader.parseBlock(indent: first.indent)
-        if reader.position < reader.lines.count {
-            throw reader.problem(reader.lines[reader.position], "unexpected line at this indentation")
+    /// The top-level mapping of `text` (empty for an empty document), with the line of every value in it.
+    public static func read(_ text: String) throws(ConfigProblem) -> YAMLDocument {
+        do {
+            var reader = try YAMLReader(text)
+            guard let first = reader.lines.first else { return YAMLDocument(settings: [:], lineNumbers: [:]) }
+            let root = try reader.parseBlock(indent: first.indent, path: "")
+            if reader.position < reader.lines.count {
+                throw reader.problem(reader.lines[reader.position], "unexpected line at this indentation")
+            }
+            guard case .mapping(let settings) = root else {
+                throw reader.problem(first, "the file must be 'setting: value' lines")
+            }
+            return YAMLDocument(settings: settings, lineNumbers: reader.lineNumbers)
+        } catch let problem as ConfigProblem {
+            throw problem
+        } catch {
+            throw ConfigProblem(description: "\(error)")
         }
-        guard case .mapping(let settings) = root else {
-            throw reader.problem(first, "the file must be 'setting: value' lines")
-        }
-        return settings
     }
 
     private init(_ text: String) throws {
@@ -67,15 +66,16 @@ struct YAMLReader {
 
     // MARK: Blocks
 
-    private mutating func parseBlock(indent: Int) throws -> YAMLNode {
-        Self.isListItem(lines[position].text) ? try parseSequence(indent: indent) : try parseMapping(indent: indent)
+    private mutating func parseBlock(indent: Int, path: String) throws -> YAMLNode {
+        Self.isListItem(lines[position].text)
+            ? try parseSequence(indent: indent, path: path) : try parseMapping(indent: indent, path: path)
     }
 
     private static func isListItem(_ text: Substring) -> Bool {
         text == "-" || text.hasPrefix("- ") || text.hasPrefix("-\t")
     }
 
-    private mutating func parseMapping(indent: Int) throws -> YAMLNode {
+    private mutating func parseMapping(indent: Int, path: String) throws -> YAMLNode {
         var values: [String: YAMLNode] = [:]
         while position < lines.count, lines[position].indent >= indent {
             let line = lines[position]
@@ -84,15 +84,17 @@ struct YAMLReader {
             var cursor = Cursor(line.text)
             let key = try parseKey(&cursor, line)
             if values[key] != nil { throw problem(line, "'\(key)' is given twice") }
+            let keyPath = path.isEmpty ? key : path + "." + key
+            lineNumbers[keyPath] = line.number
             position += 1
             cursor.skipBlanks()
             if !cursor.atEndOrComment {
-                values[key] = try parseInline(&cursor, line)
+                values[key] = try parseInline(&cursor, line, path: keyPath)
             } else if position < lines.count, lines[position].indent > indent {
-                values[key] = try parseBlock(indent: lines[position].indent)
+                values[key] = try parseBlock(indent: lines[position].indent, path: keyPath)
             } else if position < lines.count, lines[position].indent == indent, Self.isListItem(lines[position].text) {
                 // A list may sit at its key's own indentation.
-                values[key] = try parseSequence(indent: indent)
+                values[key] = try parseSequence(indent: indent, path: keyPath)
             } else {
                 values[key] = .null
             }
@@ -100,12 +102,14 @@ struct YAMLReader {
         return .mapping(values)
     }
 
-    private mutating func parseSequence(indent: Int) throws -> YAMLNode {
+    private mutating func parseSequence(indent: Int, path: String) throws -> YAMLNode {
         var items: [YAMLNode] = []
         while position < lines.count, lines[position].indent >= indent {
             let line = lines[position]
             if line.indent > indent { throw problem(line, "unexpected indentation") }
             guard Self.isListItem(line.text) else { break }
+            let itemPath = "\(path)[\(items.count)]"
+            lineNumbers[itemPath] = line.number
             position += 1
             var cursor = Cursor(line.text.dropFirst())
             cursor.skipBlanks()
@@ -115,11 +119,11 @@ struct YAMLReader {
                 let column = line.indent + line.text.distance(from: line.text.startIndex, to: cursor.index)
                 position -= 1
                 lines[position] = Line(number: line.number, indent: column, text: cursor.rest)
-                items.append(try parseMapping(indent: column))
+                items.append(try parseMapping(indent: column, path: itemPath))
             } else if !cursor.atEndOrComment {
-                items.append(try parseInline(&cursor, line))
+                items.append(try parseInline(&cursor, line, path: itemPath))
             } else if position < lines.count, lines[position].indent > indent {
-                items.append(try parseBlock(indent: lines[position].indent))
+                items.append(try parseBlock(indent: lines[position].indent, path: itemPath))
             } else {
                 items.append(.null)
             }
@@ -162,13 +166,13 @@ struct YAMLReader {
     private static let indicators: Set<Character> = ["&", "*", "!", "|", ">", "%", "@", "`", "?", "{", "}", "[", "]", ","]
 
     /// The value after `key: ` or `- `: a quoted or plain scalar, `[...]` or `{}`.
-    private mutating func parseInline(_ cursor: inout Cursor, _ line: Line) throws -> YAMLNode {
+    private mutating func parseInline(_ cursor: inout Cursor, _ line: Line, path: String) throws -> YAMLNode {
         let value: YAMLNode
         switch cursor.peek {
         case "\"", "'":
             value = .scalar(try parseQuoted(&cursor, line))
         case "[":
-            return try parseFlowSequence(&cursor, line)
+            return try parseFlowSequence(&cursor, line, path: path)
         case "{":
             cursor.advance()
             cursor.skipBlanks()
@@ -189,7 +193,7 @@ struct YAMLReader {
     }
 
     /// `[a, "b", c]`, going on to the following lines until the `]`.
-    private mutating func parseFlowSequence(_ cursor: inout Cursor, _ start: Line) throws -> YAMLNode {
+    private mutating func parseFlowSequence(_ cursor: inout Cursor, _ start: Line, path: String) throws -> YAMLNode {
         cursor.advance()
         var line = start
         var items: [YAMLNode] = []
@@ -214,6 +218,7 @@ struct YAMLReader {
                 cursor.advance()
             case "\"", "'":
                 guard wantsItem else { throw problem(line, "expected ',' or ']' in a '[' list") }
+                lineNumbers["\(path)[\(items.count)]"] = line.number
                 items.append(.scalar(try parseQuoted(&cursor, line)))
                 wantsItem = false
             case let first?:
@@ -222,6 +227,7 @@ struct YAMLReader {
                     throw problem(line, "'\(first)' in a '[' list: nested lists, maps and YAML syntax are not read; "
                         + "put the item in quotes")
                 }
+                lineNumbers["\(path)[\(items.count)]"] = line.number
                 items.append(try plainScalar(&cursor, line, inFlow: true))
                 wantsItem = false
             case nil:
@@ -305,12 +311,12 @@ struct YAMLReader {
 
     // MARK: Errors
 
-    private func problem(_ line: Line, _ text: String) -> ConfigLoader.Problem {
+    private func problem(_ line: Line, _ text: String) -> ConfigProblem {
         Self.problem(line.number, text)
     }
 
-    private static func problem(_ number: Int, _ text: String) -> ConfigLoader.Problem {
-        ConfigLoader.Problem(description: "line \(number): \(text)")
+    private static func problem(_ number: Int, _ text: String) -> ConfigProblem {
+        ConfigProblem(line: number, text)
     }
 }
 

@@ -1,0 +1,74 @@
+import FanoutConfig
+import Foundation
+import Testing
+
+/// config/fanoutd.yaml and docs/configuration.md cannot drift from the catalogue of settings.
+@Suite("The shipped config and the reference agree with the catalogue")
+struct ShippedFilesTests {
+    static let root: URL = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url
+    }()
+
+    /// The shipped file serves the console; every other value it sets is the default.
+    static let shippedOverDefaults = ["http_listen": YAMLNode.scalar("127.0.0.1:7412")]
+
+    private func text(_ path: String) throws -> String {
+        try String(contentsOf: Self.root.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    @Test func everySettingIsInTheShippedConfigWithItsDefault() throws {
+        let text = try text("config/fanoutd.yaml")
+        let document = try YAMLReader.read(text)
+        try SettingNames.checkFile(document)
+        let lines = text.split(separator: "\n").map(String.init)
+        for setting in Setting.all {
+            guard let node = document.settings[setting.name], setting.hasLiteralDefault || Self.shippedOverDefaults[setting.name] != nil else {
+                #expect(lines.contains { $0.hasPrefix("# \(setting.name):") },
+                        "\(setting.name) is shown in config/fanoutd.yaml, set or as a '# \(setting.name):' example")
+                continue
+            }
+            let expected = try Self.shippedOverDefaults[setting.name]
+                ?? YAMLReader.read("value: \(setting.defaultValue)").settings["value"]
+            #expect(node == expected, "config/fanoutd.yaml sets \(setting.name) to its default \(setting.defaultValue)")
+        }
+    }
+
+    /// An example is `# some_name: value`, or `# section:` alone on its line; prose has neither form.
+    @Test func theCommentedExamplesNameOnlySettings() throws {
+        for line in try text("config/fanoutd.yaml").split(separator: "\n") where line.hasPrefix("# ") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[line.index(line.startIndex, offsetBy: 2)..<colon]
+            guard name.allSatisfy({ $0.isLowercase || $0 == "_" }), !name.isEmpty,
+                  name.contains("_") || line.index(after: colon) == line.endIndex else { continue }
+            #expect(Setting.named(String(name)) != nil, "'\(line)' names a setting")
+        }
+    }
+
+    @Test func theReferenceTableIsGeneratedFromTheCatalogue() throws {
+        let path = Self.root.appendingPathComponent("docs/configuration.md")
+        let text = try String(contentsOf: path, encoding: .utf8)
+        let begin = "<!-- settings table: generated from Sources/FanoutConfig/Setting+Catalogue.swift -->\n"
+        let end = "<!-- end of settings table -->"
+        let start = try #require(text.range(of: begin), "docs/configuration.md has the table's start marker")
+        let stop = try #require(text.range(of: end, range: start.upperBound..<text.endIndex))
+        let table = Setting.referenceTable()
+        if String(text[start.upperBound..<stop.lowerBound]) != table,
+           ProcessInfo.processInfo.environment["FANOUT_WRITE_DOCS"] == "1" {
+            try (String(text[..<start.upperBound]) + table + String(text[stop.lowerBound...]))
+                .write(to: path, atomically: true, encoding: .utf8)
+            return
+        }
+        #expect(String(text[start.upperBound..<stop.lowerBound]) == table,
+                "regenerate with: FANOUT_WRITE_DOCS=1 swift test --filter ShippedFilesTests")
+    }
+
+    /// docs/protocol.md is the shared contract, copied verbatim; where the shared copy sits beside the
+    /// repository (../shared/PROTOCOL.md), they must be equal.
+    @Test func theProtocolDocumentIsTheSharedContract() throws {
+        let shared = Self.root.deletingLastPathComponent().appendingPathComponent("shared/PROTOCOL.md")
+        guard let contract = try? String(contentsOf: shared, encoding: .utf8) else { return }
+        #expect(try text("docs/protocol.md") == contract, "copy \(shared.path) to docs/protocol.md")
+    }
+}
