@@ -675,6 +675,40 @@ def attack_stalled(ctx):
     return size, notes
 
 
+def attack_stalled_replays(ctx):
+    """Connections that each ask for a long replay (LAST of 100,000 messages of 1 KB) and never read: every
+    byte queued for a connection counts against max_memory, and a replay waits for its client to read."""
+    messages = 100_000 // ctx.div
+    count = 200 // ctx.div
+    payload = b"h" * 1000
+    publisher = ctx.own(Conn(ctx.port))
+    batch = 1000
+    for start in range(0, messages, batch):
+        publisher.send(b"".join(b"PUB h.one %d " % n + payload + b"\n" for n in range(start, start + batch)))
+        publisher.wait_lines(start + batch, time.monotonic() + 30)
+    base = info(ctx.port)
+    stalled = []
+    for _ in range(count):
+        conn = ctx.own(Conn(ctx.port, rcvbuf=4096, reader=False))
+        conn.send(b"LAST h.one %d\n" % messages)
+        stalled.append(conn)
+    deadline = time.monotonic() + (20 if ctx.small else 30)
+    peak_waiting = 0
+    last = {}
+    while time.monotonic() < deadline:
+        time.sleep(0.25)
+        current = info(ctx.port)
+        if current:
+            last = current
+            peak_waiting = max(peak_waiting, int(current.get("replays_waiting", 0)))
+    size = f"{count} x LAST of {messages:,} x 1 KB, unread"
+    ctx.rss_rule = "within-max-memory"
+    notes = [f"history {int(base.get('history_messages', 0)):,} msgs; replays waiting for their clients: "
+             f"{peak_waiting}/{count}; memory_drops={last.get('memory_drops', '-')} "
+             f"slow_consumers={last.get('slow_consumers', '-')} backlog_bytes={last.get('backlog_bytes', '-')}"]
+    return size, notes
+
+
 def attack_many_sockets(ctx):
     count = 600 if ctx.small else 10_000
     idle_timeout = ctx.idle_timeout
@@ -868,6 +902,7 @@ ATTACKS = [
     ("listings", attack_listings),
     ("huge-sub", attack_huge_sub),
     ("stalled-subs", attack_stalled),
+    ("stalled-replays", attack_stalled_replays),
     ("many-sockets", attack_many_sockets),
     ("auth-guessing", attack_auth),
 ]
@@ -887,6 +922,10 @@ def run_attack(name, function, args, workdir):
         env["FANOUTD_IDLE_UNSUBSCRIBED_TIMEOUT"] = "2"
         env["FANOUTD_MAX_CONNECTIONS"] = "500"
         idle_timeout = 2.0
+    if name == "stalled-replays":
+        config = os.path.join(workdir, "history.yaml")
+        with open(config, "w") as out:
+            out.write('history:\n  - subjects: "h.>"\n    max_messages: 100000\nhistory_max_bytes: 268435456\n')
     if name == "auth-guessing":
         alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
         token = "".join(random.SystemRandom().choice(alphabet) for _ in range(32))
@@ -985,6 +1024,8 @@ def verdict(result, scale):
     # chain to the next power of two), so the peak may pass the bound by up to half again.
     if before and peak and peak - before > 1.5 * max_memory_kib(result["name"], scale):
         problems.append(f"RSS grew {mib(peak - before)} MiB, more than 1.5 x max_memory")
+    if result.get("rss_rule") == "within-max-memory" and peak and peak > 1.1 * max_memory_kib(result["name"], scale):
+        problems.append(f"RSS peaked at {mib(peak)} MiB, more than max_memory plus a tenth")
     if result.get("rss_rule") == "after<=2x" and before and (after is None or after > 2 * before):
         problems.append(f"RSS after {mib(after)} MiB > 2 x before ({mib(before)} MiB)")
     if not result.get("alive"):

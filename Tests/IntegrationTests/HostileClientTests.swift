@@ -69,6 +69,57 @@ struct HostileClientTests {
         #expect(notices == dropped)
     }
 
+    /// Connections that ask for a long replay and never read: each replay is encoded only as fast as its
+    /// client reads, so the server holds a few slices per connection, not the replay, and others are served.
+    @Test func replaysToClientsThatDoNotReadWaitForThemInsteadOfFillingMemory() throws {
+        let daemon = try Daemon(arguments: ["--config", try fixture("history.yaml")],
+                                environment: ["FANOUTD_SEND_BUFFER_BYTES": "4096", "FANOUTD_WRITE_TIMEOUT": "60"])
+        let publisher = try daemon.client(timeout: 30)
+        let payload = String(repeating: "r", count: 1000)
+        // 20,000 messages of 1 KB kept (20 MB): each LAST below asks for all of it, up to the 8 MiB output limit.
+        for batch in 0..<20 {
+            try publisher.send((0..<1000).map { "PUB burst.one \(batch)-\($0) \(payload)\n" }.joined())
+            for _ in 0..<1000 { _ = try publisher.readLine() }
+        }
+        let observer = try daemon.client()
+        let before = try daemon.residentBytes()
+        var stalled: [LineClient] = []
+        for _ in 0..<40 {
+            let client = try LineClient(port: daemon.port, timeout: 30, receiveBuffer: 4096)
+            try client.send("LAST burst.one 20000\n")
+            stalled.append(client)
+        }
+        // Each replay has stopped at what its client has not read.
+        try eventually(timeout: 20, "every replay waits for its client") {
+            infoFields(try observer.command("INFO"))["replays_waiting"] == "40"
+        }
+        var worstPing = 0.0
+        for _ in 0..<50 { worstPing = max(worstPing, try pingSeconds(observer)) }
+        let grown = try daemon.residentBytes() - before
+        // Encoded ahead, the replays would hold 40 x 8 MiB; paced, a few slices each.
+        #expect(grown < 64 << 20, "RSS grew by \(grown >> 20) MiB")
+        #expect(worstPing < 0.05, "PING took \(worstPing) s")
+        // A client that reads after all gets its whole replay, in order.
+        let reader = stalled[0]
+        reader.setOption(SOL_SOCKET, SO_RCVBUF, 1 << 20)
+        #expect(try reader.readLine().hasPrefix("+HELLO "))
+        let reply = try reader.readLine()
+        let replayed = try #require(Int(infoFields(reply)["replayed"] ?? ""), "\(reply)")
+        var previous: UInt64 = 0
+        for _ in 0..<replayed {
+            let line = try reader.readLine()
+            let seq = try #require(UInt64(line.split(separator: " ")[2]))
+            #expect(previous == 0 || seq == previous + 1)
+            previous = seq
+        }
+        #expect(previous == 20000)
+        for client in stalled { client.close() }
+        try eventually(timeout: 10, "the departed replays let go of their connections") {
+            let info = infoFields(try observer.command("INFO"))
+            return info["connection_objects"] == info["clients"]
+        }
+    }
+
     @Test func aHugeSubLineIsDeduplicatedAndRefusedQuickly() throws {
         let daemon = try Daemon()
         let attacker = try daemon.client(timeout: 30)

@@ -34,6 +34,7 @@ extension Server {
             ("history_evicted", String(history.evicted)),
             ("replayed", String(stats.replayed)),
             ("replays_active", String(work.replayJobs.count { $0.connection.socket != nil })),
+            ("replays_waiting", String(work.replaysAwaitingDrain)),
             ("max_connections", String(configuration.limits.maxConnections)),
             ("max_pending_bytes", String(configuration.limits.maxPendingBytes)),
             ("max_memory", String(configuration.limits.maxMemory)),

@@ -217,6 +217,11 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
             pendingSince = nil
             server.metrics?.publishToWrite.record(duration: ContinuousClock.now - since)
         }
+        if let job = replayJob, job.awaitingDrain, socket.outputCount < Server.replayAheadBytes {
+            job.awaitingDrain = false
+            server.work.replaysAwaitingDrain -= 1
+            server.sendReplays(adding: job)
+        }
         if !heldPublishers.isEmpty && socket.outputCount <= server.configuration.limits.backpressureBytes / 2 {
             server.releasePublishers(heldBy: self)
         }

@@ -29,6 +29,13 @@ extension Server {
             }
             connection.socket = nil
         }
+        // A replay waiting for this client to read is in no queue that would notice: it ends here (a queued
+        // one ends at its next slice), letting go of the connection it holds.
+        if let job = connection.replayJob, job.awaitingDrain {
+            job.awaitingDrain = false
+            work.replaysAwaitingDrain -= 1
+            job.end()
+        }
         if !connection.heldPublishers.isEmpty { releasePublishers(heldBy: connection) }
         forgetSubscriptions(of: connection)
         connection.authDeadline = nil

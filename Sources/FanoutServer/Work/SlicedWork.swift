@@ -15,6 +15,8 @@ struct SlicedWork {
     var replayJobs = Deque<ReplayJob>()
     var replayTimer: LoopTimer?
     var replayScratch: [UInt8] = []
+    /// Replays waiting for their clients to read what they were sent (INFO's `replays_waiting`).
+    var replaysAwaitingDrain = 0
     /// Connections whose turn ended with commands left, to go on with on the next pass.
     var waitingTurns: [UInt64] = []
     var turnTimer: LoopTimer?
