@@ -31,7 +31,7 @@ let package = Package(
         .library(name: "FanoutMulticast", targets: ["FanoutMulticast"]),
         .library(name: "FanoutProtocol", targets: ["FanoutProtocol"]),
         // For the micro-benchmarks package under Benchmarks/, which measures the subject index in process.
-        .library(name: "FanoutServer", targets: ["FanoutServer"]),
+        .library(name: "FanoutSubjects", targets: ["FanoutSubjects"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -59,6 +59,15 @@ let package = Package(
         .target(name: "FanoutMulticast", swiftSettings: uncheckedExclusivityInRelease),
         // The wire protocol: line framing, command parsing, subjects, reply encoding. No I/O.
         .target(name: "FanoutProtocol", swiftSettings: uncheckedExclusivityInRelease),
+        // Subject matching: the subject index (exact map, wildcard trie, weak member sets) and the pattern
+        // list that sweeps and listings walk in slices. No server, no I/O: the micro-benchmarks use it alone.
+        .target(
+            name: "FanoutSubjects",
+            dependencies: [
+                "FanoutMulticast", "FanoutProtocol", "FanoutCollections",
+            ],
+            swiftSettings: uncheckedExclusivityInRelease
+        ),
         // Engines: where each subject's messages get their order (and, with history, are kept). The in-memory
         // engine is the embedded default. No I/O of its own.
         // Collections whose worst case stays small at millions of entries (no stop-the-loop rehash).
@@ -90,7 +99,7 @@ let package = Package(
             name: "FanoutServer",
             dependencies: [
                 "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol", "FanoutEngine", "FanoutHTTP", "FanoutCollections",
-                "FanoutRedis", "FanoutRedisEngine",
+                "FanoutRedis", "FanoutRedisEngine", "FanoutSubjects",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -140,6 +149,10 @@ let package = Package(
         .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
         .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(name: "FanoutServerTests", dependencies: ["FanoutEventLoop", "FanoutServer", "FanoutProtocol", "FanoutTestSupport"]),
+        .testTarget(
+            name: "FanoutSubjectsTests",
+            dependencies: ["FanoutSubjects", "FanoutMulticast", "FanoutProtocol", "FanoutTestSupport"]
+        ),
         .testTarget(name: "FanoutHTTPTests", dependencies: ["FanoutHTTP", "FanoutTestSupport"]),
         .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol"]),
         .testTarget(name: "FanoutRedisTests", dependencies: ["FanoutRedis", "FanoutRedisEngine", "FanoutEngine", "FanoutEventLoop", "FanoutTestSupport"]),
