@@ -65,6 +65,7 @@ let package = Package(
             name: "FanoutSubjects",
             dependencies: [
                 "FanoutMulticast", "FanoutProtocol", "FanoutCollections",
+                .product(name: "HeapModule", package: "swift-collections"),
             ],
             swiftSettings: uncheckedExclusivityInRelease
         ),

@@ -1,13 +1,24 @@
+import HeapModule
+
 /// What a `CHANNELS` reply shows of a scan: the total, and the `limit` smallest patterns in order.
 ///
 /// Bound: O(limit) memory and O(log limit) string comparisons per `add`, however many patterns are offered:
-/// a max-heap keeps the smallest ones seen so far, and a pattern larger than all of them costs one comparison.
+/// a heap keeps the smallest ones seen so far, and a pattern larger than all of them costs one comparison.
 public struct PatternListing {
     public let limit: Int
     /// Patterns offered so far: the reply's count.
     public private(set) var total = 0
-    /// A max-heap by pattern: the largest kept pattern is first, ready to be pushed out by a smaller one.
-    private var heap: [(pattern: String, subscribers: Int)] = []
+    /// The smallest patterns so far; its largest is the one a smaller newcomer pushes out.
+    private var kept = Heap<Entry>()
+
+    /// A kept pattern, ordered by name alone: the count rides along.
+    private struct Entry: Comparable {
+        let pattern: String
+        let subscribers: Int
+
+        static func < (lhs: Entry, rhs: Entry) -> Bool { lhs.pattern < rhs.pattern }
+        static func == (lhs: Entry, rhs: Entry) -> Bool { lhs.pattern == rhs.pattern }
+    }
 
     public init(limit: Int) {
         self.limit = limit
@@ -17,40 +28,15 @@ public struct PatternListing {
     public mutating func add(_ pattern: String, subscribers: Int) {
         total += 1
         guard limit > 0 else { return }
-        if heap.count < limit {
-            heap.append((pattern, subscribers))
-            siftUp(heap.count - 1)
-        } else if pattern < heap[0].pattern {
-            heap[0] = (pattern, subscribers)
-            siftDown(0)
+        if kept.count < limit {
+            kept.insert(Entry(pattern: pattern, subscribers: subscribers))
+        } else if let largest = kept.max, pattern < largest.pattern {
+            kept.replaceMax(with: Entry(pattern: pattern, subscribers: subscribers))
         }
     }
 
     /// The kept patterns, smallest first.
     public var entries: [(pattern: String, subscribers: Int)] {
-        heap.sorted { $0.pattern < $1.pattern }
-    }
-
-    private mutating func siftUp(_ start: Int) {
-        var child = start
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[parent].pattern < heap[child].pattern else { return }
-            heap.swapAt(parent, child)
-            child = parent
-        }
-    }
-
-    private mutating func siftDown(_ start: Int) {
-        var parent = start
-        while true {
-            var largest = parent
-            let left = 2 * parent + 1, right = left + 1
-            if left < heap.count && heap[largest].pattern < heap[left].pattern { largest = left }
-            if right < heap.count && heap[largest].pattern < heap[right].pattern { largest = right }
-            if largest == parent { return }
-            heap.swapAt(parent, largest)
-            parent = largest
-        }
+        kept.unordered.sorted().map { ($0.pattern, $0.subscribers) }
     }
 }
