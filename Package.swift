@@ -93,7 +93,8 @@ let package = Package(
             dependencies: ["FanoutRedis", "FanoutEngine", "FanoutProtocol", "FanoutEventLoop"],
             swiftSettings: uncheckedExclusivityInRelease
         ),
-        // The HTTP front's pure parts: request parser, responses, WebSocket handshake and framing. No I/O.
+        // The HTTP front's pure parts: request parser, responses, WebSocket handshake and framing, and the text
+        // encodings they need (JSON strings, base64), which the daemon and the CLI use too. No I/O.
         .target(name: "FanoutHTTP"),
         // The server core: connections, subject index, fan-out, limits, lifecycle.
         .target(
@@ -110,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "fanoutd",
             dependencies: [
-                "FanoutServer",
+                "FanoutServer", "FanoutHTTP",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -139,7 +140,7 @@ let package = Package(
         .executableTarget(
             name: "fanout",
             dependencies: [
-                "FanoutClient", "FanoutEventLoop", "FanoutBench",
+                "FanoutClient", "FanoutEventLoop", "FanoutBench", "FanoutHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: uncheckedExclusivityInRelease
