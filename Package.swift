@@ -42,7 +42,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
     ],
     targets: [
-        // The only C in the package: libevent's headers, nothing else.
+        // The package's two C modules are headers only, each imported by one Swift module. This one: libevent's
+        // headers, nothing else.
         .systemLibrary(
             name: "CLibevent",
             pkgConfig: "libevent",
@@ -59,6 +60,8 @@ let package = Package(
         .target(name: "FanoutMulticast", swiftSettings: uncheckedExclusivityInRelease),
         // The wire protocol: line framing, command parsing, subjects, reply encoding. No I/O.
         .target(name: "FanoutProtocol", swiftSettings: uncheckedExclusivityInRelease),
+        // Collections whose worst case stays small at millions of entries (no stop-the-loop rehash).
+        .target(name: "FanoutCollections", swiftSettings: uncheckedExclusivityInRelease),
         // Subject matching: the subject index (exact map, wildcard trie, weak member sets) and the pattern
         // list that sweeps and listings walk in slices. No server, no I/O: the micro-benchmarks use it alone.
         .target(
@@ -71,8 +74,6 @@ let package = Package(
         ),
         // Engines: where each subject's messages get their order (and, with history, are kept). The in-memory
         // engine is the embedded default. No I/O of its own.
-        // Collections whose worst case stays small at millions of entries (no stop-the-loop rehash).
-        .target(name: "FanoutCollections", swiftSettings: uncheckedExclusivityInRelease),
         .target(
             name: "FanoutEngine",
             dependencies: [
