@@ -57,6 +57,11 @@ extension ClientConnection {
                 case .failure(let code, let reason):
                     ending = .webSocketClose(code: code, reason: reason)
                     return false
+                case .tooLong:
+                    // The decoder's limit is max_line plus a line end (see WebSocketSession).
+                    ending = .webSocketClose(code: WebSocketCloseCode.messageTooBig,
+                                             reason: "message exceeds max_line=\(maxLine) bytes and a line end")
+                    return false
                 }
                 guard isReading else { return false }
                 if socket.outputCount >= pauseBytes {
