@@ -10,7 +10,8 @@ import FanoutProtocol
 /// Each pattern owns a `MulticastDelegate`, which holds its members weakly: a member that dies leaves every
 /// set with no call into the index. Its dead entries are skipped at once and swept out later, a slice at a
 /// time (`sweepStep`), so that emptied patterns disappear from listings. The other direction, member →
-/// patterns, lives with the member (`ClientConnection.subscriptions`), which makes UNSUB and "UNSUB all" cheap.
+/// patterns, is the caller's to keep with the member (the server's `ClientConnection.subscriptions`), which
+/// makes UNSUB and "UNSUB all" cheap.
 ///
 /// Every pattern is in one hash map by name (a concrete subject can only equal a concrete pattern, so a
 /// publish needs one lookup) and in a dense list that sweeps and listings walk in slices. Wildcard patterns
