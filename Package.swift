@@ -31,7 +31,7 @@ let package = Package(
         .library(name: "FanoutMulticast", targets: ["FanoutMulticast"]),
         .library(name: "FanoutProtocol", targets: ["FanoutProtocol"]),
         // For the micro-benchmarks package under Benchmarks/, which measures the subject index in process.
-        .library(name: "FanoutServer", targets: ["FanoutServer"]),
+        .library(name: "FanoutSubjects", targets: ["FanoutSubjects"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -42,7 +42,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
     ],
     targets: [
-        // The only C in the package: libevent's headers, nothing else.
+        // The package's two C modules are headers only, each imported by one Swift module. This one: libevent's
+        // headers, nothing else.
         .systemLibrary(
             name: "CLibevent",
             pkgConfig: "libevent",
@@ -59,10 +60,20 @@ let package = Package(
         .target(name: "FanoutMulticast", swiftSettings: uncheckedExclusivityInRelease),
         // The wire protocol: line framing, command parsing, subjects, reply encoding. No I/O.
         .target(name: "FanoutProtocol", swiftSettings: uncheckedExclusivityInRelease),
-        // Engines: where each subject's messages get their order (and, with history, are kept). The in-memory
-        // engine is the embedded default. No I/O of its own.
         // Collections whose worst case stays small at millions of entries (no stop-the-loop rehash).
         .target(name: "FanoutCollections", swiftSettings: uncheckedExclusivityInRelease),
+        // Subject matching: the subject index (exact map, wildcard trie, weak member sets) and the pattern
+        // list that sweeps and listings walk in slices. No server, no I/O: the micro-benchmarks use it alone.
+        .target(
+            name: "FanoutSubjects",
+            dependencies: [
+                "FanoutMulticast", "FanoutProtocol", "FanoutCollections",
+                .product(name: "HeapModule", package: "swift-collections"),
+            ],
+            swiftSettings: uncheckedExclusivityInRelease
+        ),
+        // Engines: where each subject's messages get their order (and, with history, are kept). The in-memory
+        // engine is the embedded default. No I/O of its own.
         .target(
             name: "FanoutEngine",
             dependencies: [
@@ -83,14 +94,15 @@ let package = Package(
             dependencies: ["FanoutRedis", "FanoutEngine", "FanoutProtocol", "FanoutEventLoop"],
             swiftSettings: uncheckedExclusivityInRelease
         ),
-        // The HTTP front's pure parts: request parser, responses, WebSocket handshake and framing. No I/O.
+        // The HTTP front's pure parts: request parser, responses, WebSocket handshake and framing, and the text
+        // encodings they need (JSON strings, base64), which the daemon and the CLI use too. No I/O.
         .target(name: "FanoutHTTP"),
         // The server core: connections, subject index, fan-out, limits, lifecycle.
         .target(
             name: "FanoutServer",
             dependencies: [
                 "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol", "FanoutEngine", "FanoutHTTP", "FanoutCollections",
-                "FanoutRedis", "FanoutRedisEngine",
+                "FanoutRedis", "FanoutRedisEngine", "FanoutSubjects",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -102,8 +114,7 @@ let package = Package(
         .executableTarget(
             name: "fanoutd",
             dependencies: [
-                "FanoutServer",
-                "FanoutConfig",
+                "FanoutServer", "FanoutConfig", "FanoutHTTP",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -132,7 +143,7 @@ let package = Package(
         .executableTarget(
             name: "fanout",
             dependencies: [
-                "FanoutClient", "FanoutEventLoop", "FanoutBench",
+                "FanoutClient", "FanoutEventLoop", "FanoutBench", "FanoutHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: uncheckedExclusivityInRelease
@@ -143,6 +154,10 @@ let package = Package(
         .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
         .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(name: "FanoutServerTests", dependencies: ["FanoutEventLoop", "FanoutServer", "FanoutProtocol", "FanoutTestSupport"]),
+        .testTarget(
+            name: "FanoutSubjectsTests",
+            dependencies: ["FanoutSubjects", "FanoutMulticast", "FanoutProtocol", "FanoutTestSupport"]
+        ),
         .testTarget(name: "FanoutHTTPTests", dependencies: ["FanoutHTTP", "FanoutTestSupport"]),
         .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol"]),
         .testTarget(name: "FanoutRedisTests", dependencies: ["FanoutRedis", "FanoutRedisEngine", "FanoutEngine", "FanoutEventLoop", "FanoutTestSupport"]),

@@ -17,7 +17,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "FanoutProtocol", package: "fanout"),
                 .product(name: "FanoutMulticast", package: "fanout"),
-                .product(name: "FanoutServer", package: "fanout"),
+                .product(name: "FanoutSubjects", package: "fanout"),
             ],
             path: "Benchmarks/FanoutMicro",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

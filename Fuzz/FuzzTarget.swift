@@ -101,6 +101,9 @@ private func frameEvents(_ bytes: UnsafeRawBufferPointer, chunk: Int) -> [String
                 case .failure(let code, _):
                     precondition([1002, 1003, 1007, 1009].contains(code), "unexpected close code \(code)")
                     out.append("fail:\(code)")
+                case .tooLong(let limit):
+                    precondition(limit == 100, "the limit reported is not the decoder's own")
+                    out.append("tooLong")
                 }
                 return true
             }

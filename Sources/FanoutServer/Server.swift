@@ -3,6 +3,7 @@ import FanoutEngine
 import FanoutEventLoop
 import FanoutHTTP
 import FanoutProtocol
+import FanoutSubjects
 import Logging
 
 /// The pub/sub server: one libevent loop, its listeners, the connection table and the subject index.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutConfig
 import FanoutEventLoop
+import FanoutHTTP
 import FanoutServer
 #if canImport(Glibc)
 import Glibc
@@ -191,7 +192,7 @@ struct Fanoutd: ParsableCommand {
         }
         if token.isEmpty {
             var generator = SystemRandomNumberGenerator()
-            token = Self.base64URL((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+            token = Base64.encodeURLSafe((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
             print("token: \(token)")
         }
         if token.utf8.count < minimumTokenBytes && !force {
@@ -199,21 +200,6 @@ struct Fanoutd: ParsableCommand {
                  "(run --hash-token with no input for a new one), or add --force", code: 64)
         }
         print("token_hash: \(TokenHash.make(token: token))")
-    }
-
-    /// Base64 with the URL-safe alphabet (`-` and `_`) and no padding: a token that shells and YAML take as is.
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-        var out: [UInt8] = []
-        var index = 0
-        while index < bytes.count {
-            let count = min(3, bytes.count - index)
-            var group = 0
-            for offset in 0..<3 { group = group << 8 | (offset < count ? Int(bytes[index + offset]) : 0) }
-            for sextet in 0...count { out.append(alphabet[(group >> (18 - 6 * sextet)) & 0x3F]) }
-            index += 3
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     static func fail(_ message: String, code: Int32) -> Never {

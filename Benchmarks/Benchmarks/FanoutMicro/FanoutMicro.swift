@@ -3,7 +3,7 @@
 import Benchmark
 import FanoutMulticast
 import FanoutProtocol
-import FanoutServer
+import FanoutSubjects
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(

@@ -16,6 +16,10 @@ public struct WebSocketDecoder {
         case close(code: UInt16?)
         /// The input broke the protocol: close with `code`, saying `reason`.
         case failure(code: UInt16, reason: String)
+        /// A message (all its fragments together) would pass `limit` (`maxMessage`) bytes: close with
+        /// `WebSocketCloseCode.messageTooBig`. The reason is the caller's to word, since only it knows what the
+        /// limit stands for (a server's line limit plus a line end, say).
+        case tooLong(limit: Int)
     }
 
     /// Longest text message accepted, all fragments together. May change between feeds (reload).
@@ -60,7 +64,7 @@ public struct WebSocketDecoder {
             if frame == nil {
                 let taken = readHeader(UnsafeRawBufferPointer(start: base + position, count: count - position))
                 position += taken.consumed
-                if let failure = taken.failure { return fail(failure, handler, count) }
+                if let ending = taken.failure { return fail(ending, handler, count) }
                 guard frame != nil else { continue }
             }
             guard var current = frame else { continue }
@@ -140,7 +144,7 @@ public struct WebSocketDecoder {
     }
 
     /// Reads header bytes into `header` until the whole header is there, then checks it and opens the frame.
-    private mutating func readHeader(_ input: UnsafeRawBufferPointer) -> (consumed: Int, failure: (UInt16, String)?) {
+    private mutating func readHeader(_ input: UnsafeRawBufferPointer) -> (consumed: Int, failure: Event?) {
         var consumed = 0
         while consumed < input.count {
             let needed = header.count < 2 ? 2 : Self.headerLength(header)
@@ -148,7 +152,9 @@ public struct WebSocketDecoder {
             let take = min(needed - header.count, input.count - consumed)
             header.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[consumed..<consumed + take]))
             consumed += take
-            if header.count == 2, let failure = checkFirstBytes() { return (consumed, failure) }
+            if header.count == 2, let failure = checkFirstBytes() {
+                return (consumed, .failure(code: failure.0, reason: failure.1))
+            }
         }
         guard header.count >= 2, header.count == Self.headerLength(header) else { return (consumed, nil) }
         let lengthCode = Int(header[1] & 0x7F)
@@ -158,19 +164,15 @@ public struct WebSocketDecoder {
         } else if lengthCode == 127 {
             var value: UInt64 = 0
             for index in 2..<10 { value = value << 8 | UInt64(header[index]) }
-            guard value >> 63 == 0 else { return (consumed, (WebSocketCloseCode.protocolError, "frame length has its top bit set")) }
-            guard value <= UInt64(maxMessage) else {
-                return (consumed, (WebSocketCloseCode.messageTooBig, "message exceeds max_line=\(maxMessage) bytes"))
-            }
+            guard value >> 63 == 0 else { return (consumed, Self.protocolError("frame length has its top bit set")) }
+            guard value <= UInt64(maxMessage) else { return (consumed, .tooLong(limit: maxMessage)) }
             length = Int(value)
         }
         let opcode = WebSocketOpcode(rawValue: header[0] & 0x0F)!
         if opcode.isControl && length > 125 {
-            return (consumed, (WebSocketCloseCode.protocolError, "control frame longer than 125 bytes"))
+            return (consumed, Self.protocolError("control frame longer than 125 bytes"))
         }
-        if !opcode.isControl && message.count + length > maxMessage {
-            return (consumed, (WebSocketCloseCode.messageTooBig, "message exceeds max_line=\(maxMessage) bytes"))
-        }
+        if !opcode.isControl && message.count + length > maxMessage { return (consumed, .tooLong(limit: maxMessage)) }
         let m = header.count - 4
         frame = Frame(opcode: opcode, fin: header[0] & 0x80 != 0, remaining: length,
                       mask: (header[m], header[m + 1], header[m + 2], header[m + 3]))
@@ -222,12 +224,21 @@ public struct WebSocketDecoder {
         buffer.removeAll(keepingCapacity: buffer.capacity <= keptCapacity)
     }
 
+    private static func protocolError(_ reason: String) -> Event {
+        .failure(code: WebSocketCloseCode.protocolError, reason: reason)
+    }
+
     private mutating func fail(_ failure: (UInt16, String), _ handler: (Event) -> Bool, _ consumed: Int) -> Int {
+        fail(.failure(code: failure.0, reason: failure.1), handler, consumed)
+    }
+
+    /// Ends decoding with `ending`, a `.failure` or `.tooLong`, and lets go of what was buffered.
+    private mutating func fail(_ ending: Event, _ handler: (Event) -> Bool, _ consumed: Int) -> Int {
         isFinished = true
         message.removeAll()
         control.removeAll()
         header.removeAll()
-        _ = handler(.failure(code: failure.0, reason: failure.1))
+        _ = handler(ending)
         return consumed
     }
 }

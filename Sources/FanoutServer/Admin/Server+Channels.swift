@@ -1,6 +1,7 @@
 import DequeModule
 import FanoutEventLoop
 import FanoutProtocol
+import FanoutSubjects
 
 /// A `CHANNELS` listing under way: the index is scanned in slices across loop passes, so that a million
 /// patterns never stop the loop, while the asking connection waits for its reply.

@@ -1,5 +1,6 @@
 import FanoutEventLoop
 import FanoutProtocol
+import FanoutSubjects
 
 /// One connected client: its socket, its line framer, and the patterns it subscribes to. It reads and frames
 /// its own input and hands each complete line to the server, which executes it.

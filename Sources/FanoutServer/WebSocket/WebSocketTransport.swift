@@ -51,6 +51,11 @@ final class WebSocketTransport: TransportAdapter {
             case .failure(let code, let reason):
                 ending = .webSocketClose(code: code, reason: reason)
                 return false
+            case .tooLong:
+                // The decoder's limit is max_line plus a line end (see `init`).
+                ending = .webSocketClose(code: WebSocketCloseCode.messageTooBig,
+                                         reason: "message exceeds max_line=\(maxLine) bytes and a line end")
+                return false
             }
             return connection.goesOn(after: &turn, countingLine: false, socket: socket)
         }

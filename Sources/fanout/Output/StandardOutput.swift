@@ -1,3 +1,4 @@
+import FanoutHTTP
 import Foundation
 
 /// Buffered stdout for message streams: bytes collect here and go out in one write per read batch, so a
@@ -29,22 +30,10 @@ final class StandardOutput {
 }
 
 enum JSON {
-    /// A JSON string literal for `text`, quotes included.
+    /// A JSON string literal for `text`, quotes included: `JSONText`'s, so that `fanout` and the HTTP front
+    /// write the same text for the same string.
     static func string(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        JSONText.quoted(text)
     }
 
     /// A number when `text` is an integer or a decimal, else a string.

@@ -1,7 +1,7 @@
 import FanoutMulticast
 import FanoutProtocol
 import FanoutTestSupport
-@testable import FanoutServer
+@testable import FanoutSubjects
 import Testing
 
 private final class Member: Subscriber {

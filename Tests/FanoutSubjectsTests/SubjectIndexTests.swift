@@ -1,5 +1,5 @@
 import FanoutTestSupport
-@testable import FanoutServer
+@testable import FanoutSubjects
 import FanoutProtocol
 import Testing
 

@@ -10,21 +10,25 @@ import FanoutProtocol
 /// a path equal to the subject's first d tokens (d ≤ 16) with k ≤ 3 of them replaced by `*`; there are
 /// C(d, k) such paths. A `>` pattern is a `tail` on the node before it, checked in O(1) at each visited node.
 /// A pattern over the limits (the server refuses them on SUB) still matches correctly, only past the bound.
+///
+/// The match walk is `@inlinable` so that it is specialised with the index's publish path in the server.
+@usableFromInline
 final class WildcardTrie<Member: AnyObject> {
+    @usableFromInline
     final class Node {
         /// Literal tokens. Keys are slices of the inserted pattern, so a path shares one copy of its text.
-        var children: [Substring: Node] = [:]
-        var star: Node?
+        @usableFromInline var children: [Substring: Node] = [:]
+        @usableFromInline var star: Node?
         /// Members of the pattern that ends at this node.
-        var members: MulticastDelegate<Member>?
+        @usableFromInline var members: MulticastDelegate<Member>?
         /// Members of the pattern that ends at this node's `>` child: one or more further tokens.
-        var tail: MulticastDelegate<Member>?
+        @usableFromInline var tail: MulticastDelegate<Member>?
 
         /// No pattern ends here or below: the node can be unlinked.
         var isEmpty: Bool { children.isEmpty && star == nil && members == nil && tail == nil }
     }
 
-    private let root = Node()
+    @usableFromInline let root = Node()
 
     /// Places `set` as the member set of `pattern` (a valid pattern with at least one wildcard).
     func insert(_ pattern: String, set: MulticastDelegate<Member>) {
@@ -80,7 +84,7 @@ final class WildcardTrie<Member: AnyObject> {
 
     /// Calls `visit` with the set of every stored pattern that matches the concrete `subject`; returns how many
     /// nodes the walk visited (at most 3,213 within the pattern limits, see the type's comment).
-    @discardableResult
+    @inlinable @discardableResult
     func forEachMatch(_ subject: Substring, _ visit: (MulticastDelegate<Member>) -> Void) -> Int {
         let tokens = subject.split(separator: ".", omittingEmptySubsequences: false)
         var visits = 0
@@ -92,6 +96,7 @@ final class WildcardTrie<Member: AnyObject> {
     }
 
     /// Whether `test` holds for the set of some stored pattern matching `subject`; stops at the first.
+    @inlinable
     func containsMatch(_ subject: Substring, where test: (MulticastDelegate<Member>) -> Bool) -> Bool {
         let tokens = subject.split(separator: ".", omittingEmptySubsequences: false)
         var visits = 0
@@ -99,7 +104,8 @@ final class WildcardTrie<Member: AnyObject> {
     }
 
     /// Visits the matches at and below `node`; returns false as soon as `visit` does, to stop the walk.
-    private func walk(
+    @inlinable
+    func walk(
         _ node: Node, _ tokens: [Substring], _ index: Int, _ visits: inout Int,
         _ visit: (MulticastDelegate<Member>) -> Bool
     ) -> Bool {

@@ -10,17 +10,23 @@ import FanoutProtocol
 /// Each pattern owns a `MulticastDelegate`, which holds its members weakly: a member that dies leaves every
 /// set with no call into the index. Its dead entries are skipped at once and swept out later, a slice at a
 /// time (`sweepStep`), so that emptied patterns disappear from listings. The other direction, member →
-/// patterns, lives with the member (`ClientConnection.subscriptions`), which makes UNSUB and "UNSUB all" cheap.
+/// patterns, is the caller's to keep with the member (the server's `ClientConnection.subscriptions`), which
+/// makes UNSUB and "UNSUB all" cheap.
 ///
 /// Every pattern is in one hash map by name (a concrete subject can only equal a concrete pattern, so a
 /// publish needs one lookup) and in a dense list that sweeps and listings walk in slices. Wildcard patterns
 /// are also in a token trie, whose walk is bounded by the pattern limits (`WildcardTrie`), not by how many
 /// patterns there are. The trie's bound holds for patterns that pass `Subject.wildcardPatternProblem`.
+///
+/// The publish path's methods are `@inlinable`, with the state they read `@usableFromInline`: the server is
+/// another module, and a generic method it cannot inline runs unspecialised, looking up `Member`'s metadata
+/// and witness table for every receiver.
 public final class SubjectIndex<Member: Subscriber> {
     /// One stored pattern and its member set.
+    @usableFromInline
     final class Pattern: PatternListElement {
         let name: String
-        let set = MulticastDelegate<Member>()
+        @usableFromInline let set = MulticastDelegate<Member>()
         let isWildcard: Bool
         var listPosition = 0
 
@@ -30,11 +36,11 @@ public final class SubjectIndex<Member: Subscriber> {
         }
     }
 
-    private var byName = ShardedDictionary<String, Pattern>()
+    @usableFromInline var byName = ShardedDictionary<String, Pattern>()
     let list: PatternList<Pattern>
-    let trie = WildcardTrie<Member>()
-    private var wildcardCount = 0
-    private var lastMark: UInt64 = 0
+    @usableFromInline let trie = WildcardTrie<Member>()
+    @usableFromInline var wildcardCount = 0
+    @usableFromInline var lastMark: UInt64 = 0
     /// Where the next `sweepStep` starts.
     let sweepCursor: PatternCursor
 
@@ -90,6 +96,7 @@ public final class SubjectIndex<Member: Subscriber> {
     /// its patterns match. `body` gets the member for the length of the call only, so a caller that keeps
     /// something else (its socket, say) never retains the member itself: a weakly referenced object's
     /// reference count lives in a side table, and each retain or release of it takes the slow path.
+    @inlinable
     public func forEachReceiver(of subject: String, _ body: (Member) -> Void) {
         lastMark &+= 1
         let mark = lastMark
@@ -107,7 +114,7 @@ public final class SubjectIndex<Member: Subscriber> {
 
     /// Appends each live member subscribed to a pattern matching `subject` to `receivers`, once, however
     /// many of its patterns match. Returns how many were appended.
-    @discardableResult
+    @inlinable @discardableResult
     public func collectReceivers(of subject: String, into receivers: inout [Member]) -> Int {
         let before = receivers.count
         forEachReceiver(of: subject) { receivers.append($0) }
@@ -116,6 +123,7 @@ public final class SubjectIndex<Member: Subscriber> {
 
     /// Whether anyone is subscribed to a pattern matching `subject`. Stops at the first live member found; the
     /// one allocation is the trie walk's token array, when there are wildcard patterns.
+    @inlinable
     public func hasReceivers(for subject: String) -> Bool {
         if let stored = byName[subject], stored.set.hasLiveMember { return true }
         return wildcardCount > 0 && trie.containsMatch(subject[...]) { $0.hasLiveMember }

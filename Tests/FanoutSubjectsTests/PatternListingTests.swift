@@ -1,5 +1,5 @@
 import FanoutTestSupport
-import FanoutServer
+import FanoutSubjects
 import Testing
 
 @Suite("PatternListing")

@@ -1,6 +1,6 @@
 import Foundation
 import FanoutTestSupport
-@testable import FanoutServer
+@testable import FanoutSubjects
 import Testing
 
 private final class Member: Subscriber {

@@ -1,0 +1,131 @@
+import FanoutProtocol
+
+/// Commands: each is sent at once when the connection is ready, held in issue order while it connects, and
+/// failed otherwise; its reply is matched by `PendingReply`, in order (see `FanoutClient+Replies.swift`).
+extension FanoutClient {
+    /// Subscribes to `patterns`; `handler`, if given, gets every message matching one of them.
+    ///
+    /// With `last`, each concrete subject starts with its newest `last` retained messages (`LAST`, protocol
+    /// 1.1) before the live ones; wildcard patterns are subscribed as usual. The completion gets the server's
+    /// subscription count once every pattern is answered, or the first failure.
+    public func subscribe(
+        _ patterns: [String], last: Int? = nil, handler: ((Message) -> Void)? = nil,
+        completion: ((Result<Int, ClientError>) -> Void)? = nil
+    ) {
+        if let handler { for pattern in patterns { handlers.append((pattern, handler)) } }
+        whenReady(failing: { completion?(.failure($0)) }) { [unowned self] in
+            self.sendSubscribe(patterns, last: last.map { UInt64(max($0, 0)) }, completion: completion)
+        }
+    }
+
+    /// Unsubscribes from `patterns` (all when empty).
+    public func unsubscribe(_ patterns: [String] = [], completion: ((Result<Int, ClientError>) -> Void)? = nil) {
+        whenReady(failing: { completion?(.failure($0)) }) { [unowned self] in
+            self.sendUnsubscribe(patterns, completion: completion)
+        }
+    }
+
+    /// RESUME (or LAST) per concrete subject when the server has them, then one SUB of the rest.
+    func sendSubscribe(_ patterns: [String], last: UInt64?, completion: ((Result<Int, ClientError>) -> Void)?) {
+        guard !patterns.isEmpty, last != nil || resumeState.canResume else {
+            send("SUB " + patterns.joined(separator: " "), .subscription(patterns: patterns, subscribing: true, completion))
+            return
+        }
+        let wildcards = patterns.filter(Subject.isWildcard)
+        let subjects = patterns.filter { !Subject.isWildcard($0) }
+        let replies = SubscribeReplies(expecting: subjects.count + (wildcards.isEmpty ? 0 : 1), completion: completion)
+        for subject in subjects {
+            let request = last.map { ResumeState.Request.newest(count: $0) } ?? .position
+            send(request.line(subject: subject),
+                 .resume(subject: subject, request: request, restoring: false, replies.take))
+        }
+        if !wildcards.isEmpty {
+            send("SUB " + wildcards.joined(separator: " "),
+                 .subscription(patterns: wildcards, subscribing: true, replies.take))
+        }
+    }
+
+    func sendUnsubscribe(_ patterns: [String], completion: ((Result<Int, ClientError>) -> Void)?) {
+        guard !patterns.isEmpty else {
+            send("UNSUB", .subscription(patterns: [], subscribing: false, completion))
+            return
+        }
+        // Subjects a restore resumed because they came through these patterns hold subscriptions of their
+        // own on the server: they go first, in lines well under any server's max_line.
+        let remaining = subscriptions.filter { !patterns.contains($0) }
+        var batch: [String] = []
+        var length = 0
+        func flush() {
+            guard !batch.isEmpty else { return }
+            send("UNSUB " + batch.joined(separator: " "), .subscription(patterns: batch, subscribing: false, nil))
+            batch = []
+            length = 0
+        }
+        for subject in resumeState.implicitSubscriptions(droppingPatterns: patterns, keeping: remaining) {
+            if length + subject.utf8.count > 4000 { flush() }
+            batch.append(subject)
+            length += subject.utf8.count + 1
+        }
+        flush()
+        send("UNSUB " + patterns.joined(separator: " "), .subscription(patterns: patterns, subscribing: false, completion))
+    }
+
+    /// Publishes `payload` to `subject`; the completion, if any, gets the receivers count.
+    public func publish(
+        _ subject: String, payload: UnsafeRawBufferPointer, completion: ((Result<Int, ClientError>) -> Void)? = nil
+    ) {
+        guard phase == .ready else {
+            let copy = Array(payload)
+            whenReady(failing: { completion?(.failure($0)) }) { [unowned self] in
+                copy.withUnsafeBytes { self.publish(subject, payload: $0, completion: completion) }
+            }
+            return
+        }
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: Self.pubPrefix)
+        scratch.append(contentsOf: subject.utf8)
+        scratch.append(UInt8(ascii: " "))
+        scratch.append(contentsOf: payload)
+        scratch.append(UInt8(ascii: "\n"))
+        socket?.write(scratch)
+        pending.append(PendingReply(kind: .publish(completion)))
+    }
+
+    public func publish(_ subject: String, _ payload: String, completion: ((Result<Int, ClientError>) -> Void)? = nil) {
+        var payload = payload
+        payload.withUTF8 { publish(subject, payload: UnsafeRawBufferPointer($0), completion: completion) }
+    }
+
+    /// Sends PING and reports the round-trip time.
+    public func ping(completion: @escaping (Result<Duration, ClientError>) -> Void) {
+        send("PING", .ping(completion))
+    }
+
+    /// Sends any command line and returns the text of its `+` reply after the first word
+    /// (`INFO` gives `version=... uptime_s=...`).
+    public func request(_ line: String, completion: @escaping (Result<String, ClientError>) -> Void) {
+        send(line, .text(completion))
+    }
+
+    static let pubPrefix: [UInt8] = Array("PUB ".utf8)
+
+    func send(_ line: String, _ kind: PendingReply.Kind) {
+        guard phase == .ready else {
+            whenReady(failing: { PendingReply(kind: kind).fail($0) }) { [unowned self] in self.send(line, kind) }
+            return
+        }
+        socket?.write(line + "\n")
+        pending.append(PendingReply(kind: kind))
+    }
+
+    /// Runs `body` now when ready, later (in issue order) while connecting, else fails.
+    func whenReady(failing fail: @escaping (ClientError) -> Void, _ body: @escaping () -> Void) {
+        switch phase {
+        case .ready: body()
+        case .connecting: held.append((body, fail))
+        case .idle: fail(.disconnected("not connected"))
+        case .waitingToReconnect: fail(.disconnected("reconnecting"))
+        case .closed: fail(.closed)
+        }
+    }
+}
