@@ -709,6 +709,40 @@ def attack_stalled_replays(ctx):
     return size, notes
 
 
+def attack_stalled_streams(ctx):
+    """Event streams (SSE) of one subject that never read, while a publisher floods it: 50 streams, 20,000
+    PUBs of 1 KB. Each message's event is encoded once for all the streams."""
+    with open(ctx.daemon.stderr_path, "rb") as log:
+        found = re.search(rb"serving HTTP on http://127\.0\.0\.1:(\d+)", log.read())
+    http = int(found.group(1))
+    count = 50 // (5 if ctx.small else 1)
+    messages = 20_000 // (5 if ctx.small else 1)
+    for _ in range(count):
+        # A raw socket: an HTTP client is sent no greeting.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect((HOST, http))
+        sock.sendall(b"GET /events?subject=s.x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        ctx.own(sock)
+    wait_until = time.monotonic() + 10
+    while time.monotonic() < wait_until:
+        if request(ctx.port, b"CHANNELS s.x\n") == f"+OK 1 s.x={count}":
+            break
+        time.sleep(0.05)
+    publisher = ctx.own(Conn(ctx.port))
+    payload = b"e" * 1000
+    start = time.monotonic()
+    for first in range(0, messages, 1000):
+        publisher.send(b"".join(b"PUB s.x %d " % n + payload + b"\n" for n in range(first, first + 1000)))
+        publisher.wait_lines(first + 1000, time.monotonic() + 60)
+    elapsed = time.monotonic() - start
+    last = info(ctx.port)
+    size = f"{count} stalled SSE streams, {messages:,} x 1 KB"
+    notes = [f"published in {elapsed:.2f} s; slow_consumers={last.get('slow_consumers', '-')} "
+             f"memory_drops={last.get('memory_drops', '-')}"]
+    return size, notes
+
+
 def attack_many_sockets(ctx):
     count = 600 if ctx.small else 10_000
     idle_timeout = ctx.idle_timeout
@@ -903,6 +937,7 @@ ATTACKS = [
     ("huge-sub", attack_huge_sub),
     ("stalled-subs", attack_stalled),
     ("stalled-replays", attack_stalled_replays),
+    ("stalled-streams", attack_stalled_streams),
     ("many-sockets", attack_many_sockets),
     ("auth-guessing", attack_auth),
 ]
@@ -926,6 +961,10 @@ def run_attack(name, function, args, workdir):
         config = os.path.join(workdir, "history.yaml")
         with open(config, "w") as out:
             out.write('history:\n  - subjects: "h.>"\n    max_messages: 100000\nhistory_max_bytes: 268435456\n')
+    if name == "stalled-streams":
+        config = os.path.join(workdir, "http.yaml")
+        with open(config, "w") as out:
+            out.write('http_listen: "127.0.0.1:0"\n')
     if name == "auth-guessing":
         alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
         token = "".join(random.SystemRandom().choice(alphabet) for _ in range(32))

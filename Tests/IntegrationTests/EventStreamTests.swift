@@ -39,6 +39,44 @@ struct EventStreamTests {
     }
 
     /// `?token=` authenticates an EventSource; a refused subject is 403; the token never reaches the log.
+    /// Event streams that never read, on the subject a publisher floods: each message's event is encoded once
+    /// for all of them, so the loop stays responsive (the report: 50 stalled streams, 20,000 PUBs of 1 KB,
+    /// another client's PING p99 157 ms) and every stream that reads gets the same events.
+    @Test func stalledStreamsShareTheEncodingAndKeepTheLoopResponsive() throws {
+        let daemon = try Daemon(arguments: ["--http-listen", "127.0.0.1:0"])
+        let port = try daemon.httpPort()
+        var stalled: [LineClient] = []
+        for _ in 0..<50 {
+            let client = try LineClient(port: port, timeout: 30, receiveBuffer: 4096)
+            try client.send("GET /events?subject=s.x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            stalled.append(client)
+        }
+        let reading = try eventStream(port: port, query: "subject=s.x")
+        _ = try reading.stdout.waitForLine(containing: ": +OK 1", timeout: 10)
+        let observer = try daemon.client()
+        try eventually(timeout: 10, "every stream subscribed") {
+            try observer.command("CHANNELS s.x") == "+OK 1 s.x=51"
+        }
+        let publisher = try daemon.client(timeout: 60)
+        let payload = String(repeating: "e", count: 1000)
+        let pinger = Pinger(observer)
+        for batch in 0..<20 {
+            try publisher.send((0..<1000).map { "PUB s.x \(batch)-\($0) \(payload)\n" }.joined())
+            for _ in 0..<1000 { _ = try publisher.readLine() }
+        }
+        let worst = pinger.stop()
+        print("stalled event streams: slowest PING \(worst) s")
+        #expect(worst < 0.25, "the slowest PING took \(worst) s")
+        _ = try reading.stdout.waitForLine(containing: #""payload":"19-999"#, timeout: 30)
+        let events = reading.stdout.all.filter { $0.hasPrefix("data: ") }
+        #expect(events.count == 20_000)
+        #expect(events.first == #"data: {"subject":"s.x","seq":1,"payload":"0-0 \#(payload)"}"#)
+        let epoch = try #require(infoFields(try observer.command("INFO"))["epoch"])
+        #expect(reading.stdout.all.contains("id: \(epoch):20000"))
+        kill(reading.process.processIdentifier, SIGKILL)
+        for client in stalled { client.close() }
+    }
+
     @Test func queryTokenIsCheckedAndNeverLogged() throws {
         let daemon = try Daemon(arguments: ["--http-listen", "127.0.0.1:0", "--config", try fixture("auth.yaml"),
                                             "--log-level", "debug"])
@@ -69,5 +107,32 @@ struct EventStreamTests {
         #expect(tooManyConcrete.status == 400 && tooManyConcrete.body.joined().contains(#""error":"limit""#))
         let none = try curl(["http://127.0.0.1:\(port)/events"])
         #expect(none.status == 400)
+    }
+}
+
+/// Another client's PING every 10 ms on a thread of its own, until `stop`, which returns the slowest round trip.
+private final class Pinger: @unchecked Sendable {
+    private let lock = NSLock()
+    private var worst = 0.0
+    private var stopping = false
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(_ client: LineClient) {
+        Thread.detachNewThread { [self] in
+            while !lock.withLock({ stopping }) {
+                let started = Date()
+                guard (try? client.command("PING")) == "+PONG" else { break }
+                let took = Date().timeIntervalSince(started)
+                lock.withLock { worst = max(worst, took) }
+                usleep(10_000)
+            }
+            finished.signal()
+        }
+    }
+
+    func stop() -> Double {
+        lock.withLock { stopping = true }
+        finished.wait()
+        return lock.withLock { worst }
     }
 }

@@ -32,6 +32,21 @@ class TransportAdapter {
 
 /// A publish run's lines framed for one kind of transport, done once per flush and shared by its receivers.
 struct RunFraming {
+    /// One event of the run as an event stream carries it: where its text lies in `eventBodies`, and the seq
+    /// that a stream's position of the run's subject moves to (a message, or a RESET).
+    struct Event {
+        let body: Range<Int>
+        let seq: UInt64
+        /// A message, which a stream with resumable subjects precedes with its `id:` line.
+        let isMessage: Bool
+    }
+
+    /// The run's subject (every line of a run is of one subject).
+    var subject = ""
+    /// The run's events' text (`data:` lines, `event: reset`), encoded once for every event stream.
+    var eventBodies: [UInt8] = []
+    var events: [Event] = []
+    var eventsEncoded = false
     /// The run's lines as WebSocket text frames, reused from run to run.
     var webSocketFrames: [UInt8] = []
     var webSocketFramed = false
@@ -40,10 +55,12 @@ struct RunFraming {
     /// How many adapted receivers the run has: sharing pays only for several.
     var receivers = 0
 
-    mutating func reset(receivers: Int) {
+    mutating func reset(receivers: Int, subject: String) {
         webSocketFramed = false
+        eventsEncoded = false
         shared = nil
         self.receivers = receivers
+        self.subject = subject
     }
 }
 

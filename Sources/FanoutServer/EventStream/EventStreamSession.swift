@@ -1,3 +1,5 @@
+import FanoutProtocol
+
 /// What a Server-Sent Events stream keeps: its resumable subjects with the last seq it sent of each, the
 /// epoch those numbers belong to, and which RESUME replies are still to come.
 ///
@@ -28,6 +30,19 @@ final class EventStreamSession {
     /// The current id: nil when the stream has no resumable subject.
     var eventID: String? {
         subjects.isEmpty ? nil : epoch + ":" + positions.map(String.init).joined(separator: ",")
+    }
+
+    /// Appends `id: <epoch>:<positions>\n` (the current id) without building strings: once per message per
+    /// stream on the publish path.
+    func appendEventID(to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: "id: ".utf8)
+        buffer.append(contentsOf: epoch.utf8)
+        buffer.append(UInt8(ascii: ":"))
+        for (number, position) in positions.enumerated() {
+            if number > 0 { buffer.append(UInt8(ascii: ",")) }
+            Encoder.appendDecimal(position, to: &buffer)
+        }
+        buffer.append(UInt8(ascii: "\n"))
     }
 
     /// Positions from a Last-Event-ID for `count` subjects, when it was made by this server's `epoch`.

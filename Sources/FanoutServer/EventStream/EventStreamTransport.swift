@@ -1,4 +1,6 @@
+import FanoutEventLoop
 import FanoutHTTP
+import FanoutProtocol
 
 /// Server-Sent Events (the HTML Living Standard's text/event-stream) as a transport: protocol lines in from
 /// the server, events out. `MSG` lines become events whose data is one JSON object and whose id is the
@@ -35,6 +37,71 @@ final class EventStreamTransport: TransportAdapter {
         return true
     }
 
+    /// A publish run's events are encoded once for all the run's event streams (`RunFraming.events`); each
+    /// stream adds only its `id:` lines, since an id carries that stream's positions. Cost per stream: one
+    /// copy of the run's event text and an id per message (O(its resumable subjects), at most 16), never a
+    /// JSON encoding. A stream with no resumable subject writes the same text as the others: shared when
+    /// large, as a TCP run's lines are.
+    override func writeRun(_ lines: UnsafeRawBufferPointer, to connection: ClientConnection, socket: BufferedSocket,
+                           framing: inout RunFraming) {
+        if !framing.eventsEncoded { Self.encodeEvents(of: lines, into: &framing) }
+        guard !session.subjects.isEmpty else {
+            if framing.receivers > 1 && framing.eventBodies.count >= 4096 {
+                if framing.shared == nil {
+                    let shared = SharedBuffer()
+                    framing.eventBodies.withUnsafeBytes { shared.append($0) }
+                    framing.shared = shared
+                }
+                socket.write(sharing: framing.shared!)
+            } else {
+                framing.eventBodies.withUnsafeBytes { socket.write($0) }
+            }
+            return
+        }
+        let index = session.subjects.firstIndex(of: framing.subject)
+        session.scratch.removeAll(keepingCapacity: session.scratch.capacity <= 4096)
+        framing.eventBodies.withUnsafeBytes { bodies in
+            for event in framing.events {
+                if let index { session.positions[index] = event.seq }
+                if event.isMessage { session.appendEventID(to: &session.scratch) }
+                session.scratch.append(contentsOf: UnsafeRawBufferPointer(rebasing: bodies[event.body]))
+            }
+        }
+        socket.write(session.scratch)
+    }
+
+    /// The run's `MSG` and `RESET` lines as event text, once (the same JSON for every stream).
+    private static func encodeEvents(of lines: UnsafeRawBufferPointer, into framing: inout RunFraming) {
+        framing.eventsEncoded = true
+        framing.eventBodies.removeAll(keepingCapacity: framing.eventBodies.capacity <= 1 << 20)
+        framing.events.removeAll(keepingCapacity: true)
+        let quotedSubject = JSONText.quoted(framing.subject)
+        var start = 0
+        while start < lines.count {
+            var end = start
+            while end < lines.count && lines[end] != 0x0A { end += 1 }
+            let line = UnsafeRawBufferPointer(rebasing: lines[start..<end])
+            let bodyStart = framing.eventBodies.count
+            if let message = MessageLine(line) {
+                let payload = JSONText.quoted(String(decoding: message.payload, as: UTF8.self))
+                framing.eventBodies.append(contentsOf: "data: {\"subject\":\(quotedSubject),\"seq\":".utf8)
+                Encoder.appendDecimal(message.seq, to: &framing.eventBodies)
+                framing.eventBodies.append(contentsOf: ",\"payload\":\(payload)}\n\n".utf8)
+                framing.events.append(.init(body: bodyStart..<framing.eventBodies.count, seq: message.seq, isMessage: true))
+            } else if case .reset(let subject, let epoch, let seq, let missed)? = ServerLine.parse(line) {
+                framing.eventBodies.append(contentsOf: Self.resetEvent(subject: subject, epoch: epoch, seq: seq, missed: missed).utf8)
+                framing.events.append(.init(body: bodyStart..<framing.eventBodies.count, seq: seq, isMessage: false))
+            }
+            start = end + 1
+        }
+    }
+
+    /// `event: reset` with its JSON: the subject's next message follows `seq` under `epoch`.
+    private static func resetEvent(subject: String, epoch: String, seq: UInt64, missed: UInt64?) -> String {
+        "event: reset\ndata: {\"subject\":\(JSONText.quoted(subject)),\"epoch\":\(JSONText.quoted(epoch)),"
+            + "\"seq\":\(seq),\"missed\":\(missed.map(String.init) ?? "null")}\n\n"
+    }
+
     private func appendEvent(for line: UnsafeRawBufferPointer) {
         let text = String(decoding: line, as: UTF8.self)
         if text.hasPrefix("MSG ") {
@@ -60,18 +127,11 @@ final class EventStreamTransport: TransportAdapter {
                 session.scratch.append(contentsOf: "event: missed\ndata: {\"subject\":\(JSONText.quoted(subject)),\"missed\":\(count)}\n\n".utf8)
             }
             session.scratch.append(contentsOf: ": \(text)\n".utf8)
-        } else if text.hasPrefix("RESET ") {
+        } else if case .reset(let subject, let epoch, let seq, let missed)? = ServerLine.parse(line) {
             // The subject's numbering restarted, or messages were lost: the position moves to where the next
             // message follows.
-            let words = text.split(separator: " ")
-            guard words.count >= 5 else { return }
-            let subject = String(words[1])
-            let fields = Self.fields(words.dropFirst(2))
-            guard let epoch = fields["epoch"], let seq = fields["seq"].flatMap({ UInt64($0) }) else { return }
             if let index = session.subjects.firstIndex(of: subject) { session.positions[index] = seq }
-            let missed = fields["missed"].flatMap { UInt64($0) }.map(String.init) ?? "null"
-            session.scratch.append(contentsOf: ("event: reset\ndata: {\"subject\":\(JSONText.quoted(subject)),"
-                + "\"epoch\":\(JSONText.quoted(String(epoch))),\"seq\":\(seq),\"missed\":\(missed)}\n\n").utf8)
+            session.scratch.append(contentsOf: Self.resetEvent(subject: subject, epoch: epoch, seq: seq, missed: missed).utf8)
         } else if text.hasPrefix("-ERR ") {
             let words = text.split(separator: " ", maxSplits: 2)
             let code = words.count > 1 ? String(words[1]) : "error"

@@ -7,7 +7,7 @@ extension Server {
     func flushAdapted() {
         let marks = BacklogMarks(configuration.limits)
         let receivers = fanout.run.adaptedReceivers
-        fanout.framing.reset(receivers: receivers.count)
+        fanout.framing.reset(receivers: receivers.count, subject: fanout.run.subjectString)
         let now = metrics != nil ? ContinuousClock.now : nil
         for receiver in receivers where receiver.isConnected {
             let connection = receiver.connection.takeUnretainedValue()
