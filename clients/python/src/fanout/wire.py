@@ -1,0 +1,75 @@
+"""One connection's transport: an asyncio.Protocol that frames the server's bytes and hands frames to its
+client, and tells it when writing must wait and when the connection is gone."""
+from __future__ import annotations
+
+import asyncio
+from typing import Callable, Optional
+
+from .protocol import Framer
+
+
+class Wire(asyncio.Protocol):
+    """Frames go to `on_frame` in arrival order; `on_lost` is called once, with the reason."""
+
+    def __init__(self, on_frame: Callable[["Wire", object], None], on_lost: Callable[["Wire", str], None],
+                 max_line: int, max_payload: int) -> None:
+        self.transport: Optional[asyncio.Transport] = None
+        self.framer = Framer(max_line, max_payload)
+        self._on_frame = on_frame
+        self._on_lost = on_lost
+        self._lost = False
+        # Set while the transport's write buffer is under its high-water mark.
+        self.writable = asyncio.Event()
+        self.writable.set()
+        self.reading_paused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            frames = self.framer.feed(data)
+        except ValueError as error:
+            self.abort(f"protocol violation: {error}")
+            return
+        for frame in frames:
+            if self._lost:
+                return
+            self._on_frame(self, frame)
+
+    def eof_received(self) -> Optional[bool]:
+        return False
+
+    def connection_lost(self, exc: Optional[Exception]) -> None:
+        self.writable.set()
+        self._report_lost(str(exc) if exc else "closed by the server")
+
+    def pause_writing(self) -> None:
+        self.writable.clear()
+
+    def resume_writing(self) -> None:
+        self.writable.set()
+
+    def write(self, data: bytes) -> None:
+        assert self.transport is not None
+        self.transport.write(data)
+
+    def pause_reading(self) -> None:
+        if self.transport is not None and not self.reading_paused and not self._lost:
+            self.reading_paused = True
+            self.transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        if self.transport is not None and self.reading_paused and not self._lost:
+            self.reading_paused = False
+            self.transport.resume_reading()
+
+    def abort(self, reason: str) -> None:
+        self._report_lost(reason)
+        if self.transport is not None:
+            self.transport.abort()
+
+    def _report_lost(self, reason: str) -> None:
+        if not self._lost:
+            self._lost = True
+            self._on_lost(self, reason)
