@@ -8,7 +8,12 @@ export * from "./exports.js";
 /** Connects to a Fanout server's WebSocket: `"ws://host:7412/ws"` (or `wss://`). */
 export async function connect(url: string, options: ClientOptions = {}): Promise<Client> {
     const client = new Client(url, webSocketOpener(url), options);
-    await client.start();
+    try {
+        await client.start();
+    } catch (error) {
+        await client.close();
+        throw error;
+    }
     client.markReady();
     return client;
 }

@@ -434,6 +434,7 @@ export class Client implements SubscriptionOwner {
             const failure = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
             if (failure) throw failure.reason;
         } catch (error) {
+            subscription.end(error as Error);
             await this.unsubscribe(subscription).catch(() => undefined);
             throw error;
         }

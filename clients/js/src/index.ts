@@ -25,7 +25,12 @@ export async function connect(url = "127.0.0.1:7411", options: ConnectOptions = 
         opener = nodeOpener(url, options.tls, (options.maxLine ?? defaultMaxLine) + 64, options.maxPayload ?? 1 << 20);
     }
     const client = new Client(url, opener, options);
-    await client.start();
+    try {
+        await client.start();
+    } catch (error) {
+        await client.close();
+        throw error;
+    }
     client.markReady();
     return client;
 }

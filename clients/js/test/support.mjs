@@ -125,7 +125,12 @@ export async function startProxy(target) {
 /** A scripted server: `script(conn, index)` runs for each connection after the greeting. */
 export async function startFakeServer(script, epoch = "E1") {
     const connections = [];
+    let stopped = false;
     const server = net.createServer((socket) => {
+        if (stopped) {
+            socket.destroy();
+            return;
+        }
         const conn = fakeConnection(socket);
         connections.push(conn);
         conn.send(`+HELLO fanout/1 fake auth=none epoch=${epoch}`);
@@ -136,8 +141,10 @@ export async function startFakeServer(script, epoch = "E1") {
         address: `127.0.0.1:${server.address().port}`,
         connections,
         stop: async () => {
+            stopped = true;
+            const closed = new Promise((resolve) => server.close(resolve));
             for (const conn of connections) conn.socket.destroy();
-            await new Promise((resolve) => server.close(resolve));
+            await closed;
         },
     };
 }
@@ -221,3 +228,21 @@ export function lineLogger() {
 }
 
 export const fast = { initial: 20, maximum: 100, jitter: 0.5 };
+
+/** Sends one command on a fresh connection of its own and resolves to the reply line. */
+export function rawCommand(port, line) {
+    return new Promise((resolve, reject) => {
+        const socket = net.createConnection({ host: "127.0.0.1", port });
+        let text = "";
+        socket.on("data", (chunk) => {
+            text += chunk;
+            const lines = text.split("\n");
+            if (lines.length === 2) socket.write(line + "\n");
+            if (lines.length >= 3) {
+                socket.destroy();
+                resolve(lines[1]);
+            }
+        });
+        socket.on("error", reject);
+    });
+}

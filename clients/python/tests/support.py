@@ -258,3 +258,14 @@ class FakeConnection:
         """Waits for the client to close its side."""
         while await self.reader.read(65536):
             pass
+
+
+async def raw_command(port: int, line: str) -> str:
+    """Sends one command on a fresh connection of its own and returns the reply line."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        await asyncio.wait_for(reader.readline(), 10)
+        writer.write(line.encode() + b"\n")
+        return (await asyncio.wait_for(reader.readline(), 10)).decode().rstrip("\n")
+    finally:
+        writer.close()

@@ -4,7 +4,7 @@ import unittest
 
 import fanout
 
-from .support import Daemon, bounded, until
+from .support import Daemon, bounded, raw_command, until
 
 MESSAGES = 6000
 PAYLOAD = b"p" * 1000
@@ -25,7 +25,7 @@ class BackpressureTests(unittest.IsolatedAsyncioTestCase):
             self.assertTrue(subscriber._wire.reading_paused)
             self.assertLessEqual(sub.pending, 10 + 256 * 1024 // len(PAYLOAD) + 1)
             # And the rest waits on the server, which the client's socket is pushing back on.
-            clients = await publisher._command("CLIENTS")
+            clients = await raw_command(daemon.port, "CLIENTS")
             pending = [int(f.split("=")[1]) for word in clients.split() for f in word.split(",")
                        if f.startswith("pending=")]
             self.assertGreater(max(pending), 0)

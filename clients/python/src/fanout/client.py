@@ -612,6 +612,10 @@ async def connect(address: str = "127.0.0.1:7411", token: Optional[str] = None,
     resumes and gaps, which are also logged to the `fanout` logger."""
     client = Client(Address.parse(address), token, tls, reconnect, timeout, max_line, max_payload, max_pending,
                     on_event)
-    await client._open()
+    try:
+        await client._open()
+    except BaseException:
+        await client.close()
+        raise
     client._ready.set()
     return client
