@@ -1,5 +1,6 @@
 // What the tests run against: a real fanoutd on a loopback port the kernel picks, a proxy the test can cut,
 // and a scripted fake server for the verbs fanoutd does not speak yet (1.2) and for the RESET push.
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
@@ -125,6 +126,7 @@ export async function startProxy(target) {
 /** A scripted server: `script(conn, index)` runs for each connection after the greeting. */
 export async function startFakeServer(script, epoch = "E1") {
     const connections = [];
+    const failures = [];
     let stopped = false;
     const server = net.createServer((socket) => {
         if (stopped) {
@@ -134,7 +136,12 @@ export async function startFakeServer(script, epoch = "E1") {
         const conn = fakeConnection(socket);
         connections.push(conn);
         conn.send(`+HELLO fanout/1 fake auth=none epoch=${epoch}`);
-        Promise.resolve(script(conn, connections.length - 1)).catch(() => undefined).finally(() => socket.end());
+        Promise.resolve(script(conn, connections.length - 1))
+            .catch((error) => {
+                // A script's own check that failed fails the test in stop(); a closed client just ends it.
+                if (error instanceof assert.AssertionError) failures.push(error);
+            })
+            .finally(() => socket.end());
     });
     await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
     return {
@@ -145,6 +152,7 @@ export async function startFakeServer(script, epoch = "E1") {
             const closed = new Promise((resolve) => server.close(resolve));
             for (const conn of connections) conn.socket.destroy();
             await closed;
+            if (failures.length) throw failures[0];
         },
     };
 }

@@ -221,7 +221,7 @@ class FakeServer:
         connection.send(f"+HELLO fanout/1 fake auth=none epoch={self.epoch}")
         try:
             await self.script(connection)
-        except (ConnectionError, asyncio.IncompleteReadError):
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError):
             pass
         finally:
             writer.close()
@@ -229,9 +229,15 @@ class FakeServer:
     async def __aexit__(self, *exc: object) -> None:
         assert self._server is not None
         self._server.close()
-        for task in self._tasks:
-            task.cancel()
+        # Each script then meets the end of its connection and returns.
+        for connection in self.connections:
+            connection.writer.transport.abort()
+        outcomes = await asyncio.wait_for(asyncio.gather(*self._tasks, return_exceptions=True), 10)
         await self._server.wait_closed()
+        # A script's own check that failed fails the test, even when the client side went on regardless.
+        for outcome in outcomes:
+            if isinstance(outcome, AssertionError):
+                raise outcome
 
 
 class FakeConnection:

@@ -538,7 +538,9 @@ class Client:
         if b"\n" in data:
             raise ValueError("an answer must fit on one line")
         if self._wire is not None:
-            self._send(f"ANSWER {question.id} ".encode() + data + b"\n", _INT, internal=True)
+            reply = self._send(f"ANSWER {question.id} ".encode() + data + b"\n", _INT, internal=True)
+            # `+OK 0` (a late answer) is normal, and a lost connection says nothing the asker would not learn.
+            reply.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     # Server state and the end
 
