@@ -64,7 +64,10 @@ class Client:
         return Subscription(self._runner, self._runner.run(self._inner.subscribe(*patterns, group=group)))
 
     def publish(self, subject: str, payload: Payload) -> int:
-        return self._runner.run(self._inner.publish(subject, payload))
+        # The asyncio client's publish writes when called, so it is called on the loop's thread.
+        async def run() -> int:
+            return await self._inner.publish(subject, payload)
+        return self._runner.run(run())
 
     def publish_many(self, items: List[tuple]) -> List[int]:
         """Publishes (subject, payload) pairs pipelined, and returns their receivers counts in order."""

@@ -80,6 +80,7 @@ class Client:
         self._asks: Dict[str, Tuple[AskResult, asyncio.Future]] = {}
         self._responders: List[Responder] = []
         self._tasks: set = set()
+        self._loop = asyncio.get_running_loop()
 
     # Connecting
 
@@ -426,20 +427,28 @@ class Client:
 
     # Publishing and history
 
-    async def publish(self, subject: str, payload: Payload) -> int:
-        """Publishes and returns the receivers count. Concurrent calls are pipelined: each is written at once
-        and replies are matched in order. A payload a line cannot carry (LF, a CR at its end, over max_line)
-        goes as BPUB (1.2)."""
-        if not self._ready.is_set():
-            await self._connected()
+    def publish(self, subject: str, payload: Payload) -> Awaitable[int]:
+        """Publishes; await the result for the receivers count. The command is written at once, so concurrent
+        publishes are pipelined and their replies matched in order; awaiting them together (asyncio.gather)
+        costs no task each. A payload a line cannot carry (LF, a CR at its end, over max_line) goes as BPUB
+        (1.2). While the connection is down or its output is over the high-water mark, the write waits for it."""
         wire = self._wire
-        if wire is None or self._closed:
+        if wire is None or not self._ready.is_set() or not wire.writable.is_set():
+            return self._publish_later(subject, payload)
+        future = self._loop.create_future()
+        wire.write(publish_command(subject, payload if type(payload) is bytes else as_bytes(payload), self.max_line))
+        self._pending.append((future, _INT))
+        return future
+
+    async def _publish_later(self, subject: str, payload: Payload) -> int:
+        await self._connected()
+        await self._writable()
+        wire = self._wire
+        if wire is None:
             raise ConnectionLost(f"not connected to {self.address}")
-        future = asyncio.get_running_loop().create_future()
+        future = self._loop.create_future()
         wire.write(publish_command(subject, as_bytes(payload), self.max_line))
         self._pending.append((future, _INT))
-        if not wire.writable.is_set():
-            await wire.writable.wait()
         return await future
 
     async def last(self, subject: str, count: int = 1) -> List[Message]:

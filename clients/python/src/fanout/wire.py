@@ -3,7 +3,7 @@ client, and tells it when writing must wait and when the connection is gone."""
 from __future__ import annotations
 
 import asyncio
-from typing import Callable, Optional
+from typing import Callable, List, Optional
 
 from .protocol import Framer
 
@@ -22,6 +22,9 @@ class Wire(asyncio.Protocol):
         self.writable = asyncio.Event()
         self.writable.set()
         self.reading_paused = False
+        # Bound: what the application writes in one loop pass; then the transport's own buffer and
+        # pause_writing apply.
+        self._outgoing: List[bytes] = []
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -51,8 +54,16 @@ class Wire(asyncio.Protocol):
         self.writable.set()
 
     def write(self, data: bytes) -> None:
-        assert self.transport is not None
-        self.transport.write(data)
+        """Queues `data` for the end of this loop pass: commands written in one pass (a burst of pipelined
+        publishes) go out in one send instead of one system call each."""
+        if not self._outgoing:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._outgoing.append(data)
+
+    def _flush(self) -> None:
+        outgoing, self._outgoing = self._outgoing, []
+        if self.transport is not None and not self._lost:
+            self.transport.write(b"".join(outgoing))
 
     def pause_reading(self) -> None:
         if self.transport is not None and not self.reading_paused and not self._lost:
