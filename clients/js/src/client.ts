@@ -7,7 +7,7 @@ import {
 import { AskResult, FanoutEvent, Message, Question } from "./messages.js";
 import {
     concat, decode, defaultMaxLine, encode, Frame, Greeting, isWildcard, matches, NEWLINE, parseFields,
-    parseGreeting, parseReset, parseResumeReply, Payload, publishCommand, ResumeReply, toBytes,
+    parseGreeting, parseReset, parseResumeReply, Payload, publishCommand, publishLine, ResumeReply, toBytes,
 } from "./protocol.js";
 import { Position, reportLines, ResumeReport, ResumeState } from "./resume.js";
 import { Subscription, SubscriptionOwner } from "./subscription.js";
@@ -281,10 +281,12 @@ export class Client implements SubscriptionOwner {
         const first = frame[0];
         if (first === 77 /* M */ && frame[1] === 83 && frame[2] === 71 && frame[3] === 32) {
             const subjectEnd = frame.indexOf(32, 4);
-            const seqEnd = frame.indexOf(32, subjectEnd + 1);
-            const subject = decode(frame.subarray(4, subjectEnd));
-            const seq = Number(decode(frame.subarray(subjectEnd + 1, seqEnd < 0 ? frame.length : seqEnd)));
-            this.deliver(subject, seq, seqEnd < 0 ? new Uint8Array(0) : frame.slice(seqEnd + 1));
+            // Subjects are printable ASCII: no UTF-8 decoding needed, and seqs are plain digits.
+            const subject = String.fromCharCode(...frame.subarray(4, subjectEnd));
+            let seq = 0;
+            let index = subjectEnd + 1;
+            for (; index < frame.length && frame[index] !== 32; index++) seq = seq * 10 + frame[index] - 48;
+            this.deliver(subject, seq, frame.slice(index + 1));
             return;
         }
         const line = decode(frame);
@@ -506,21 +508,24 @@ export class Client implements SubscriptionOwner {
      * replies are matched in order. A payload a line cannot carry (LF, a CR at its end, over maxLine, or not
      * UTF-8 on a WebSocket) goes as BPUB (1.2).
      */
-    async publish(subject: string, payload: Payload): Promise<number> {
-        if (!this.ready) await this.connected();
+    publish(subject: string, payload: Payload): Promise<number> {
         const transport = this.transport;
-        if (!transport) throw new ConnectionLost(`not connected to ${this.address}`);
-        const bytes = toBytes(payload);
-        let command = publishCommand(subject, bytes, this.maxLine);
-        if (!command.binary && transport.textOnly && typeof payload !== "string" && !isUtf8(bytes)) {
-            command = { bytes: concat(encode(`BPUB ${subject} ${bytes.length}\n`), bytes, NEWLINE), binary: true };
+        if (!this.ready || !transport) return this.connected().then(() => this.publish(subject, payload));
+        let command: string | Uint8Array;
+        let binary = false;
+        const line = typeof payload === "string" ? publishLine(subject, payload, this.maxLine) : null;
+        if (line !== null) {
+            command = line;
+        } else {
+            const bytes = toBytes(payload);
+            const encoded = publishCommand(subject, bytes, this.maxLine);
+            binary = encoded.binary || (transport.textOnly && typeof payload !== "string" && !isUtf8(bytes));
+            command = binary && !encoded.binary
+                ? concat(encode(`BPUB ${subject} ${bytes.length}\n`), bytes, NEWLINE) : encoded.bytes;
         }
-        let pushBack = false;
-        const reply = new Promise<number>((resolve, reject) => {
-            this.pending.push({ resolve, reject, reader: "int" });
-            pushBack = !transport.write(command.bytes, command.binary);
-        });
-        if (pushBack) await transport.drained();
+        const reply = new Promise<number>((resolve, reject) => this.pending.push({ resolve, reject, reader: "int" }));
+        // Past the transport's high-water mark the caller waits for it to drain, so output stays bounded.
+        if (!transport.write(command, binary)) return transport.drained().then(() => reply);
         return reply;
     }
 

@@ -2,7 +2,7 @@
 // type packages). Not shipped: no public type mentions them.
 declare module "node:net" {
     export interface Socket {
-        write(data: Uint8Array): boolean;
+        write(data: Uint8Array | string): boolean;
         on(event: string, listener: (...args: any[]) => void): this;
         once(event: string, listener: (...args: any[]) => void): this;
         removeListener(event: string, listener: (...args: any[]) => void): this;
@@ -10,6 +10,8 @@ declare module "node:net" {
         resume(): this;
         destroy(error?: Error): this;
         setNoDelay(noDelay?: boolean): this;
+        cork(): void;
+        uncork(): void;
     }
     export function createConnection(options: { host?: string; port?: number; path?: string }): Socket;
 }

@@ -71,10 +71,21 @@ export function nodeOpener(address: string, tlsSettings: TlsSettings | undefined
             events.closed(reason);
         }
         let drain: Promise<void> | null = null;
+        let corked = false;
         const transport: Transport = {
             canPause: true,
             textOnly: false,
-            write(command: Uint8Array): boolean {
+            write(command: Uint8Array | string): boolean {
+                // Commands written in one turn of the event loop (a burst of pipelined publishes) go out in
+                // one send instead of one system call each.
+                if (!corked) {
+                    corked = true;
+                    socket.cork();
+                    queueMicrotask(() => {
+                        corked = false;
+                        socket.uncork();
+                    });
+                }
                 return socket.write(command);
             },
             drained(): Promise<void> {

@@ -64,6 +64,13 @@ export interface Command {
     binary: boolean;
 }
 
+/** `PUB <subject> <payload>` as one string, when the payload is text a line can surely carry (its UTF-8 is at
+ * most three bytes per character); null otherwise. Sockets take strings without a separate encoding step. */
+export function publishLine(subject: string, payload: string, maxLine = defaultMaxLine): string | null {
+    if (payload.includes("\n") || payload.endsWith("\r") || 5 + subject.length + 3 * payload.length > maxLine) return null;
+    return `PUB ${subject} ${payload}\n`;
+}
+
 export function publishCommand(subject: string, payload: Uint8Array, maxLine = defaultMaxLine): Command {
     if (fitsLine(payload, subject, maxLine)) {
         return { bytes: concat(encoder.encode(`PUB ${subject} `), payload, NEWLINE), binary: false };
@@ -178,15 +185,16 @@ export class Framer {
                 }
                 break;
             }
-            // No CR is stripped: the server ends its lines in LF alone, and a CR before it is payload.
-            const line = buffer.slice(start, newline);
+            // No CR is stripped: the server ends its lines in LF alone, and a CR before it is payload. A view, not
+            // a copy: whoever keeps bytes of a line (a message's payload) copies them.
+            const line = buffer.subarray(start, newline);
             start = newline + 1;
             if (startsWith(line, BMSG)) {
                 const length = bmsgLength(line);
                 if (length > this.maxPayload) {
                     throw new Error(`a BMSG of ${length} bytes is over max_payload (${this.maxPayload})`);
                 }
-                this.header = line;
+                this.header = line.slice();
                 this.due = length + 1;
                 continue;
             }

@@ -12,7 +12,7 @@ export interface TransportEvents {
 export interface Transport {
     /** Writes one command: a line with its LF, or (`binary`) a BPUB header with its bytes. Returns false when
      * the caller should wait for `drained()` before writing more. */
-    write(command: Uint8Array, binary: boolean): boolean;
+    write(command: Uint8Array | string, binary: boolean): boolean;
     drained(): Promise<void>;
     /** Whether reading can be paused: a socket can, a browser WebSocket cannot. */
     readonly canPause: boolean;

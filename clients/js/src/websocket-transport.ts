@@ -66,8 +66,9 @@ export function webSocketOpener(url: string): Opener {
             // A browser gives no way to stop reading a WebSocket.
             canPause: false,
             textOnly: true,
-            write(command: Uint8Array, binary: boolean): boolean {
-                if (binary) socket.send(command);
+            write(command: Uint8Array | string, binary: boolean): boolean {
+                if (typeof command === "string") socket.send(command.slice(0, -1));
+                else if (binary) socket.send(command);
                 else socket.send(decode(command.subarray(0, command.length - 1)));
                 return socket.bufferedAmount < highWater;
             },
