@@ -626,6 +626,13 @@ export class Client implements SubscriptionOwner {
         return out;
     }
 
+    /** Sends one command line (CHANNELS, CLIENTS, ...) and resolves to its reply after `+OK `, or rejects with
+     * the server's error. For verbs this client has no method for; not for SUB, PUB and the like, whose
+     * state the client keeps itself. */
+    async request(line: string): Promise<string> {
+        return this.command(line);
+    }
+
     async ping(text = ""): Promise<string> {
         return this.command(text ? `PING ${text}` : "PING");
     }

@@ -1,7 +1,7 @@
 // Round trips against a real fanoutd: subscribe, publish, pipelining, payloads, history, INFO.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { connect } from "../dist/index.js";
+import { UnknownCommand, connect } from "../dist/index.js";
 import { historyConfig, startDaemon } from "./support.mjs";
 
 let daemon;
@@ -79,5 +79,7 @@ test("info is an object with numbers", { timeout: 20000 }, async () => {
     assert.equal(typeof info.uptime_s, "number");
     assert.equal(info.epoch, client.greeting.epoch);
     assert.match(await client.ping("hi"), /PONG hi/);
+    assert.match(await client.request("CLIENTS"), /^1 id=/);
+    await assert.rejects(client.request("FROB"), UnknownCommand);
     await client.close();
 });

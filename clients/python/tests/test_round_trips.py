@@ -77,6 +77,9 @@ class RoundTripTests(unittest.IsolatedAsyncioTestCase):
             self.assertIsInstance(info["uptime_s"], int)
             self.assertTrue(info["epoch"])
             self.assertEqual(client.greeting.epoch, info["epoch"])
+            self.assertTrue((await client.request("CLIENTS")).startswith("1 id="))
+            with self.assertRaises(fanout.UnknownCommand):
+                await client.request("FROB")
             await client.close()
 
     @bounded(20)

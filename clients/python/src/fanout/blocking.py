@@ -96,6 +96,9 @@ class Client:
     def info(self) -> Dict[str, Union[int, str]]:
         return self._runner.run(self._inner.info())
 
+    def request(self, line: str) -> str:
+        return self._runner.run(self._inner.request(line))
+
     def ping(self, text: str = "") -> str:
         return self._runner.run(self._inner.ping(text))
 

@@ -558,6 +558,12 @@ class Client:
         text = await self._command("INFO")
         return {key: int(value) if value.isdigit() else value for key, value in fields(text.split()).items()}
 
+    async def request(self, line: str) -> str:
+        """Sends one command line (CHANNELS, CLIENTS, ...) and returns its reply after `+OK `, or raises the
+        server's error. For verbs this client has no method for; not for SUB, PUB and the like, whose state
+        the client keeps itself."""
+        return await self._command(line)
+
     async def ping(self, text: str = "") -> str:
         return await self._command(f"PING {text}".rstrip())
 
