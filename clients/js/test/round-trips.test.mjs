@@ -1,7 +1,8 @@
 // Round trips against a real fanoutd: subscribe, publish, pipelining, payloads, history, INFO.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { UnknownCommand, connect } from "../dist/index.js";
+import { readFileSync } from "node:fs";
+import { CannotConnect, UnknownCommand, connect } from "../dist/index.js";
 import { historyConfig, startDaemon } from "./support.mjs";
 
 let daemon;
@@ -82,4 +83,16 @@ test("info is an object with numbers", { timeout: 20000 }, async () => {
     assert.match(await client.request("CLIENTS"), /^1 id=/);
     await assert.rejects(client.request("FROB"), UnknownCommand);
     await client.close();
+});
+
+test("TLS with the server's CA, and a refusal without it", { timeout: 30000 }, async (t) => {
+    const secure = await startDaemon({ tls: true });
+    t.after(() => secure.stop());
+    const client = await connect(`127.0.0.1:${secure.tlsPort}`, { tls: { ca: readFileSync(secure.certificate) } });
+    t.after(() => client.close());
+    const sub = client.subscribe("secure");
+    await sub.ready;
+    assert.equal(await client.publish("secure", "over tls"), 1);
+    assert.equal((await sub.nextMessage()).text, "over tls");
+    await assert.rejects(connect(`127.0.0.1:${secure.tlsPort}`, { tls: true, reconnect: false }), CannotConnect);
 });

@@ -1,7 +1,7 @@
 // What the tests run against: a real fanoutd on a loopback port the kernel picks, a proxy the test can cut,
 // and a scripted fake server for the verbs fanoutd does not speak yet (1.2) and for the RESET push.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -41,25 +41,36 @@ export function fanoutdBinary() {
 }
 
 /** Starts fanoutd on 127.0.0.1:0 (TCP and HTTP); resolves once both ports are read from its log. */
-export async function startDaemon({ config = "", env = {} } = {}) {
+export async function startDaemon({ config = "", env = {}, tls = false } = {}) {
     const directory = mkdtempSync(join(tmpdir(), "fanout-js-"));
     const args = ["--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"];
+    // With tls: a self-signed certificate for 127.0.0.1, which clients trust as their CA.
+    const certificate = join(directory, "cert.pem");
+    if (tls) {
+        const key = join(directory, "key.pem");
+        const made = spawnSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out",
+            certificate, "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"]);
+        if (made.status !== 0) throw new Error("openssl failed: " + made.stderr);
+        config += `\ntls_listen: ["127.0.0.1:0"]\ntls_cert: "${certificate}"\ntls_key: "${key}"\n`;
+    }
     if (config) {
         writeFileSync(join(directory, "fanoutd.yaml"), config);
         args.push("--config", join(directory, "fanoutd.yaml"));
     }
     const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("FANOUTD_")));
     const child = spawn(fanoutdBinary(), args, { env: { ...cleanEnv, ...env }, stdio: ["ignore", "ignore", "pipe"] });
-    const daemon = { port: 0, httpPort: 0, log: "", child };
+    const daemon = { port: 0, httpPort: 0, tlsPort: 0, certificate, log: "", child };
     await new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error("fanoutd did not start:\n" + daemon.log)), 20000);
         child.stderr.on("data", (chunk) => {
             daemon.log += chunk;
-            const tcp = /listening on 127\.0\.0\.1:(\d+)/.exec(daemon.log);
+            const tcp = /listening on 127\.0\.0\.1:(\d+)\n/.exec(daemon.log);
+            const secure = /listening on 127\.0\.0\.1:(\d+) \(tls\)/.exec(daemon.log);
             const http = /serving HTTP on http:\/\/127\.0\.0\.1:(\d+)/.exec(daemon.log);
-            if (tcp && http && !daemon.port) {
+            if (tcp && http && (secure || !tls) && !daemon.port) {
                 daemon.port = Number(tcp[1]);
                 daemon.httpPort = Number(http[1]);
+                daemon.tlsPort = secure ? Number(secure[1]) : 0;
                 clearTimeout(timer);
                 resolve();
             }

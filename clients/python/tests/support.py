@@ -7,6 +7,7 @@ import asyncio
 import functools
 import os
 import re
+import subprocess
 import tempfile
 import unittest
 from pathlib import Path
@@ -67,10 +68,15 @@ async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
 class Daemon:
     """`fanoutd --listen 127.0.0.1:0` with an optional config text and FANOUTD_* settings."""
 
-    def __init__(self, config: str = "", env: Optional[Dict[str, str]] = None, unix: bool = False) -> None:
+    def __init__(self, config: str = "", env: Optional[Dict[str, str]] = None, unix: bool = False,
+                 tls: bool = False) -> None:
         self.config = config
         self.env = env or {}
         self.unix = unix
+        self.tls = tls
+        # With tls: a self-signed certificate for 127.0.0.1, which clients trust as their CA.
+        self.certificate = ""
+        self.tls_port = 0
         self.port = 0
         self.http_port = 0
         self.socket_path = ""
@@ -88,9 +94,17 @@ class Daemon:
         if self.unix:
             self.socket_path = os.path.join(self._directory.name, "fanoutd.sock")
             arguments += ["--listen", f"unix:{self.socket_path}"]
-        if self.config:
+        config = self.config
+        if self.tls:
+            self.certificate = os.path.join(self._directory.name, "cert.pem")
+            key = os.path.join(self._directory.name, "key.pem")
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out",
+                            self.certificate, "-days", "2", "-subj", "/CN=localhost", "-addext",
+                            "subjectAltName=IP:127.0.0.1,DNS:localhost"], check=True, capture_output=True)
+            config += f'\ntls_listen: ["127.0.0.1:0"]\ntls_cert: "{self.certificate}"\ntls_key: "{key}"\n'
+        if config:
             path = os.path.join(self._directory.name, "fanoutd.yaml")
-            Path(path).write_text(self.config)
+            Path(path).write_text(config)
             arguments += ["--config", path]
         env = {k: v for k, v in os.environ.items() if not k.startswith("FANOUTD_")}
         env.update(self.env)
@@ -98,13 +112,15 @@ class Daemon:
             fanoutd_binary(), *arguments, env=env, stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE)
         assert self.process.stderr is not None
-        while not self.port or not self.http_port:
+        while not self.port or not self.http_port or (self.tls and not self.tls_port):
             line = (await asyncio.wait_for(self.process.stderr.readline(), 20)).decode()
             if not line:
                 raise RuntimeError("fanoutd exited:\n" + "".join(self.log))
             self.log.append(line)
-            listening = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-            if listening:
+            listening = re.search(r"listening on 127\.0\.0\.1:(\d+)( \(tls\))?", line)
+            if listening and listening.group(2):
+                self.tls_port = int(listening.group(1))
+            elif listening:
                 self.port = int(listening.group(1))
             http = re.search(r"serving HTTP on http://127\.0\.0\.1:(\d+)", line)
             if http:

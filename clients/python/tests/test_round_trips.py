@@ -1,5 +1,6 @@
 """Round trips against a real fanoutd: subscribe, publish, pipelining, payloads, history, INFO."""
 import asyncio
+import ssl
 import unittest
 
 import fanout
@@ -90,6 +91,18 @@ class RoundTripTests(unittest.IsolatedAsyncioTestCase):
             self.assertEqual(await client.publish("local", "over a unix socket"), 1)
             self.assertEqual((await sub.next(5)).text, "over a unix socket")
             await client.close()
+
+    @bounded(30)
+    async def test_tls_with_the_servers_ca_and_a_refusal_without_it(self):
+        async with Daemon(tls=True) as daemon:
+            context = ssl.create_default_context(cafile=daemon.certificate)
+            client = await fanout.connect(f"127.0.0.1:{daemon.tls_port}", tls=context)
+            sub = await client.subscribe("secure")
+            self.assertEqual(await client.publish("secure", "over tls"), 1)
+            self.assertEqual((await sub.next(5)).text, "over tls")
+            await client.close()
+            with self.assertRaises(fanout.CannotConnect):
+                await fanout.connect(f"127.0.0.1:{daemon.tls_port}", tls=True, reconnect=False)
 
     @bounded(20)
     async def test_unsubscribe_ends_the_iteration_and_the_server_subscription(self):
