@@ -1,11 +1,12 @@
 """Client of the Fanout publish/subscribe daemon. `await fanout.connect(...)` gives an asyncio client;
 `fanout.blocking.connect(...)` the same methods without an event loop."""
 from .backoff import Backoff
-from .client import Client, Responder, connect
+from .client import Client, connect
 from .errors import (AuthRequired, BadSubject, CannotConnect, Closed, ConnectionLost, Denied, FanoutError,
                      IdleTimeout, Limit, ProtocolViolation, ServerError, ShuttingDown, SlowConsumer, Syntax,
                      TooLong, Unavailable, UnknownCommand)
 from .messages import AskResult, Event, Message, Question
+from .questions import Responder
 from .resume import ResumeReport
 from .subscription import Subscription
 

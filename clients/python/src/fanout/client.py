@@ -3,7 +3,6 @@ subscriptions resume after a reconnect with no duplicate and with exact counts o
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import ssl
 from collections import deque
@@ -13,33 +12,20 @@ from .address import Address
 from .backoff import Backoff
 from .errors import (CLOSING_CODES, CannotConnect, Closed, ConnectionLost, FanoutError, ProtocolViolation,
                      ServerError, server_error)
-from .messages import AskResult, Event, Message, Question
+from .messages import AskResult, Event, Message
 from .protocol import (DEFAULT_MAX_LINE, Greeting, Payload, Reset, ResumeReply, as_bytes, fields, is_wildcard,
                        matches, publish_command)
+from .questions import Handler, Questions, Responder
 from .resume import DUPLICATE, GAP, RESTARTED, ResumeReport, ResumeState
 from .subscription import Subscription
 from .wire import Wire
 
 log = logging.getLogger("fanout")
 
-Handler = Callable[[Question], Union[bytes, str, Awaitable[Union[bytes, str]]]]
-
-# What a reply is turned into: the text after "+OK " as is, as an int (PUB, SUB, ...), or by a function.
-_TEXT = 0
-_INT = 1
-
-
-class Responder:
-    """A handler answering the questions put to a subject (1.2); `stop()` withdraws it."""
-
-    def __init__(self, client: "Client", subject: str, handler: Handler, group: Optional[str]) -> None:
-        self.subject = subject
-        self.handler = handler
-        self.group = group
-        self._client = client
-
-    async def stop(self) -> None:
-        await self._client._stop_responder(self)
+# What a reply is turned into: the text after "+OK " as is, its first word as an int (PUB, SUB, ...), or
+# whatever a function makes of the text.
+_TEXT = str
+_INT = int
 
 
 class Client:
@@ -77,8 +63,7 @@ class Client:
         self._full = 0
         # LAST replays being gathered: subject -> (messages still due, messages, future).
         self._collectors: Dict[str, Tuple[List[int], List[Message], asyncio.Future]] = {}
-        self._asks: Dict[str, Tuple[AskResult, asyncio.Future]] = {}
-        self._responders: List[Responder] = []
+        self._questions = Questions(self)
         self._tasks: set = set()
         self._loop = asyncio.get_running_loop()
 
@@ -136,10 +121,7 @@ class Client:
             if not future.done():
                 future.set_exception(error)
         self._collectors.clear()
-        for _, future in self._asks.values():
-            if not future.done():
-                future.set_exception(error)
-        self._asks.clear()
+        self._questions.lost(error)
         if self._closed or self.greeting is None:
             return
         if self._reconnecting is not None and not self._reconnecting.done():
@@ -185,8 +167,8 @@ class Client:
             replies.append(self._send("SUB " + " ".join(patterns), _INT, internal=True))
         for group, group_patterns in self._group_patterns().items():
             replies.append(self._send(f"QSUB {group} " + " ".join(group_patterns), _INT, internal=True))
-        for responder in self._responders:
-            replies.append(self._send(self._responder_line(responder), _INT, internal=True))
+        for responder in self._questions.responders:
+            replies.append(self._send(responder.line, _INT, internal=True))
         self._ready.set()
         for reply in replies:
             try:
@@ -261,14 +243,11 @@ class Client:
         elif line.startswith(b"-ERR "):
             self._error(wire, line[5:].decode("utf-8", "replace"))
         elif line.startswith(b"ASK "):
-            self._question(line)
+            self._questions.question_pushed(line)
         elif line.startswith(b"ANSWER "):
-            parts = line.split(b" ", 3)
-            entry = self._asks.get(parts[1].decode())
-            if entry is not None:
-                entry[0].answers.append((parts[2].decode(), parts[3] if len(parts) > 3 else b""))
+            self._questions.answer_pushed(line)
         elif line.startswith(b"DONE "):
-            self._done(line.decode())
+            self._questions.done_pushed(line.decode())
         elif line.startswith(b"RESET "):
             self._reset(Reset.parse(line.decode()))
         else:
@@ -285,9 +264,9 @@ class Client:
             return
         if error is not None:
             future.set_exception(error)
-        elif reader is _INT:
+        elif reader is int:
             future.set_result(int(text.split(b" ", 1)[0]))
-        elif reader is _TEXT:
+        elif reader is str:
             future.set_result(text.decode("utf-8", "replace"))
         else:
             try:
@@ -392,7 +371,7 @@ class Client:
         self._drop(subscription)
         subscription._end(StopAsyncIteration())
         remaining = self._plain_patterns() + [p for ps in self._group_patterns().values() for p in ps] + [
-            r.subject for r in self._responders]
+            r.subject for r in self._questions.responders]
         dropped = [p for p in subscription.patterns if p not in remaining]
         implicit = self._resume.implicit_subscriptions(dropped, remaining)
         self._resume.forget(self._plain_patterns())
@@ -471,7 +450,7 @@ class Client:
         await reply
         messages = await gathered
         if not any(matches(p, subject) for p in self._plain_patterns()) and not any(
-                matches(r.subject, subject) for r in self._responders):
+                matches(r.subject, subject) for r in self._questions.responders):
             await self._command(f"UNSUB {subject}", _INT)
         return messages
 
@@ -480,76 +459,23 @@ class Client:
     async def ask(self, subject: str, payload: Payload, timeout: float = 0.5, max_answers: int = 0) -> AskResult:
         """Puts a question to the receivers of `subject` and gathers their answers until every one answered
         or vanished, `max_answers` came, or `timeout` seconds passed (the server closes it)."""
-        data = as_bytes(payload)
-        if b"\n" in data or data.endswith(b"\r"):
-            raise ValueError("a question's payload must fit on one line")
         await self._connected()
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future = loop.create_future()
-
-        def read(text: str) -> AskResult:
-            words = text.split()
-            result = AskResult(words[0], int(words[1]))
-            self._asks[result.id] = (result, done)
-            return result
-
-        milliseconds = max(1, int(round(timeout * 1000)))
-        await self._command(f"ASK {subject} {milliseconds} {max_answers} ".encode() + data + b"\n", read)
-        return await done
-
-    def _done(self, line: str) -> None:
-        words = line.split()
-        entry = self._asks.pop(words[1], None)
-        if entry is None:
-            return
-        result, future = entry
-        named = fields(words[2:])
-        result.asked = int(named.get("asked", result.asked))
-        result.answered = int(named.get("answered", len(result.answers)))
-        result.gone = int(named.get("gone", 0))
-        if not future.done():
-            future.set_result(result)
+        return await self._questions.ask(subject, payload, timeout, max_answers)
 
     def respond(self, subject: str, handler: Handler, group: Optional[str] = None) -> Responder:
         """Answers the questions put to `subject` with `handler(question)`, a function or coroutine function
         returning bytes or str. Returns at once; the subscription is made in the background."""
-        responder = Responder(self, subject, handler, group)
-        self._responders.append(responder)
-        self._background(self._command(self._responder_line(responder), _INT))
-        return responder
+        return self._questions.respond(subject, handler, group)
 
-    @staticmethod
-    def _responder_line(responder: Responder) -> str:
-        if responder.group is not None:
-            return f"QSUB {responder.group} {responder.subject}"
-        return f"SUB {responder.subject}"
-
-    async def _stop_responder(self, responder: Responder) -> None:
-        if responder in self._responders:
-            self._responders.remove(responder)
-            still = self._plain_patterns() + [r.subject for r in self._responders]
-            if responder.subject not in still and self._ready.is_set():
-                await self._command(f"UNSUB {responder.subject}", _INT)
-
-    def _question(self, line: bytes) -> None:
-        parts = line.split(b" ", 3)
-        question = Question(parts[1].decode(), parts[2].decode(), parts[3] if len(parts) > 3 else b"")
-        for responder in self._responders:
-            if matches(responder.subject, question.subject):
-                self._background(self._answer(responder, question))
-                return
-
-    async def _answer(self, responder: Responder, question: Question) -> None:
-        answer = responder.handler(question)
-        if inspect.isawaitable(answer):
-            answer = await answer
-        data = as_bytes(answer)
-        if b"\n" in data:
-            raise ValueError("an answer must fit on one line")
-        if self._wire is not None:
-            reply = self._send(f"ANSWER {question.id} ".encode() + data + b"\n", _INT, internal=True)
-            # `+OK 0` (a late answer) is normal, and a lost connection says nothing the asker would not learn.
+    def _send_quietly(self, line: bytes) -> None:
+        """Sends a command whose reply nobody waits for, if there is a connection."""
+        if self._wire is not None and not self._closed:
+            reply = self._send(line, _INT, internal=True)
             reply.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+    async def _unsubscribe_patterns(self, patterns: List[str]) -> None:
+        if self._wire is not None and self._ready.is_set():
+            await self._command("UNSUB " + " ".join(patterns), _INT)
 
     # Server state and the end
 
