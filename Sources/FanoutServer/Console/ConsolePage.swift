@@ -374,6 +374,106 @@ class Question {
 
 return { Message, Question };
 })();
+const module_questions_js = (() => {
+// Questions (1.2): the ones this client asks, open until their DONE, and the responders answering the ones
+// put to it. Owned by the client, which hands over the ASK, ANSWER and DONE pushes and a lost connection.
+const { Question } = module_messages_js;
+const { concat, decode, encode, matches, NEWLINE, parseFields, toBytes } = module_protocol_js;
+/** The command that subscribes a responder: plainly, or as a member of its group. */
+function responderLine(responder) {
+    return responder.group !== null ? `QSUB ${responder.group} ${responder.subject}` : `SUB ${responder.subject}`;
+}
+/** Bound: one open question per ASK awaiting its DONE (the server allows `max_asks` per connection), and one
+ * responder per `respond` call. */
+class Questions {
+    constructor(owner) {
+        this.owner = owner;
+        this.responders = [];
+        this.open = new Map();
+    }
+    async ask(subject, payload, options) {
+        const bytes = toBytes(payload);
+        if (bytes.includes(10) || bytes[bytes.length - 1] === 13)
+            throw new TypeError("a question's payload must fit on one line");
+        let done;
+        const timeout = Math.max(1, Math.round(options.timeout ?? 500));
+        const line = concat(encode(`ASK ${subject} ${timeout} ${options.max ?? 0} `), bytes, NEWLINE);
+        await this.owner.command(line, (text) => {
+            // Registered as the reply is read, so the ANSWER and DONE pushes right behind it find it.
+            const [id, asked] = text.split(" ");
+            const result = { id, asked: Number(asked), answered: 0, gone: 0, answers: [] };
+            done = new Promise((resolve, reject) => this.open.set(id, { result, resolve, reject }));
+            return result;
+        });
+        return done;
+    }
+    /** `ANSWER <id> <responder> <payload>`. */
+    answerPushed(line, frame) {
+        const [, id, responder] = line.split(" ", 3);
+        const payload = frame.slice(8 + id.length + responder.length + 1);
+        this.open.get(id)?.result.answers.push({ responder, payload, text: decode(payload) });
+    }
+    /** `DONE <id> asked=<a> answered=<b> gone=<g>`. */
+    donePushed(line) {
+        const words = line.split(" ");
+        const ask = this.open.get(words[1]);
+        if (!ask)
+            return;
+        this.open.delete(words[1]);
+        const fields = parseFields(words.slice(2));
+        ask.result.asked = Number(fields.asked ?? ask.result.asked);
+        ask.result.answered = Number(fields.answered ?? ask.result.answers.length);
+        ask.result.gone = Number(fields.gone ?? 0);
+        ask.resolve(ask.result);
+    }
+    /** The connection is gone: open questions fail (the server closed them with it). */
+    lost(error) {
+        for (const ask of this.open.values())
+            ask.reject(error);
+        this.open.clear();
+    }
+    respond(subject, handler, group) {
+        const responder = {
+            subject,
+            group,
+            handler,
+            stop: async () => {
+                const index = this.responders.indexOf(responder);
+                if (index < 0)
+                    return;
+                this.responders.splice(index, 1);
+                if (!this.responders.some((r) => r.subject === subject))
+                    await this.owner.release([subject]);
+            },
+        };
+        this.responders.push(responder);
+        this.owner.command(responderLine(responder), "int").catch((error) => this.owner.warn(`fanout: ${error.message}`));
+        return responder;
+    }
+    /** `ASK <subject> <id> <payload>`: the first responder whose subject covers it answers. */
+    questionPushed(line, frame) {
+        const [, subject, id] = line.split(" ", 3);
+        const question = new Question(subject, id, frame.slice(5 + subject.length + id.length + 1));
+        const responder = this.responders.find((r) => matches(r.subject, question.subject));
+        if (!responder)
+            return;
+        void (async () => {
+            try {
+                const answer = toBytes(await responder.handler(question));
+                if (answer.includes(10))
+                    throw new TypeError("an answer must fit on one line");
+                // `+OK 0` (a late answer) is normal, and a lost connection says nothing the asker would not learn.
+                this.owner.sendQuietly(concat(encode(`ANSWER ${question.id} `), answer, NEWLINE));
+            }
+            catch (error) {
+                this.owner.warn(`fanout: answering ${question.subject}: ${error.message}`);
+            }
+        })();
+    }
+}
+
+return { responderLine, Questions };
+})();
 const module_resume_js = (() => {
 // What the client knows of each concrete subject it receives, so that a reconnect repeats nothing and loses
 // nothing the server still has. Pure bookkeeping, no I/O: the client reports greetings, RESUME/LAST replies,
@@ -618,7 +718,8 @@ const module_client_js = (() => {
 // The client: one connection at a time to a Fanout server, over any transport, reconnected with backoff, whose
 // subscriptions resume after a reconnect with no duplicate and with exact counts of what was missed.
 const { CannotConnect, Closed, closingCodes, ConnectionLost, ProtocolViolation, ServerError, serverError, } = module_errors_js;
-const { Message, Question } = module_messages_js;
+const { Message } = module_messages_js;
+const { Questions, responderLine } = module_questions_js;
 const { concat, decode, defaultMaxLine, encode, isWildcard, matches, NEWLINE, parseFields, parseGreeting, parseReset, parseResumeReply, publishCommand, publishLine, toBytes, } = module_protocol_js;
 const { reportLines, ResumeState } = module_resume_js;
 const { Subscription } = module_subscription_js;
@@ -648,8 +749,20 @@ class Client {
         this.fullCount = 0;
         /** LAST replays being gathered. */
         this.collectors = new Map();
-        this.asks = new Map();
-        this.responders = [];
+        this.questions = new Questions({
+            command: (line, read) => this.command(line, read),
+            sendQuietly: (line) => {
+                if (this.transport)
+                    this.send(line, "int", true).catch(() => undefined);
+            },
+            release: async (patterns) => {
+                const held = this.plainPatterns();
+                const dropped = patterns.filter((p) => !held.includes(p));
+                if (dropped.length && this.ready)
+                    await this.send(`UNSUB ${dropped.join(" ")}`, "int");
+            },
+            warn: (line) => this.logger.warn(line),
+        });
         this.timeout = options.timeout ?? 5000;
         this.maxLine = options.maxLine ?? defaultMaxLine;
         this.maxPending = options.maxPending ?? 1024;
@@ -723,9 +836,7 @@ class Client {
         for (const collector of this.collectors.values())
             collector.reject(error);
         this.collectors.clear();
-        for (const ask of this.asks.values())
-            ask.reject(error);
-        this.asks.clear();
+        this.questions.lost(error);
         if (this.closed || this.greeting === null || this.reconnecting)
             return;
         this.emit({ kind: "disconnected", detail: reason });
@@ -787,7 +898,7 @@ class Client {
         for (const [group, patterns] of this.groupPatterns()) {
             replies.push(this.send(`QSUB ${group} ${patterns.join(" ")}`, "int", true));
         }
-        for (const responder of this.responders)
+        for (const responder of this.questions.responders)
             replies.push(this.send(responderLine(responder), "int", true));
         this.markReady();
         const results = await Promise.allSettled(replies);
@@ -871,18 +982,13 @@ class Client {
             this.error(line.slice(5));
         }
         else if (line.startsWith("ASK ")) {
-            const [, subject, id] = line.split(" ", 3);
-            const payload = frame.slice(5 + subject.length + id.length + 1);
-            this.question(new Question(subject, id, payload));
+            this.questions.questionPushed(line, frame);
         }
         else if (line.startsWith("ANSWER ")) {
-            const [, id, responder] = line.split(" ", 3);
-            const ask = this.asks.get(id);
-            const payload = frame.slice(8 + id.length + responder.length + 1);
-            ask?.result.answers.push({ responder, payload, text: decode(payload) });
+            this.questions.answerPushed(line, frame);
         }
         else if (line.startsWith("DONE ")) {
-            this.done(line);
+            this.questions.donePushed(line);
         }
         else if (line.startsWith("RESET ")) {
             this.report(this.resume.reset(parseReset(line)));
@@ -1044,7 +1150,7 @@ class Client {
             this.subscriptionDrained();
         }
         const remaining = [...this.plainPatterns(), ...[...this.groupPatterns().values()].flat(),
-            ...this.responders.map((r) => r.subject)];
+            ...this.questions.responders.map((r) => r.subject)];
         const dropped = subscription.patterns.filter((p) => !remaining.includes(p));
         const implicit = this.resume.implicitSubscriptions(dropped, remaining);
         this.resume.forget(this.plainPatterns());
@@ -1127,7 +1233,7 @@ class Client {
         });
         const messages = await gathered;
         const wanted = this.plainPatterns().some((p) => matches(p, subject))
-            || this.responders.some((r) => matches(r.subject, subject));
+            || this.questions.responders.some((r) => matches(r.subject, subject));
         if (!wanted)
             await this.command(`UNSUB ${subject}`, "int");
         return messages;
@@ -1136,69 +1242,12 @@ class Client {
     /** Puts a question to the receivers of `subject` and gathers their answers until every one answered or
      * vanished, `max` came, or `timeout` ms passed (the server closes it). */
     async ask(subject, payload, options = {}) {
-        const bytes = toBytes(payload);
-        if (bytes.includes(10) || bytes[bytes.length - 1] === 13)
-            throw new TypeError("a question's payload must fit on one line");
-        await this.connected();
-        let done;
-        const line = concat(encode(`ASK ${subject} ${Math.max(1, Math.round(options.timeout ?? 500))} ${options.max ?? 0} `), bytes, NEWLINE);
-        await this.send(line, (text) => {
-            const [id, asked] = text.split(" ");
-            const result = { id, asked: Number(asked), answered: 0, gone: 0, answers: [] };
-            done = new Promise((resolve, reject) => this.asks.set(id, { result, resolve, reject }));
-            return result;
-        });
-        return done;
-    }
-    done(line) {
-        const words = line.split(" ");
-        const ask = this.asks.get(words[1]);
-        if (!ask)
-            return;
-        this.asks.delete(words[1]);
-        const fields = parseFields(words.slice(2));
-        ask.result.asked = Number(fields.asked ?? ask.result.asked);
-        ask.result.answered = Number(fields.answered ?? ask.result.answers.length);
-        ask.result.gone = Number(fields.gone ?? 0);
-        ask.resolve(ask.result);
+        return this.questions.ask(subject, payload, options);
     }
     /** Answers the questions put to `subject` with `handler(question)`, which returns (or resolves to) a string
      * or bytes. Returns at once; the subscription is made in the background. */
     respond(subject, handler, options = {}) {
-        const responder = {
-            subject,
-            group: options.group ?? null,
-            handler,
-            stop: async () => {
-                const index = this.responders.indexOf(responder);
-                if (index < 0)
-                    return;
-                this.responders.splice(index, 1);
-                const still = [...this.plainPatterns(), ...this.responders.map((r) => r.subject)];
-                if (!still.includes(subject) && this.ready)
-                    await this.send(`UNSUB ${subject}`, "int");
-            },
-        };
-        this.responders.push(responder);
-        this.command(responderLine(responder), "int").catch((error) => this.logger.warn(`fanout: ${error.message}`));
-        return responder;
-    }
-    question(question) {
-        const responder = this.responders.find((r) => matches(r.subject, question.subject));
-        if (!responder)
-            return;
-        void (async () => {
-            try {
-                const answer = toBytes(await responder.handler(question));
-                if (answer.includes(10))
-                    throw new TypeError("an answer must fit on one line");
-                if (this.transport)
-                    await this.send(concat(encode(`ANSWER ${question.id} `), answer, NEWLINE), "int", true);
-            }
-            catch (error) {
-                this.logger.warn(`fanout: answering ${question.subject}: ${error.message}`);
-            }
-        })();
+        return this.questions.respond(subject, handler, options.group ?? null);
     }
     // Server state and the end
     /** The server's INFO as an object; numbers as numbers. */
@@ -1258,9 +1307,6 @@ class Client {
 }
 function resumeLine(subject, position) {
     return position ? `RESUME ${subject} ${position.epoch} ${position.seq}` : `RESUME ${subject}`;
-}
-function responderLine(responder) {
-    return responder.group !== null ? `QSUB ${responder.group} ${responder.subject}` : `SUB ${responder.subject}`;
 }
 const strictDecoder = new TextDecoder("utf-8", { fatal: true });
 function isUtf8(bytes) {

@@ -4,7 +4,8 @@
 import {
     CannotConnect, Closed, closingCodes, ConnectionLost, FanoutError, ProtocolViolation, ServerError, serverError,
 } from "./errors.js";
-import { AskResult, FanoutEvent, Message, Question } from "./messages.js";
+import { AskResult, FanoutEvent, Message } from "./messages.js";
+import { AskOptions, Handler, Questions, Responder, responderLine } from "./questions.js";
 import {
     concat, decode, defaultMaxLine, encode, Frame, Greeting, isWildcard, matches, NEWLINE, parseFields,
     parseGreeting, parseReset, parseResumeReply, Payload, publishCommand, publishLine, ResumeReply, toBytes,
@@ -44,22 +45,6 @@ export interface SubscribeOptions {
     group?: string;
 }
 
-export interface AskOptions {
-    /** Milliseconds the server keeps the question open (default 500). */
-    timeout?: number;
-    /** Answers after which it closes; 0 (default): no cap. */
-    max?: number;
-}
-
-export type Handler = (question: Question) => Payload | Promise<Payload>;
-
-/** A handler answering the questions put to a subject (1.2). */
-export interface Responder {
-    subject: string;
-    group: string | null;
-    stop(): Promise<void>;
-}
-
 type Reader = "int" | "text" | ((text: string) => unknown);
 
 interface Pending {
@@ -90,8 +75,18 @@ export class Client implements SubscriptionOwner {
     private fullCount = 0;
     /** LAST replays being gathered. */
     private collectors = new Map<string, { due: number; messages: Message[]; resolve: (m: Message[]) => void; reject: (e: Error) => void }>();
-    private asks = new Map<string, { result: AskResult; resolve: (r: AskResult) => void; reject: (e: Error) => void }>();
-    private responders: Array<Responder & { handler: Handler }> = [];
+    private readonly questions = new Questions({
+        command: (line, read) => this.command(line, read),
+        sendQuietly: (line) => {
+            if (this.transport) this.send(line, "int", true).catch(() => undefined);
+        },
+        release: async (patterns) => {
+            const held = this.plainPatterns();
+            const dropped = patterns.filter((p) => !held.includes(p));
+            if (dropped.length && this.ready) await this.send(`UNSUB ${dropped.join(" ")}`, "int");
+        },
+        warn: (line) => this.logger.warn(line),
+    });
     private readonly timeout: number;
     private readonly maxLine: number;
     private readonly maxPending: number;
@@ -169,8 +164,7 @@ export class Client implements SubscriptionOwner {
         for (const entry of pending) entry.reject(error);
         for (const collector of this.collectors.values()) collector.reject(error);
         this.collectors.clear();
-        for (const ask of this.asks.values()) ask.reject(error);
-        this.asks.clear();
+        this.questions.lost(error);
         if (this.closed || this.greeting === null || this.reconnecting) return;
         this.emit({ kind: "disconnected", detail: reason });
         if (this.backoff === null) {
@@ -228,7 +222,7 @@ export class Client implements SubscriptionOwner {
         for (const [group, patterns] of this.groupPatterns()) {
             replies.push(this.send(`QSUB ${group} ${patterns.join(" ")}`, "int", true));
         }
-        for (const responder of this.responders) replies.push(this.send(responderLine(responder), "int", true));
+        for (const responder of this.questions.responders) replies.push(this.send(responderLine(responder), "int", true));
         this.markReady();
         const results = await Promise.allSettled(replies);
         for (const result of results) {
@@ -306,16 +300,11 @@ export class Client implements SubscriptionOwner {
         } else if (line.startsWith("-ERR ")) {
             this.error(line.slice(5));
         } else if (line.startsWith("ASK ")) {
-            const [, subject, id] = line.split(" ", 3);
-            const payload = frame.slice(5 + subject.length + id.length + 1);
-            this.question(new Question(subject, id, payload));
+            this.questions.questionPushed(line, frame);
         } else if (line.startsWith("ANSWER ")) {
-            const [, id, responder] = line.split(" ", 3);
-            const ask = this.asks.get(id);
-            const payload = frame.slice(8 + id.length + responder.length + 1);
-            ask?.result.answers.push({ responder, payload, text: decode(payload) });
+            this.questions.answerPushed(line, frame);
         } else if (line.startsWith("DONE ")) {
-            this.done(line);
+            this.questions.donePushed(line);
         } else if (line.startsWith("RESET ")) {
             this.report(this.resume.reset(parseReset(line)));
         }
@@ -463,7 +452,7 @@ export class Client implements SubscriptionOwner {
             this.subscriptionDrained();
         }
         const remaining = [...this.plainPatterns(), ...[...this.groupPatterns().values()].flat(),
-            ...this.responders.map((r) => r.subject)];
+            ...this.questions.responders.map((r) => r.subject)];
         const dropped = subscription.patterns.filter((p) => !remaining.includes(p));
         const implicit = this.resume.implicitSubscriptions(dropped, remaining);
         this.resume.forget(this.plainPatterns());
@@ -544,7 +533,7 @@ export class Client implements SubscriptionOwner {
         });
         const messages = await gathered;
         const wanted = this.plainPatterns().some((p) => matches(p, subject))
-            || this.responders.some((r) => matches(r.subject, subject));
+            || this.questions.responders.some((r) => matches(r.subject, subject));
         if (!wanted) await this.command(`UNSUB ${subject}`, "int");
         return messages;
     }
@@ -554,64 +543,13 @@ export class Client implements SubscriptionOwner {
     /** Puts a question to the receivers of `subject` and gathers their answers until every one answered or
      * vanished, `max` came, or `timeout` ms passed (the server closes it). */
     async ask(subject: string, payload: Payload, options: AskOptions = {}): Promise<AskResult> {
-        const bytes = toBytes(payload);
-        if (bytes.includes(10) || bytes[bytes.length - 1] === 13) throw new TypeError("a question's payload must fit on one line");
-        await this.connected();
-        let done!: Promise<AskResult>;
-        const line = concat(encode(`ASK ${subject} ${Math.max(1, Math.round(options.timeout ?? 500))} ${options.max ?? 0} `), bytes, NEWLINE);
-        await this.send(line, (text: string) => {
-            const [id, asked] = text.split(" ");
-            const result: AskResult = { id, asked: Number(asked), answered: 0, gone: 0, answers: [] };
-            done = new Promise((resolve, reject) => this.asks.set(id, { result, resolve, reject }));
-            return result;
-        });
-        return done;
-    }
-
-    private done(line: string): void {
-        const words = line.split(" ");
-        const ask = this.asks.get(words[1]);
-        if (!ask) return;
-        this.asks.delete(words[1]);
-        const fields = parseFields(words.slice(2));
-        ask.result.asked = Number(fields.asked ?? ask.result.asked);
-        ask.result.answered = Number(fields.answered ?? ask.result.answers.length);
-        ask.result.gone = Number(fields.gone ?? 0);
-        ask.resolve(ask.result);
+        return this.questions.ask(subject, payload, options);
     }
 
     /** Answers the questions put to `subject` with `handler(question)`, which returns (or resolves to) a string
      * or bytes. Returns at once; the subscription is made in the background. */
     respond(subject: string, handler: Handler, options: SubscribeOptions = {}): Responder {
-        const responder = {
-            subject,
-            group: options.group ?? null,
-            handler,
-            stop: async () => {
-                const index = this.responders.indexOf(responder);
-                if (index < 0) return;
-                this.responders.splice(index, 1);
-                const still = [...this.plainPatterns(), ...this.responders.map((r) => r.subject)];
-                if (!still.includes(subject) && this.ready) await this.send(`UNSUB ${subject}`, "int");
-            },
-        };
-        this.responders.push(responder);
-        this.command(responderLine(responder), "int").catch((error) => this.logger.warn(`fanout: ${error.message}`));
-        return responder;
-    }
-
-    private question(question: Question): void {
-        const responder = this.responders.find((r) => matches(r.subject, question.subject));
-        if (!responder) return;
-        void (async () => {
-            try {
-                const answer = toBytes(await responder.handler(question));
-                if (answer.includes(10)) throw new TypeError("an answer must fit on one line");
-                if (this.transport) await this.send(concat(encode(`ANSWER ${question.id} `), answer, NEWLINE), "int", true);
-            } catch (error) {
-                this.logger.warn(`fanout: answering ${question.subject}: ${(error as Error).message}`);
-            }
-        })();
+        return this.questions.respond(subject, handler, options.group ?? null);
     }
 
     // Server state and the end
@@ -674,10 +612,6 @@ export class Client implements SubscriptionOwner {
 
 function resumeLine(subject: string, position: Position | null): string {
     return position ? `RESUME ${subject} ${position.epoch} ${position.seq}` : `RESUME ${subject}`;
-}
-
-function responderLine(responder: { subject: string; group: string | null }): string {
-    return responder.group !== null ? `QSUB ${responder.group} ${responder.subject}` : `SUB ${responder.subject}`;
 }
 
 const strictDecoder = new TextDecoder("utf-8", { fatal: true });

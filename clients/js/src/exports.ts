@@ -1,7 +1,8 @@
 // What both entry points export besides `connect`.
 
 export { Client } from "./client.js";
-export type { AskOptions, Backoff, ClientOptions, Handler, Responder, SubscribeOptions } from "./client.js";
+export type { Backoff, ClientOptions, SubscribeOptions } from "./client.js";
+export type { AskOptions, Handler, Responder } from "./questions.js";
 export {
     AuthRequired, BadSubject, CannotConnect, Closed, ConnectionLost, Denied, FanoutError, IdleTimeout, Limit,
     ProtocolViolation, ServerError, ShuttingDown, SlowConsumer, Syntax, TooLong, Unavailable, UnknownCommand,
