@@ -134,7 +134,8 @@ export async function startProxy(target) {
     return proxy;
 }
 
-/** A scripted server: `script(conn, index)` runs for each connection after the greeting. */
+/** A scripted server: `script(conn, index)` runs for each connection after the greeting (with `epoch` when
+ * one is given, as a 1.1 server greets). */
 export async function startFakeServer(script, epoch = "E1") {
     const connections = [];
     const failures = [];
@@ -146,7 +147,7 @@ export async function startFakeServer(script, epoch = "E1") {
         }
         const conn = fakeConnection(socket);
         connections.push(conn);
-        conn.send(`+HELLO fanout/1 fake auth=none epoch=${epoch}`);
+        conn.send(`+HELLO fanout/1 fake auth=none${epoch ? ` epoch=${epoch}` : ""}`);
         Promise.resolve(script(conn, connections.length - 1))
             .catch((error) => {
                 // A script's own check that failed fails the test in stop(); a closed client just ends it.

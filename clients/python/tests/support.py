@@ -211,7 +211,8 @@ class CuttingProxy:
 
 
 class FakeServer:
-    """A scripted server on a loopback port: `script(conn)` runs for each connection, after the greeting."""
+    """A scripted server on a loopback port: `script(conn)` runs for each connection, after the greeting (with
+    `epoch` when one is given, as a 1.1 server greets)."""
 
     def __init__(self, script: Callable[["FakeConnection"], Awaitable[None]], epoch: str = "E1") -> None:
         self.script = script
@@ -234,7 +235,7 @@ class FakeServer:
         connection = FakeConnection(reader, writer)
         self.connections.append(connection)
         self._tasks.append(asyncio.current_task())  # type: ignore[arg-type]
-        connection.send(f"+HELLO fanout/1 fake auth=none epoch={self.epoch}")
+        connection.send("+HELLO fanout/1 fake auth=none" + (f" epoch={self.epoch}" if self.epoch else ""))
         try:
             await self.script(connection)
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError):
