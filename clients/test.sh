@@ -16,6 +16,8 @@ need() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok ins
 command -v node >/dev/null || need nodejs
 command -v tsc >/dev/null || need node-typescript
 python3 -c "import ensurepip, venv" 2>/dev/null || need python3-venv
+python3 -m pip --version >/dev/null 2>&1 || need python3-pip
+command -v openssl >/dev/null || need openssl
 if [ -n "$missing" ]; then
     echo "installing:$missing"
     $sudo apt-get update -qq
@@ -35,11 +37,11 @@ fi
 
 if [ "$which" = all ] || [ "$which" = python ]; then
     # The tests import the package as pip installs it, into a virtual environment of their own.
-    venv="$(mktemp -d)/venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet ./clients/python
-    (cd clients/python/tests/.. && "$venv/bin/python" -m unittest discover -s tests -t . -v)
-    rm -rf "$(dirname "$venv")"
+    scratch="$(mktemp -d)"
+    trap 'rm -rf "$scratch"' EXIT
+    python3 -m venv "$scratch/venv"
+    "$scratch/venv/bin/pip" install --quiet ./clients/python
+    (cd clients/python && "$scratch/venv/bin/python" -m unittest discover -s tests -t . -v)
 fi
 
 if [ "$which" = all ] || [ "$which" = js ]; then

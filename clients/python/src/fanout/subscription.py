@@ -17,7 +17,9 @@ class Subscription:
     from the socket brings: once it is full the client stops reading the socket until the consumer has taken
     half, so a slow consumer slows the server's sending to this connection (the server's own limits then
     apply) instead of growing memory here. Replies queued behind those messages wait too: do not await a
-    command on the same client from inside a full subscription's loop; use a second client for that."""
+    command on the same client from inside a full subscription's loop; use a second client for that.
+    Leaving the loop does not unsubscribe (Python gives an iterator no word of it): call `unsubscribe()`, or a
+    subscription nobody reads fills up and stops the client reading."""
 
     def __init__(self, client: "Client", patterns: Tuple[str, ...], group: Optional[str], max_pending: int) -> None:
         self.patterns = patterns
