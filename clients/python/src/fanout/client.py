@@ -93,13 +93,14 @@ class Client:
             self._wire = None
             raise CannotConnect(f"cannot connect to {self.address}: {error or 'timed out'}") from None
         try:
-            self.greeting = await asyncio.wait_for(asyncio.shield(greeted), self.timeout)
+            greeting: Greeting = await asyncio.wait_for(asyncio.shield(greeted), self.timeout)
         except asyncio.TimeoutError:
             wire.abort("no greeting")
             raise CannotConnect(f"cannot connect to {self.address}: no greeting") from None
         except ServerError as error:
             raise CannotConnect(f"cannot connect to {self.address}: {error}") from None
-        self._resume.connected(self.greeting.epoch)
+        self.greeting = greeting
+        self._resume.connected(greeting.epoch)
         if self.token is not None:
             await self._command(f"AUTH {self.token}", internal=True)
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Optional, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 Payload = Union[bytes, bytearray, memoryview, str]
 
@@ -115,6 +115,10 @@ class Reset:
         return Reset(words[1], named["epoch"], int(named["seq"]), None if missed == "unknown" else int(missed))
 
 
+# A line without its LF, or a BMSG header with its payload.
+Frame = Union[bytes, Tuple[bytes, bytes]]
+
+
 class Framer:
     """Splits the server's byte stream into lines, and a `BMSG <subject> <seq> <length>` header with the
     `<length>` bytes after it into one frame. Pure: fed chunks as they come, in any split.
@@ -131,11 +135,11 @@ class Framer:
         self._header: Optional[bytes] = None
         self._due = 0
 
-    def feed(self, data: bytes) -> list:
+    def feed(self, data: bytes) -> List[Frame]:
         """Frames completed by `data`: each a line (bytes, without its LF), or a (header, payload) tuple."""
         buffer = self._buffer
         buffer += data
-        frames = []
+        frames: List[Frame] = []
         start = 0
         while True:
             if self._header is not None:
