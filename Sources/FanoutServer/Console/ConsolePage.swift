@@ -747,6 +747,8 @@ class Client {
         /** Which subscriptions each subject reaches; cleared whenever a subscription comes or goes. */
         this.routes = new Map();
         this.fullCount = 0;
+        /** The transport whose last write went over its high-water mark, until it drains. */
+        this.blocked = null;
         /** LAST replays being gathered. */
         this.collectors = new Map();
         this.questions = new Questions({
@@ -1199,6 +1201,10 @@ class Client {
         const transport = this.transport;
         if (!this.ready || !transport)
             return this.connected().then(() => this.publish(subject, payload));
+        // Once the transport is over its high-water mark, later publishes wait for it to drain before they
+        // write, so that a burst that is never awaited cannot grow the output without bound.
+        if (this.blocked === transport)
+            return transport.drained().then(() => this.publish(subject, payload));
         let command;
         let binary = false;
         const line = typeof payload === "string" ? publishLine(subject, payload, this.maxLine) : null;
@@ -1213,9 +1219,14 @@ class Client {
                 ? concat(encode(`BPUB ${subject} ${bytes.length}\n`), bytes, NEWLINE) : encoded.bytes;
         }
         const reply = new Promise((resolve, reject) => this.pending.push({ resolve, reject, reader: "int" }));
-        // Past the transport's high-water mark the caller waits for it to drain, so output stays bounded.
-        if (!transport.write(command, binary))
-            return transport.drained().then(() => reply);
+        if (!transport.write(command, binary)) {
+            this.blocked = transport;
+            return transport.drained().then(() => {
+                if (this.blocked === transport)
+                    this.blocked = null;
+                return reply;
+            });
+        }
         return reply;
     }
     /** The newest `count` retained messages of a concrete subject, oldest first (1.1). A later `subscribe` of

@@ -73,6 +73,8 @@ export class Client implements SubscriptionOwner {
     /** Which subscriptions each subject reaches; cleared whenever a subscription comes or goes. */
     private routes = new Map<string, Subscription[]>();
     private fullCount = 0;
+    /** The transport whose last write went over its high-water mark, until it drains. */
+    private blocked: Transport | null = null;
     /** LAST replays being gathered. */
     private collectors = new Map<string, { due: number; messages: Message[]; resolve: (m: Message[]) => void; reject: (e: Error) => void }>();
     private readonly questions = new Questions({
@@ -500,6 +502,9 @@ export class Client implements SubscriptionOwner {
     publish(subject: string, payload: Payload): Promise<number> {
         const transport = this.transport;
         if (!this.ready || !transport) return this.connected().then(() => this.publish(subject, payload));
+        // Once the transport is over its high-water mark, later publishes wait for it to drain before they
+        // write, so that a burst that is never awaited cannot grow the output without bound.
+        if (this.blocked === transport) return transport.drained().then(() => this.publish(subject, payload));
         let command: string | Uint8Array;
         let binary = false;
         const line = typeof payload === "string" ? publishLine(subject, payload, this.maxLine) : null;
@@ -513,8 +518,13 @@ export class Client implements SubscriptionOwner {
                 ? concat(encode(`BPUB ${subject} ${bytes.length}\n`), bytes, NEWLINE) : encoded.bytes;
         }
         const reply = new Promise<number>((resolve, reject) => this.pending.push({ resolve, reject, reader: "int" }));
-        // Past the transport's high-water mark the caller waits for it to drain, so output stays bounded.
-        if (!transport.write(command, binary)) return transport.drained().then(() => reply);
+        if (!transport.write(command, binary)) {
+            this.blocked = transport;
+            return transport.drained().then(() => {
+                if (this.blocked === transport) this.blocked = null;
+                return reply;
+            });
+        }
         return reply;
     }
 

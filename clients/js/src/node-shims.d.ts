@@ -11,6 +11,7 @@ declare module "node:net" {
         destroy(error?: Error): this;
         setNoDelay(noDelay?: boolean): this;
         cork(): void;
+        readonly writableNeedDrain: boolean;
         uncork(): void;
     }
     export function createConnection(options: { host?: string; port?: number; path?: string }): Socket;

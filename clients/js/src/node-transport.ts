@@ -65,12 +65,15 @@ export function nodeOpener(address: string, tlsSettings: TlsSettings | undefined
             else finish(error.message);
         });
         socket.on("close", () => finish("closed by the server"));
+        let drain: Promise<void> | null = null;
+        let drained: (() => void) | null = null;
         function finish(reason: string): void {
             if (closed || !open) return;
             closed = true;
+            // Writers waiting for a drain go on, and find their replies failed with the connection.
+            drained?.();
             events.closed(reason);
         }
-        let drain: Promise<void> | null = null;
         let corked = false;
         const transport: Transport = {
             canPause: true,
@@ -89,10 +92,16 @@ export function nodeOpener(address: string, tlsSettings: TlsSettings | undefined
                 return socket.write(command);
             },
             drained(): Promise<void> {
-                drain ??= new Promise<void>((done) => socket.once("drain", () => {
-                    drain = null;
-                    done();
-                }));
+                // A caller that comes after the drain must not wait for one that may never come.
+                if (!socket.writableNeedDrain || closed) return Promise.resolve();
+                drain ??= new Promise<void>((done) => {
+                    drained = () => {
+                        drain = null;
+                        drained = null;
+                        done();
+                    };
+                    socket.once("drain", () => drained?.());
+                });
                 return drain;
             },
             pause: () => void socket.pause(),

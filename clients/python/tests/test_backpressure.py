@@ -38,3 +38,20 @@ class BackpressureTests(unittest.IsolatedAsyncioTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PublishBurstTests(unittest.IsolatedAsyncioTestCase):
+    @bounded(60)
+    async def test_a_burst_of_publishes_never_awaited_on_the_way_holds_bounded_output(self):
+        async with Daemon() as daemon:
+            client = await fanout.connect(daemon.address)
+            # Twenty megabytes published without yielding once: past the transport's high-water mark the
+            # publishes wait instead of writing.
+            replies = [client.publish("burst", PAYLOAD) for _ in range(20000)]
+            buffered = client._wire.transport.get_write_buffer_size()
+            high_water = client._wire.transport.get_write_buffer_limits()[1]
+            self.assertLessEqual(buffered, high_water + 256 * 1024 + len(PAYLOAD) + 64)
+            # The kernel takes a few megabytes; the rest of the burst waits, unwritten, for its await.
+            self.assertGreater(sum(1 for reply in replies if asyncio.iscoroutine(reply)), 0)
+            self.assertEqual(set(await asyncio.gather(*replies)), {0})
+            await client.close()

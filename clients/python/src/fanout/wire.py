@@ -8,6 +8,10 @@ from typing import Callable, List, Optional
 from .protocol import Framer
 
 
+# Bytes gathered in one loop pass before they are handed to the transport without waiting for the pass to end.
+FLUSH_AT = 256 * 1024
+
+
 class Wire(asyncio.Protocol):
     """Frames go to `on_frame` in arrival order; `on_lost` is called once, with the reason."""
 
@@ -22,9 +26,10 @@ class Wire(asyncio.Protocol):
         self.writable = asyncio.Event()
         self.writable.set()
         self.reading_paused = False
-        # Bound: what the application writes in one loop pass; then the transport's own buffer and
-        # pause_writing apply.
+        # Bound: FLUSH_AT bytes; beyond it the transport's buffer takes them, and once that is over its
+        # high-water mark `writable` is clear and publishes wait for it.
         self._outgoing: List[bytes] = []
+        self._outgoing_bytes = 0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -55,13 +60,19 @@ class Wire(asyncio.Protocol):
 
     def write(self, data: bytes) -> None:
         """Queues `data` for the end of this loop pass: commands written in one pass (a burst of pipelined
-        publishes) go out in one send instead of one system call each."""
+        publishes) go out in one send instead of one system call each. Past `FLUSH_AT` bytes they go at once,
+        so that the transport's high-water mark (`writable`) stops a burst that never yields."""
         if not self._outgoing:
             asyncio.get_running_loop().call_soon(self._flush)
         self._outgoing.append(data)
+        self._outgoing_bytes += len(data)
+        if self._outgoing_bytes >= FLUSH_AT:
+            self._flush()
 
     def _flush(self) -> None:
-        outgoing, self._outgoing = self._outgoing, []
+        if not self._outgoing:
+            return
+        outgoing, self._outgoing, self._outgoing_bytes = self._outgoing, [], 0
         if self.transport is not None and not self._lost:
             self.transport.write(b"".join(outgoing))
 
