@@ -1,8 +1,8 @@
 // A consumer that does not keep up stops the client reading its socket; nothing piles up in the client.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { connect } from "../dist/index.js";
-import { rawCommand, startDaemon } from "./support.mjs";
+import { Closed, connect } from "../dist/index.js";
+import { rawCommand, startDaemon, startFakeServer } from "./support.mjs";
 
 const messages = 6000;
 const payload = "p".repeat(1000);
@@ -34,4 +34,27 @@ test("a slow consumer holds a bounded queue and loses nothing", { timeout: 60000
         if (message.seq === messages) break;
     }
     assert.equal(expected, messages + 1);
+});
+
+test("a burst of publishes never awaited on the way holds bounded output", { timeout: 30000 }, async (t) => {
+    let finish;
+    const finished = new Promise((resolve) => (finish = resolve));
+    // A server that reads nothing: the kernel's buffers fill, then the socket's own buffer.
+    const server = await startFakeServer(() => finished);
+    t.after(() => server.stop());
+    t.after(() => finish());
+    const client = await connect(server.address, { reconnect: false });
+    let written = 0;
+    const publish = client.publish.bind(client);
+    const replies = [];
+    for (let i = 0; i < 20000; i++) {
+        const before = client["pending"].length;
+        replies.push(publish("burst", payload));
+        if (client["pending"].length > before) written++;
+    }
+    // Past the socket's high-water mark the rest wait, unwritten, for the socket to drain.
+    assert.ok(written < 20000 && written > 0, `written ${written}`);
+    await client.close();
+    const outcomes = await Promise.allSettled(replies);
+    assert.ok(outcomes.every((o) => o.status === "rejected" && o.reason instanceof Closed));
 });
