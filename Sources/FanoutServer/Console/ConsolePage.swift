@@ -723,6 +723,7 @@ const { Questions, responderLine } = module_questions_js;
 const { concat, decode, defaultMaxLine, encode, isWildcard, matches, NEWLINE, parseFields, parseGreeting, parseReset, parseResumeReply, publishCommand, publishLine, toBytes, } = module_protocol_js;
 const { reportLines, ResumeState } = module_resume_js;
 const { Subscription } = module_subscription_js;
+const routesKept = 4096;
 const silentLogger = { info: () => undefined, warn: (line) => console.warn(line) };
 class Client {
     /** Use `connect()`. */
@@ -744,7 +745,8 @@ class Client {
         this.reconnectTimer = null;
         this.resume = new ResumeState();
         this.subscriptions = [];
-        /** Which subscriptions each subject reaches; cleared whenever a subscription comes or goes. */
+        /** Which subscriptions each subject reaches; cleared whenever a subscription comes or goes, and when it holds
+         * routesKept subjects (a wildcard can reach any number). */
         this.routes = new Map();
         this.fullCount = 0;
         /** The transport whose last write went over its high-water mark, until it drains. */
@@ -1049,6 +1051,8 @@ class Client {
         let routes = this.routes.get(subject);
         if (!routes) {
             routes = this.subscriptions.filter((s) => s.patterns.some((p) => matches(p, subject)));
+            if (this.routes.size >= routesKept)
+                this.routes.clear();
             this.routes.set(subject, routes);
         }
         if (!collector && routes.length === 0)

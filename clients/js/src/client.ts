@@ -53,6 +53,8 @@ interface Pending {
     reader: Reader;
 }
 
+const routesKept = 4096;
+
 const silentLogger = { info: () => undefined, warn: (line: string) => console.warn(line) };
 
 export class Client implements SubscriptionOwner {
@@ -70,7 +72,8 @@ export class Client implements SubscriptionOwner {
     private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
     private readonly resume = new ResumeState();
     private subscriptions: Subscription[] = [];
-    /** Which subscriptions each subject reaches; cleared whenever a subscription comes or goes. */
+    /** Which subscriptions each subject reaches; cleared whenever a subscription comes or goes, and when it holds
+     * routesKept subjects (a wildcard can reach any number). */
     private routes = new Map<string, Subscription[]>();
     private fullCount = 0;
     /** The transport whose last write went over its high-water mark, until it drains. */
@@ -360,6 +363,7 @@ export class Client implements SubscriptionOwner {
         let routes = this.routes.get(subject);
         if (!routes) {
             routes = this.subscriptions.filter((s) => s.patterns.some((p) => matches(p, subject)));
+            if (this.routes.size >= routesKept) this.routes.clear();
             this.routes.set(subject, routes);
         }
         if (!collector && routes.length === 0) return;

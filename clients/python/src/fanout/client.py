@@ -27,9 +27,11 @@ log = logging.getLogger("fanout")
 _TEXT = str
 _INT = int
 
+ROUTES_KEPT = 4096
+
 
 class Client:
-    """Use `fanout.connect(...)` to make one. Every method is a coroutine but `respond`."""
+    """Use `fanout.connect(...)` to make one. Every method returns something to await but `respond`."""
 
     def __init__(self, address: Address, token: Optional[str], tls: Union[None, bool, ssl.SSLContext],
                  reconnect: Union[bool, Backoff], timeout: float, max_line: int, max_payload: int,
@@ -58,7 +60,8 @@ class Client:
         self._reconnecting: Optional[asyncio.Task] = None
         self._resume = ResumeState()
         self._subscriptions: List[Subscription] = []
-        # Which subscriptions each subject reaches; cleared whenever a subscription comes or goes.
+        # Which subscriptions each subject reaches; cleared whenever a subscription comes or goes, and when it
+        # holds ROUTES_KEPT subjects (a wildcard can reach any number).
         self._routes: Dict[str, List[Subscription]] = {}
         self._full = 0
         # LAST replays being gathered: subject -> (messages still due, messages, future).
@@ -292,6 +295,8 @@ class Client:
         routes = self._routes.get(subject)
         if routes is None:
             routes = [s for s in self._subscriptions if any(matches(p, subject) for p in s.patterns)]
+            if len(self._routes) >= ROUTES_KEPT:
+                self._routes.clear()
             self._routes[subject] = routes
         if collector is None and not routes:
             return
