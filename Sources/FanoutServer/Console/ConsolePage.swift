@@ -1,11 +1,15 @@
 /// The operator's console at `GET /`: one self-contained page (HTML, CSS and JS, no CDN, no framework)
 /// compiled into the binary, so that it works offline and always matches the server it comes from.
 ///
-/// It speaks the protocol over the WebSocket at `/ws` like any client: INFO every second for the counters
-/// and the messages-per-second chart (the last five minutes), CHANNELS every two seconds, CLIENTS every
-/// five (admins only on a server with users), SUB for the subscribe box and PUB for the publish form. It
-/// asks for a token when the greeting says `auth=required`, keeps it for the tab's session only, and
-/// reconnects by itself. The event-stream panel opens an `EventSource` on `/events`, which resumes by
+/// It speaks the protocol over the WebSocket at `/ws` through the Fanout JavaScript client (clients/js), whose
+/// one-file browser build is embedded below between the `fanout-client` script tags: the browser side of the
+/// protocol is written once. `node clients/js/scripts/embed-console.mjs` refreshes that copy after a change to
+/// the client, and the client's tests fail while it is stale. The page shows INFO every second for the
+/// counters and the messages-per-second chart (the last five minutes), CHANNELS every two seconds, CLIENTS
+/// every five (admins only on a server with users); the subscribe box subscribes (concrete subjects resume
+/// after a reconnect, and resumes and `RESET` pushes are shown among the messages), and the publish form
+/// publishes. It asks for a token when the greeting says `auth=required`, keeps it for the tab's session only,
+/// and reconnects by itself. The event-stream panel opens an `EventSource` on `/events`, which resumes by
 /// itself after a drop.
 enum ConsolePage {
     static let html: [UInt8] = Array(text.utf8)
@@ -80,63 +84,65 @@ ol li .subject { color:var(--accent); } ol li .seq { color:var(--dim); } ol li .
   <section class="wide"><h2>Clients</h2><div class="scroll"><table><thead><tr><th>id</th><th>address</th><th>transport</th><th>subscriptions</th><th>pending bytes</th><th>age</th></tr></thead><tbody id="clients"></tbody></table></div><p class="note" id="clients-note"></p></section>
 </main>
 <div id="auth"><form id="auth-form"><h2>This server needs a token</h2><input id="auth-token" type="password" placeholder="token" autocomplete="off"><p class="note error" id="auth-error"></p><button>Sign in</button></form></div>
-<script>
+\#(ConsoleClientScript.text)<script>
 "use strict";
+// The protocol is spoken by the Fanout client above (clients/js, its one-file browser build): reconnects,
+// resumes concrete subjects with no duplicate, and reports what was missed; this script only draws.
 const $ = (id) => document.getElementById(id);
 const maxRows = 500;
-let ws = null, replies = [], ready = false, history = [], lastPublished = null, timers = [];
+let client = null, history = [], lastPublished = null, timer = null;
 let token = sessionStorage.getItem("fanout-token") || "";
+const subscriptions = new Map();
 
 function setStatus(text, kind) { const s = $("status"); s.textContent = text; s.className = kind || ""; }
-function command(line) { return new Promise((resolve) => { if (!ws || ws.readyState !== 1) return resolve("-ERR offline not connected"); replies.push(resolve); ws.send(line); }); }
 function row(list, html) { const li = document.createElement("li"); li.innerHTML = html; list.prepend(li); while (list.children.length > maxRows) list.lastChild.remove(); return li; }
 function esc(text) { return String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
 function now() { return new Date().toLocaleTimeString(); }
+function failure(error) { return error.code ? `-ERR ${error.code} ${error.text}` : String(error.message || error); }
 
-function connect() {
-  ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
-  replies = []; ready = false;
-  ws.onmessage = (event) => receive(event.data);
-  ws.onclose = () => { ready = false; timers.forEach(clearInterval); timers = []; replies.forEach((r) => r("-ERR offline connection lost")); replies = [];
-    setStatus("disconnected, reconnecting…", "down"); setTimeout(connect, 1000); };
+// What the client reports about the connection; resumes and RESET pushes (a subject's numbering restarted,
+// or messages lost to it on several nodes) go into the messages list, where the gap would be.
+function onEvent(event) {
+  if (event.kind === "disconnected" || event.kind === "reconnecting") setStatus("disconnected, reconnecting…", "down");
+  else if (event.kind === "connected") setStatus("connected", "up");
+  else if (event.kind === "reset" || event.kind === "resumed") {
+    const li = row($("messages"), `<span class="time">${now()}</span><span class="${event.kind === "reset" ? "error" : "note"}">${event.kind === "reset" ? "RESET" : "resumed"} ${esc(event.detail || event.report.subject)}</span>`);
+    li.dataset.event = event.kind; li.dataset.subject = event.report.subject;
+  } else if (event.kind === "revoked" || event.kind === "resubscribe-failed") $("sub-note").textContent = event.detail;
 }
 
-function receive(line) {
-  if (line.startsWith("+HELLO ")) { $("server").textContent = line.slice(7); return hello(/ auth=required/.test(line)); }
-  if (line.startsWith("MSG ")) return message(line);
-  if (line.startsWith("-ERR denied revoked:")) { $("sub-note").textContent = line; return; }
-  const reply = replies.shift();
-  if (reply) reply(line); else if (line.startsWith("-ERR ")) setStatus(line.slice(5), "down");
-}
-
-async function hello(authRequired) {
-  if (authRequired) {
-    if (!token) { $("auth").className = "shown"; $("auth-token").focus(); return; }
-    const answer = await command("AUTH " + token);
-    if (answer !== "+OK") { token = ""; sessionStorage.removeItem("fanout-token"); $("auth-error").textContent = answer; $("auth").className = "shown"; return; }
+async function start() {
+  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
+  try {
+    client = await Fanout.connect(url, { token: token || undefined, onEvent, reconnect: { initial: 500, maximum: 5000 }, logger: { info() {}, warn() {} } });
+  } catch (error) {
+    if (error instanceof Fanout.Denied) { token = ""; sessionStorage.removeItem("fanout-token"); $("auth-error").textContent = failure(error); $("auth").className = "shown"; return; }
+    setStatus("disconnected, reconnecting…", "down"); setTimeout(start, 1000); return;
   }
-  $("auth").className = ""; ready = true; setStatus("connected", "up");
-  for (const pattern of subscribed) await command("SUB " + pattern);
-  poll(); timers.push(setInterval(poll, 1000));
+  const greeting = client.greeting;
+  $("server").textContent = `fanout/1 ${greeting.serverName} auth=${greeting.authRequired ? "required" : "none"}${greeting.epoch ? " epoch=" + greeting.epoch : ""}`;
+  if (greeting.authRequired && !token) { await client.close(); client = null; $("auth").className = "shown"; $("auth-token").focus(); return; }
+  $("auth").className = ""; setStatus("connected", "up");
+  for (const pattern of [...subscriptions.keys()]) follow(pattern);
+  poll(); timer = setInterval(poll, 1000);
 }
 
 $("auth-form").onsubmit = (event) => { event.preventDefault(); token = $("auth-token").value.trim(); if (!token) return;
-  sessionStorage.setItem("fanout-token", token); $("auth-error").textContent = ""; hello(true); };
+  sessionStorage.setItem("fanout-token", token); $("auth-error").textContent = ""; start(); };
 
 let ticks = 0;
 async function poll() {
-  if (!ready) return;
-  info(await command("INFO"));
-  if (ticks % 2 === 0) channels(await command("CHANNELS"));
-  if (ticks % 5 === 0) clients(await command("CLIENTS"));
+  if (!client) return;
+  try {
+    info(await client.info());
+    if (ticks % 2 === 0) channels(await client.request("CHANNELS").catch((e) => e));
+    if (ticks % 5 === 0) clients(await client.request("CLIENTS").catch((e) => e));
+  } catch (error) { /* offline: the next tick after the reconnect draws again */ }
   ticks++;
 }
 
-function fields(line) { const out = {}; for (const word of line.split(" ")) { const i = word.indexOf("="); if (i > 0) out[word.slice(0, i)] = word.slice(i + 1); } return out; }
-
-function info(line) {
-  if (!line.startsWith("+OK ")) return;
-  const f = fields(line), published = Number(f.published);
+function info(f) {
+  const published = Number(f.published);
   const shown = [["clients", "clients"], ["subjects", "subjects"], ["subscriptions", "subscriptions"], ["published", "published"],
     ["delivered", "delivered"], ["slow_consumers", "slow consumers"], ["history_messages", "retained"], ["uptime_s", "uptime (s)"]];
   $("counters").innerHTML = shown.map(([k, label]) => `<div class="counter"><b>${esc(Number(f[k] || 0).toLocaleString())}</b><span>${label}</span></div>`).join("");
@@ -156,38 +162,45 @@ function draw() {
   g.stroke();
 }
 
-function channels(line) {
-  if (!line.startsWith("+OK")) { $("channels-note").textContent = line; return; }
-  const words = line.split(" ").slice(2);
+function channels(reply) {
+  if (typeof reply !== "string") { $("channels-note").textContent = failure(reply); return; }
+  const words = reply.split(" ").slice(1);
   $("channels").innerHTML = words.map((w) => { const i = w.lastIndexOf("="); return `<tr><td>${esc(w.slice(0, i))}</td><td>${esc(w.slice(i + 1))}</td></tr>`; }).join("");
   $("channels-note").textContent = words.length ? "" : "No subscribed subjects.";
 }
 
-function clients(line) {
-  if (!line.startsWith("+OK")) { $("clients-note").textContent = line.includes("admin") ? "Listing clients needs an admin user." : line; $("clients").innerHTML = ""; return; }
+function clients(reply) {
+  if (typeof reply !== "string") { $("clients-note").textContent = failure(reply).includes("admin") ? "Listing clients needs an admin user." : failure(reply); $("clients").innerHTML = ""; return; }
   $("clients-note").textContent = "";
-  $("clients").innerHTML = line.split(" ").slice(2).map((entry) => { const f = {}; for (const p of entry.split(",")) { const i = p.indexOf("="); f[p.slice(0, i)] = p.slice(i + 1); }
+  $("clients").innerHTML = reply.split(" ").slice(1).map((entry) => { const f = {}; for (const p of entry.split(",")) { const i = p.indexOf("="); f[p.slice(0, i)] = p.slice(i + 1); }
     return `<tr><td>${esc(f.id)}</td><td>${esc(f.addr)}</td><td>${esc(f.transport || "")}</td><td>${esc(f.subs)}</td><td>${esc(f.pending)}</td><td>${esc(f.age_s)} s</td></tr>`; }).join("");
 }
 
-const subscribed = new Set();
-function message(line) {
-  const rest = line.slice(4), a = rest.indexOf(" "), b = rest.indexOf(" ", a + 1);
-  const subject = rest.slice(0, a), seq = b < 0 ? rest.slice(a + 1) : rest.slice(a + 1, b), payload = b < 0 ? "" : rest.slice(b + 1);
-  const li = row($("messages"), `<span class="time">${now()}</span><span class="subject">${esc(subject)}</span> <span class="seq">#${esc(seq)}</span> ${esc(payload)}`);
-  li.dataset.subject = subject; li.dataset.payload = payload;
+// One subscription per pattern; its messages are drawn as they come.
+async function follow(pattern) {
+  const sub = client.subscribe(pattern);
+  subscriptions.set(pattern, sub);
+  try { await sub.ready; } catch (error) { subscriptions.delete(pattern); throw error; }
+  (async () => {
+    try {
+      for await (const m of sub) {
+        const li = row($("messages"), `<span class="time">${now()}</span><span class="subject">${esc(m.subject)}</span> <span class="seq">#${esc(m.seq)}</span> ${esc(m.text)}`);
+        li.dataset.subject = m.subject; li.dataset.payload = m.text;
+      }
+    } catch (error) { $("sub-note").textContent = failure(error); }
+  })();
 }
 
-$("sub-form").onsubmit = async (event) => { event.preventDefault(); const pattern = $("sub-pattern").value.trim(); if (!pattern) return;
-  const answer = await command("SUB " + pattern);
-  if (answer.startsWith("+OK")) { subscribed.add(pattern); $("sub-note").textContent = "Subscribed to " + [...subscribed].join(", "); $("sub-note").className = "note"; }
-  else { $("sub-note").textContent = answer; $("sub-note").className = "note error"; } };
-$("sub-clear").onclick = async () => { await command("UNSUB"); subscribed.clear(); $("messages").innerHTML = ""; $("sub-note").textContent = "Unsubscribed from everything."; };
+$("sub-form").onsubmit = async (event) => { event.preventDefault(); const pattern = $("sub-pattern").value.trim(); if (!pattern || !client) return;
+  if (subscriptions.has(pattern)) return;
+  try { await follow(pattern); $("sub-note").textContent = "Subscribed to " + [...subscriptions.keys()].join(", "); $("sub-note").className = "note"; }
+  catch (error) { $("sub-note").textContent = failure(error); $("sub-note").className = "note error"; } };
+$("sub-clear").onclick = async () => { const subs = [...subscriptions.values()]; subscriptions.clear(); for (const sub of subs) await sub.unsubscribe();
+  $("messages").innerHTML = ""; $("sub-note").textContent = "Unsubscribed from everything."; };
 
-$("pub-form").onsubmit = async (event) => { event.preventDefault(); const subject = $("pub-subject").value.trim(); if (!subject) return;
-  const answer = await command("PUB " + subject + " " + $("pub-payload").value);
-  $("pub-result").textContent = answer.startsWith("+OK ") ? `Delivered to ${answer.slice(4)} subscriber(s) at ${now()}.` : answer;
-  $("pub-result").className = answer.startsWith("+OK") ? "note" : "note error"; };
+$("pub-form").onsubmit = async (event) => { event.preventDefault(); const subject = $("pub-subject").value.trim(); if (!subject || !client) return;
+  try { const receivers = await client.publish(subject, $("pub-payload").value); $("pub-result").textContent = `Delivered to ${receivers} subscriber(s) at ${now()}.`; $("pub-result").className = "note"; }
+  catch (error) { $("pub-result").textContent = failure(error); $("pub-result").className = "note error"; } };
 
 let source = null;
 $("es-form").onsubmit = (event) => { event.preventDefault(); const subjects = $("es-subject").value.trim().split(/[\s,]+/).filter(Boolean); if (!subjects.length) return;
@@ -204,7 +217,7 @@ $("es-form").onsubmit = (event) => { event.preventDefault(); const subjects = $(
   source.addEventListener("error", (e) => { if (e.data) row($("es-log"), `<span class="error">${esc(e.data)}</span>`); }); };
 
 window.addEventListener("resize", draw);
-connect();
+start();
 </script>
 </body>
 </html>

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Python clients compared in one run: this package (fanout, asyncio) on fanoutd, redis-py (asyncio) on
+redis-server, and nats-py on nats-server.
+
+- publish: one client publishes MESSAGES messages pipelined, WINDOW at a time, each window awaited whole
+  (fanout: concurrent `publish` awaits; redis-py: a non-transactional pipeline; nats-py: `publish` calls then
+  `flush`, its round trip).
+- receive: one client subscribes and counts MESSAGES messages, from the first to the last, that a raw socket
+  publisher in another process (raw_publishers.py) sends as fast as the server takes them.
+
+Every figure is the median of RUNS runs, the three clients taking turns within each run. CPU is user plus
+system time, of this process for the client (time.process_time) and of the server from /proc/<pid>/stat,
+given per message in microseconds.
+
+    python3 Benchmarks/clients/bench_python.py [--messages 100000] [--runs 5] [--payload 16]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Tuple
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "clients" / "python" / "src"))
+sys.path.insert(0, str(HERE))
+
+import fanout  # noqa: E402
+import nats  # noqa: E402
+import redis.asyncio as aioredis  # noqa: E402
+from servers import Server  # noqa: E402
+
+SUBJECT_PUB = "bench.pub"
+SUBJECT_RECV = "bench.recv"
+WINDOW = 1000
+
+Result = Tuple[float, float, float]  # messages/s, client CPU µs per message, server CPU µs per message
+
+
+async def measure(server: Server, count: int, work: Callable) -> Result:
+    """Runs `work()`, which returns the seconds its timed part took; CPU is counted over the whole call."""
+    client_before, server_before = time.process_time(), server.cpu()
+    seconds = await work()
+    client_cpu, server_cpu = time.process_time() - client_before, server.cpu() - server_before
+    return count / seconds, client_cpu / count * 1e6, server_cpu / count * 1e6
+
+
+# Publishing
+
+async def publish_fanout(server: Server, count: int, payload: bytes) -> Result:
+    client = await fanout.connect(f"127.0.0.1:{server.port}")
+
+    async def work() -> float:
+        start = time.perf_counter()
+        for _ in range(count // WINDOW):
+            await asyncio.gather(*[client.publish(SUBJECT_PUB, payload) for _ in range(WINDOW)])
+        return time.perf_counter() - start
+    try:
+        return await measure(server, count, work)
+    finally:
+        await client.close()
+
+
+async def publish_redis(server: Server, count: int, payload: bytes) -> Result:
+    client = aioredis.Redis(host="127.0.0.1", port=server.port)
+    await client.ping()
+
+    async def work() -> float:
+        start = time.perf_counter()
+        for _ in range(count // WINDOW):
+            pipe = client.pipeline(transaction=False)
+            for _ in range(WINDOW):
+                pipe.publish(SUBJECT_PUB, payload)
+            await pipe.execute()
+        return time.perf_counter() - start
+    try:
+        return await measure(server, count, work)
+    finally:
+        await client.aclose()
+
+
+async def publish_nats(server: Server, count: int, payload: bytes) -> Result:
+    client = await nats.connect(f"nats://127.0.0.1:{server.port}")
+
+    async def work() -> float:
+        start = time.perf_counter()
+        for _ in range(count // WINDOW):
+            for _ in range(WINDOW):
+                await client.publish(SUBJECT_PUB, payload)
+            await client.flush()
+        return time.perf_counter() - start
+    try:
+        return await measure(server, count, work)
+    finally:
+        await client.close()
+
+
+# Receiving
+
+def start_publisher(kind: str, server: Server, count: int, size: int) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(HERE / "raw_publishers.py"), kind, str(server.port), SUBJECT_RECV,
+                             str(size), str(count)])
+
+
+async def receive_fanout(server: Server, count: int, size: int) -> Result:
+    client = await fanout.connect(f"127.0.0.1:{server.port}")
+    sub = await client.subscribe(SUBJECT_RECV)
+
+    async def work() -> float:
+        publisher = start_publisher("fanoutd", server, count, size)
+        received, start = 0, 0.0
+        async for _ in sub:
+            received += 1
+            if received == 1:
+                start = time.perf_counter()
+            if received == count:
+                break
+        elapsed = time.perf_counter() - start
+        publisher.kill()
+        publisher.wait()
+        return elapsed
+    try:
+        return await measure(server, count - 1, work)
+    finally:
+        await client.close()
+
+
+async def receive_redis(server: Server, count: int, size: int) -> Result:
+    client = aioredis.Redis(host="127.0.0.1", port=server.port)
+    pubsub = client.pubsub(ignore_subscribe_messages=True)
+    await pubsub.subscribe(SUBJECT_RECV)
+    await pubsub.get_message(timeout=1.0)  # the subscribe confirmation
+
+    async def work() -> float:
+        publisher = start_publisher("redis", server, count, size)
+        received, start = 0, 0.0
+        async for message in pubsub.listen():
+            if message["type"] != "message":
+                continue
+            received += 1
+            if received == 1:
+                start = time.perf_counter()
+            if received == count:
+                break
+        elapsed = time.perf_counter() - start
+        publisher.kill()
+        publisher.wait()
+        return elapsed
+    try:
+        return await measure(server, count - 1, work)
+    finally:
+        await pubsub.aclose()
+        await client.aclose()
+
+
+async def receive_nats(server: Server, count: int, size: int) -> Result:
+    client = await nats.connect(f"nats://127.0.0.1:{server.port}", pending_size=256 * 1024 * 1024)
+    sub = await client.subscribe(SUBJECT_RECV, pending_msgs_limit=count * 2, pending_bytes_limit=256 * 1024 * 1024)
+    await client.flush()
+
+    async def work() -> float:
+        publisher = start_publisher("nats", server, count, size)
+        received, start = 0, 0.0
+        async for _ in sub.messages:
+            received += 1
+            if received == 1:
+                start = time.perf_counter()
+            if received == count:
+                break
+        elapsed = time.perf_counter() - start
+        publisher.kill()
+        publisher.wait()
+        return elapsed
+    try:
+        return await measure(server, count - 1, work)
+    finally:
+        await client.close()
+
+
+CASES: Dict[str, Dict[str, Callable]] = {
+    "publish": {"fanout": publish_fanout, "redis-py": publish_redis, "nats-py": publish_nats},
+    "receive": {"fanout": receive_fanout, "redis-py": receive_redis, "nats-py": receive_nats},
+}
+SERVER_OF = {"fanout": "fanoutd", "redis-py": "redis", "nats-py": "nats"}
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=100000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--payload", type=int, default=16, help="payload bytes")
+    options = parser.parse_args()
+    servers = {name: Server(name) for name in ("fanoutd", "redis", "nats")}
+    results: Dict[Tuple[str, str], List[Result]] = {}
+    try:
+        for run in range(options.runs):
+            for case, clients in CASES.items():
+                for client, function in clients.items():
+                    argument = b"x" * options.payload if case == "publish" else options.payload
+                    result = await asyncio.wait_for(
+                        function(servers[SERVER_OF[client]], options.messages, argument), 300)
+                    results.setdefault((case, client), []).append(result)
+            print(f"run {run + 1} of {options.runs} done", file=sys.stderr)
+    finally:
+        for server in servers.values():
+            server.stop()
+    print(f"Python {sys.version.split()[0]}, {options.messages} messages of {options.payload} bytes, "
+          f"median of {options.runs} runs; CPU in µs per message")
+    print(f"| {'case':8} | {'client':9} | {'messages/s':>11} | {'client CPU':>10} | {'server CPU':>10} | range of messages/s |")
+    print(f"|{'-' * 10}|{'-' * 11}|{'-' * 13}|{'-' * 12}|{'-' * 12}|{'-' * 21}|")
+    for (case, client), runs in results.items():
+        rate = statistics.median(r[0] for r in runs)
+        print(f"| {case:8} | {client:9} | {rate:11,.0f} | {statistics.median(r[1] for r in runs):10.2f} | "
+              f"{statistics.median(r[2] for r in runs):10.2f} | {min(r[0] for r in runs):,.0f}–{max(r[0] for r in runs):,.0f} |")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,130 @@
+// A subscription: the patterns it holds, and the bounded queue between the connection and `for await`.
+
+import { Closed, SlowConsumer } from "./errors.js";
+import { Message } from "./messages.js";
+
+/** What a subscription needs from its client. */
+export interface SubscriptionOwner {
+    subscriptionFull(subscription: Subscription): void;
+    subscriptionDrained(subscription: Subscription): void;
+    unsubscribe(subscription: Subscription): Promise<void>;
+}
+
+/**
+ * Iterate with `for await (const msg of sub)`; leaving the loop (break, return, throw) unsubscribes.
+ * The queue holds at most `maxPending` messages plus what one read brings: once it is full, a socket stops
+ * being read until the consumer has taken half, so a slow consumer slows the server's sending instead of
+ * growing memory here. Replies queued behind those messages wait too: do not await a command on the same
+ * client from inside a full subscription's loop. A browser WebSocket cannot be paused: there a subscription
+ * that falls twice `maxPending` behind ends with SlowConsumer.
+ */
+export class Subscription implements AsyncIterableIterator<Message> {
+    /** Settles when the server has confirmed every pattern (rejects with the server's error otherwise). */
+    readonly ready: Promise<void>;
+    full = false;
+    private queue: Message[] = [];
+    private head = 0;
+    private waiter: (() => void) | null = null;
+    private ended: Error | null = null;
+
+    constructor(
+        private readonly owner: SubscriptionOwner,
+        readonly patterns: readonly string[],
+        readonly group: string | null,
+        private readonly maxPending: number,
+        private readonly canPause: () => boolean,
+        confirmed: Promise<void>,
+    ) {
+        this.ready = confirmed.catch((error: Error) => {
+            this.end(error);
+            throw error;
+        });
+        // A failure is also seen through the iteration: no unhandled rejection for a caller that only iterates.
+        this.ready.catch(() => undefined);
+    }
+
+    get pending(): number {
+        return this.queue.length - this.head;
+    }
+
+    /** @internal */
+    push(message: Message): void {
+        if (this.ended) return;
+        this.queue.push(message);
+        this.wake();
+        if (this.full) {
+            if (!this.canPause() && this.pending >= 2 * this.maxPending) {
+                this.end(new SlowConsumer("slow-consumer", `subscription fell ${this.pending} messages behind`));
+                void this.owner.unsubscribe(this);
+            }
+        } else if (this.pending >= this.maxPending) {
+            this.full = true;
+            this.owner.subscriptionFull(this);
+        }
+    }
+
+    /** @internal No more messages: closed, unsubscribed, or the connection lost for good. */
+    end(error: Error): void {
+        this.ended ??= error;
+        this.wake();
+    }
+
+    async next(): Promise<IteratorResult<Message>> {
+        while (this.pending === 0) {
+            if (this.ended) {
+                if (this.ended instanceof Closed || this.ended === unsubscribed) return { value: undefined, done: true };
+                throw this.ended;
+            }
+            await new Promise<void>((resolve) => (this.waiter = resolve));
+        }
+        const message = this.queue[this.head++];
+        if (this.head > 1024 && this.head * 2 > this.queue.length) {
+            this.queue = this.queue.slice(this.head);
+            this.head = 0;
+        }
+        if (this.full && this.pending <= this.maxPending / 2) {
+            this.full = false;
+            this.owner.subscriptionDrained(this);
+        }
+        return { value: message, done: false };
+    }
+
+    /** The next message, or an error after `timeoutMs`. */
+    async nextMessage(timeoutMs = 5000): Promise<Message> {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const timeout = new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`no message within ${timeoutMs} ms`)), timeoutMs);
+        });
+        try {
+            const result = await Promise.race([this.next(), timeout]);
+            if (result.done) throw new Closed("subscription ended");
+            return result.value;
+        } finally {
+            clearTimeout(timer);
+        }
+    }
+
+    async return(): Promise<IteratorResult<Message>> {
+        await this.unsubscribe();
+        return { value: undefined, done: true };
+    }
+
+    [Symbol.asyncIterator](): AsyncIterableIterator<Message> {
+        return this;
+    }
+
+    /** Drops this subscription's patterns (those no other subscription holds); iteration ends once the queued
+     * messages are taken. */
+    async unsubscribe(): Promise<void> {
+        this.end(unsubscribed);
+        await this.owner.unsubscribe(this);
+    }
+
+    private wake(): void {
+        const waiter = this.waiter;
+        this.waiter = null;
+        waiter?.();
+    }
+}
+
+const unsubscribed = new Closed("unsubscribed");

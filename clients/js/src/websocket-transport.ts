@@ -1,0 +1,89 @@
+// The WebSocket at fanoutd's `/ws`: one line per text frame each way; BPUB and BMSG as binary frames (1.2).
+
+import { bmsgLength, decode, encode, Frame, startsWith } from "./protocol.js";
+import { Opener, Transport, TransportEvents } from "./transport.js";
+
+const BMSG = encode("BMSG ");
+/** Output queued in the browser past which `write` asks the caller to wait. */
+const highWater = 1 << 20;
+
+export function webSocketOpener(url: string): Opener {
+    return (events: TransportEvents, timeoutMs: number) => new Promise<Transport>((resolve, reject) => {
+        const WebSocketClass = (globalThis as { WebSocket?: typeof WebSocket }).WebSocket;
+        if (!WebSocketClass) {
+            reject(new Error("this runtime has no WebSocket (Node 20 needs --experimental-websocket)"));
+            return;
+        }
+        const socket = new WebSocketClass(url);
+        socket.binaryType = "arraybuffer";
+        let open = false;
+        let closed = false;
+        const timer = setTimeout(() => {
+            reject(new Error("timed out"));
+            socket.close();
+        }, timeoutMs);
+        function finish(reason: string): void {
+            if (closed || !open) return;
+            closed = true;
+            events.closed(reason);
+        }
+        socket.onopen = () => {
+            clearTimeout(timer);
+            open = true;
+            resolve(transport);
+        };
+        socket.onerror = () => {
+            if (!open) {
+                clearTimeout(timer);
+                reject(new Error(`WebSocket to ${url} failed`));
+            }
+        };
+        socket.onclose = (event: CloseEvent) => {
+            clearTimeout(timer);
+            if (!open) reject(new Error(`WebSocket to ${url} closed (${event.code})`));
+            finish(`closed by the server (${event.code}${event.reason ? ": " + event.reason : ""})`);
+        };
+        socket.onmessage = (event: MessageEvent) => {
+            if (closed) return;
+            let frame: Frame;
+            if (typeof event.data === "string") {
+                const text = event.data.endsWith("\n") ? event.data.slice(0, -1) : event.data;
+                frame = encode(text);
+            } else {
+                const bytes = new Uint8Array(event.data as ArrayBuffer);
+                const newline = bytes.indexOf(10);
+                const header = bytes.slice(0, newline < 0 ? bytes.length : newline);
+                if (!startsWith(header, BMSG)) {
+                    frame = header;
+                } else {
+                    const length = bmsgLength(header);
+                    frame = { header, payload: bytes.slice(newline + 1, newline + 1 + length) };
+                }
+            }
+            events.frame(frame);
+        };
+        const transport: Transport = {
+            // A browser gives no way to stop reading a WebSocket.
+            canPause: false,
+            textOnly: true,
+            write(command: Uint8Array | string, binary: boolean): boolean {
+                if (typeof command === "string") socket.send(command.slice(0, -1));
+                else if (binary) socket.send(command);
+                else socket.send(decode(command.subarray(0, command.length - 1)));
+                return socket.bufferedAmount < highWater;
+            },
+            async drained(): Promise<void> {
+                // WebSocket has no drain event: look again every few milliseconds.
+                while (!closed && socket.bufferedAmount >= highWater / 2) {
+                    await new Promise((done) => setTimeout(done, 5));
+                }
+            },
+            pause: () => undefined,
+            resume: () => undefined,
+            close(): void {
+                finish("closed by the client");
+                socket.close(1000);
+            },
+        };
+    });
+}

@@ -1,0 +1,18 @@
+"""Client of the Fanout publish/subscribe daemon. `await fanout.connect(...)` gives an asyncio client;
+`fanout.blocking.connect(...)` the same methods without an event loop."""
+from .backoff import Backoff
+from .client import Client, connect
+from .errors import (AuthRequired, BadSubject, CannotConnect, Closed, ConnectionLost, Denied, FanoutError,
+                     IdleTimeout, Limit, ProtocolViolation, ServerError, ShuttingDown, SlowConsumer, Syntax,
+                     TooLong, Unavailable, UnknownCommand)
+from .messages import AskResult, Event, Message, Question
+from .questions import Responder
+from .resume import ResumeReport
+from .subscription import Subscription
+
+__all__ = [
+    "connect", "Client", "Subscription", "Responder", "Backoff", "Message", "Question", "AskResult", "Event",
+    "ResumeReport", "FanoutError", "ServerError", "UnknownCommand", "Syntax", "BadSubject", "TooLong", "Limit",
+    "Denied", "AuthRequired", "Unavailable", "SlowConsumer", "ShuttingDown", "IdleTimeout", "CannotConnect",
+    "ConnectionLost", "Closed", "ProtocolViolation",
+]

@@ -1,0 +1,570 @@
+"""The asyncio client: one connection at a time to a Fanout server, reconnected with backoff, whose
+subscriptions resume after a reconnect with no duplicate and with exact counts of what was missed."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from collections import deque
+from typing import Any, Awaitable, Callable, Deque, Dict, List, Optional, Tuple, Union
+
+from .address import Address
+from .backoff import Backoff
+from .errors import (CLOSING_CODES, CannotConnect, Closed, ConnectionLost, FanoutError, ProtocolViolation,
+                     ServerError, server_error)
+from .messages import AskResult, Event, Message
+from .protocol import (DEFAULT_MAX_LINE, Greeting, Payload, Reset, ResumeReply, as_bytes, fields, is_wildcard,
+                       matches, publish_command)
+from .questions import Handler, Questions, Responder
+from .resume import DUPLICATE, GAP, RESTARTED, ResumeReport, ResumeState
+from .subscription import Subscription
+from .wire import Wire
+
+log = logging.getLogger("fanout")
+
+# What a reply is turned into: the text after "+OK " as is, its first word as an int (PUB, SUB, ...), or
+# whatever a function makes of the text.
+_TEXT = str
+_INT = int
+
+ROUTES_KEPT = 4096
+
+
+class Client:
+    """Use `fanout.connect(...)` to make one. Every method returns something to await but `respond`."""
+
+    def __init__(self, address: Address, token: Optional[str], tls: Union[None, bool, ssl.SSLContext],
+                 reconnect: Union[bool, Backoff], timeout: float, max_line: int, max_payload: int,
+                 max_pending: int, on_event: Optional[Callable[[Event], Any]]) -> None:
+        self.address = address
+        self.token = token
+        self.timeout = timeout
+        # The server's max_line as this client assumes it: longer publishes go as BPUB.
+        self.max_line = max_line
+        self.max_payload = max_payload
+        self.max_pending = max_pending
+        self.on_event = on_event
+        self.greeting: Optional[Greeting] = None
+        if tls is True:
+            tls = ssl.create_default_context()
+        self._tls: Optional[ssl.SSLContext] = tls or None
+        self._backoff: Optional[Backoff] = Backoff() if reconnect is True else (reconnect or None)
+        self._wire: Optional[Wire] = None
+        self._greeted: Optional[asyncio.Future] = None
+        # One entry per command sent and not yet answered, in sending order: (future or None, how to read it).
+        # Bound: the commands the application has in flight; a publisher that awaits its publishes in batches
+        # holds one batch.
+        self._pending: Deque[Tuple[Optional[asyncio.Future], Any]] = deque()
+        self._ready = asyncio.Event()
+        self._closed = False
+        self._reconnecting: Optional[asyncio.Task] = None
+        self._resume = ResumeState()
+        self._subscriptions: List[Subscription] = []
+        # Which subscriptions each subject reaches; cleared whenever a subscription comes or goes, and when it
+        # holds ROUTES_KEPT subjects (a wildcard can reach any number).
+        self._routes: Dict[str, List[Subscription]] = {}
+        self._full = 0
+        # LAST replays being gathered: subject -> (messages still due, messages, future).
+        self._collectors: Dict[str, Tuple[List[int], List[Message], asyncio.Future]] = {}
+        self._questions = Questions(self)
+        self._tasks: set = set()
+        self._loop = asyncio.get_running_loop()
+
+    # Connecting
+
+    async def _open(self) -> None:
+        """Connects, reads the greeting and authenticates; the new connection becomes the client's."""
+        loop = asyncio.get_running_loop()
+        greeted = loop.create_future()
+        self._greeted = greeted
+
+        def factory() -> Wire:
+            # The wire is the client's from the start: the greeting may arrive before create_connection returns.
+            self._wire = Wire(self._on_frame, self._on_lost, max(self.max_line, DEFAULT_MAX_LINE) + 64,
+                              self.max_payload)
+            return self._wire
+
+        try:
+            if self.address.path is not None:
+                _, wire = await asyncio.wait_for(loop.create_unix_connection(factory, self.address.path),
+                                                 self.timeout)
+            else:
+                _, wire = await asyncio.wait_for(loop.create_connection(
+                    factory, self.address.host, self.address.port, ssl=self._tls,
+                    server_hostname=self.address.host if self._tls else None), self.timeout)
+        except (OSError, asyncio.TimeoutError) as error:
+            self._wire = None
+            raise CannotConnect(f"cannot connect to {self.address}: {error or 'timed out'}") from None
+        try:
+            greeting: Greeting = await asyncio.wait_for(asyncio.shield(greeted), self.timeout)
+        except asyncio.TimeoutError:
+            wire.abort("no greeting")
+            raise CannotConnect(f"cannot connect to {self.address}: no greeting") from None
+        except ServerError as error:
+            raise CannotConnect(f"cannot connect to {self.address}: {error}") from None
+        self.greeting = greeting
+        self._resume.connected(greeting.epoch)
+        if self.token is not None:
+            await self._command(f"AUTH {self.token}", internal=True)
+
+    def _on_lost(self, wire: Wire, reason: str) -> None:
+        if wire is not self._wire:
+            return
+        self._wire = None
+        self._ready.clear()
+        if self._greeted is not None and not self._greeted.done():
+            self._greeted.set_exception(ConnectionLost(f"connection lost: {reason}"))
+        error: FanoutError = Closed("client closed") if self._closed else ConnectionLost(
+            f"connection to {self.address} lost before the reply ({reason}); the command is not sent again, "
+            "and may or may not have taken effect")
+        pending, self._pending = self._pending, deque()
+        for future, _ in pending:
+            if future is not None and not future.done():
+                future.set_exception(error)
+        for _, _, future in self._collectors.values():
+            if not future.done():
+                future.set_exception(error)
+        self._collectors.clear()
+        self._questions.lost(error)
+        if self._closed or self.greeting is None:
+            return
+        if self._reconnecting is not None and not self._reconnecting.done():
+            return  # a reconnect attempt failed half way; its loop tries again
+        self._emit(Event("disconnected", reason))
+        if self._backoff is None:
+            for subscription in self._subscriptions:
+                subscription._end(ConnectionLost(f"connection to {self.address} lost: {reason}"))
+        else:
+            self._reconnecting = asyncio.ensure_future(self._reconnect())
+
+    async def _reconnect(self) -> None:
+        assert self._backoff is not None
+        attempt = 0
+        while not self._closed:
+            attempt += 1
+            delay = self._backoff.delay(attempt)
+            self._emit(Event("reconnecting", f"attempt {attempt} in {delay:.2f}s"))
+            await asyncio.sleep(delay)
+            try:
+                await self._open()
+                await self._restore()
+            except (FanoutError, OSError) as error:
+                if self._wire is not None:
+                    self._wire.abort(f"reconnect failed: {error}")
+                    self._wire = None
+                log.info("fanout: reconnect attempt %d failed: %s", attempt, error)
+                continue
+            self._emit(Event("connected", f"reconnected to {self.address}"))
+            return
+
+    async def _restore(self) -> None:
+        """Resubscribes after a reconnect: each concrete subject with RESUME from its last delivered seq (so
+        nothing is duplicated and what is gone is counted), then the wildcards, the groups and the responders."""
+        plain = self._plain_patterns()
+        resumes, patterns = self._resume.restore_plan(plain)
+        replies = []
+        for line in resumes:
+            subject = line.split()[1]
+            position = self._resume.position(subject) if len(line.split()) == 4 else None
+            replies.append(self._send(line, self._resume_reader(subject, position, report=True), internal=True))
+        if patterns:
+            replies.append(self._send("SUB " + " ".join(patterns), _INT, internal=True))
+        for group, group_patterns in self._group_patterns().items():
+            replies.append(self._send(f"QSUB {group} " + " ".join(group_patterns), _INT, internal=True))
+        for responder in self._questions.responders:
+            replies.append(self._send(responder.line, _INT, internal=True))
+        self._ready.set()
+        for reply in replies:
+            try:
+                await reply
+            except ServerError as error:
+                self._emit(Event("resubscribe-failed", str(error)))
+        if self._full and self._wire is not None:
+            self._wire.pause_reading()
+
+    # Sending
+
+    def _send(self, line: Union[str, bytes], reader: Any, internal: bool = False) -> asyncio.Future:
+        """Writes one command now and returns the future of its reply. Raises when there is no connection."""
+        wire = self._wire
+        if self._closed:
+            raise Closed("client closed")
+        if wire is None or (not internal and not self._ready.is_set()):
+            raise ConnectionLost(f"not connected to {self.address}")
+        future = asyncio.get_running_loop().create_future()
+        data = line if isinstance(line, bytes) else line.encode() + b"\n"
+        wire.write(data)
+        self._pending.append((future, reader))
+        return future
+
+    async def _connected(self) -> None:
+        """Waits, up to the timeout, for a connection that is restored and ready for commands."""
+        if self._closed:
+            raise Closed("client closed")
+        if not self._ready.is_set():
+            if self._wire is None and (self._reconnecting is None or self._reconnecting.done()):
+                raise ConnectionLost(f"not connected to {self.address}")
+            try:
+                await asyncio.wait_for(self._ready.wait(), self.timeout)
+            except asyncio.TimeoutError:
+                raise ConnectionLost(f"not connected to {self.address}") from None
+
+    async def _command(self, line: Union[str, bytes], reader: Any = _TEXT, internal: bool = False) -> Any:
+        if not internal:
+            await self._connected()
+        future = self._send(line, reader, internal)
+        await self._writable()
+        return await future
+
+    async def _writable(self) -> None:
+        wire = self._wire
+        if wire is not None and not wire.writable.is_set():
+            await wire.writable.wait()
+
+    # Reading
+
+    def _on_frame(self, wire: Wire, frame: object) -> None:
+        if wire is not self._wire:
+            return
+        if isinstance(frame, tuple):
+            header, payload = frame
+            _, subject, seq, _ = header.split(b" ", 3)
+            self._deliver(subject.decode(), int(seq), payload)
+            return
+        line: bytes = frame  # type: ignore[assignment]
+        if line.startswith(b"MSG "):
+            parts = line.split(b" ", 3)
+            self._deliver(parts[1].decode(), int(parts[2]), parts[3] if len(parts) > 3 else b"")
+        elif line.startswith(b"+"):
+            if self._greeted is not None and not self._greeted.done():
+                try:
+                    self._greeted.set_result(Greeting.parse(line.decode()))
+                except ValueError:
+                    self._greeted.set_exception(ProtocolViolation(f"not a Fanout server: {line[:80]!r}"))
+                    wire.abort("not a Fanout server")
+                return
+            self._reply(line[4:] if line.startswith(b"+OK ") else line[1:], None)
+        elif line.startswith(b"-ERR "):
+            self._error(wire, line[5:].decode("utf-8", "replace"))
+        elif line.startswith(b"ASK "):
+            self._questions.question_pushed(line)
+        elif line.startswith(b"ANSWER "):
+            self._questions.answer_pushed(line)
+        elif line.startswith(b"DONE "):
+            self._questions.done_pushed(line.decode())
+        elif line.startswith(b"RESET "):
+            self._reset(Reset.parse(line.decode()))
+        else:
+            log.debug("fanout: ignored server line %r", line[:80])
+
+    def _reply(self, text: bytes, error: Optional[ServerError]) -> None:
+        if not self._pending:
+            log.warning("fanout: reply with no command waiting: %r", text[:80])
+            return
+        future, reader = self._pending.popleft()
+        if future is None or future.done():
+            if error is not None:
+                log.warning("fanout: %s", error)
+            return
+        if error is not None:
+            future.set_exception(error)
+        elif reader is int:
+            future.set_result(int(text.split(b" ", 1)[0]))
+        elif reader is str:
+            future.set_result(text.decode("utf-8", "replace"))
+        else:
+            try:
+                future.set_result(reader(text.decode("utf-8", "replace")))
+            except Exception as failure:  # a malformed reply must not stop the reading of later ones
+                future.set_exception(ProtocolViolation(f"bad reply {text[:80]!r}: {failure}"))
+
+    def _error(self, wire: Wire, text: str) -> None:
+        code, _, words = text.partition(" ")
+        error = server_error(code, words)
+        if self._greeted is not None and not self._greeted.done():
+            self._greeted.set_exception(error)
+        elif code in CLOSING_CODES:
+            self._emit(Event("server-closing", str(error)))
+        elif code == "denied" and words.startswith("revoked"):
+            self._emit(Event("revoked", str(error)))
+        else:
+            self._reply(b"", error)
+
+    def _deliver(self, subject: str, seq: int, payload: bytes) -> None:
+        collector = self._collectors.get(subject) if self._collectors else None
+        routes = self._routes.get(subject)
+        if routes is None:
+            routes = [s for s in self._subscriptions if any(matches(p, subject) for p in s.patterns)]
+            if len(self._routes) >= ROUTES_KEPT:
+                self._routes.clear()
+            self._routes[subject] = routes
+        if collector is None and not routes:
+            return
+        message = Message(subject, seq, payload)
+        if collector is not None:
+            due, messages, future = collector
+            messages.append(message)
+            due[0] -= 1
+            if due[0] <= 0:
+                del self._collectors[subject]
+                if not future.done():
+                    future.set_result(messages)
+        plain = [s for s in routes if s.group is None]
+        if plain or collector is not None:
+            verdict, expected = self._resume.observe(subject, seq)
+            if verdict == DUPLICATE:
+                return
+            if verdict == GAP:
+                self._emit(Event("gap", f"gap on {subject}: expected seq {expected}, got {seq}"))
+            elif verdict == RESTARTED:
+                self._report(ResumeReport(subject, 0, None))
+        for subscription in routes:
+            subscription._push(message)
+
+    # Subscriptions
+
+    async def subscribe(self, *patterns: str, group: Optional[str] = None) -> Subscription:
+        """Subscribes to subjects and patterns (`news.*`, `alerts.>`), or with `group` as a member of that
+        queue group (1.2). Concrete subjects are subscribed with RESUME, from the position `last` left if any."""
+        if not patterns:
+            raise ValueError("subscribe needs at least one subject")
+        await self._connected()
+        subscription = Subscription(self, tuple(patterns), group, self.max_pending)
+        self._subscriptions.append(subscription)
+        self._routes.clear()
+        replies = []
+        try:
+            if group is not None:
+                replies.append(self._send(f"QSUB {group} " + " ".join(patterns), _INT))
+            else:
+                concrete = [p for p in patterns if not is_wildcard(p)] if self._resume.can_resume else []
+                for subject in concrete:
+                    position = self._resume.position(subject)
+                    line = f"RESUME {subject}" + (f" {position[0]} {position[1]}" if position else "")
+                    replies.append(self._send(line, self._resume_reader(subject, position, report=False)))
+                rest = [p for p in patterns if p not in concrete]
+                if rest:
+                    replies.append(self._send("SUB " + " ".join(rest), _INT))
+            await self._writable()
+            results = await asyncio.gather(*replies, return_exceptions=True)
+        except BaseException:
+            self._drop(subscription)
+            raise
+        failures = [r for r in results if isinstance(r, BaseException)]
+        if failures:
+            await self._unsubscribe(subscription)
+            raise failures[0]
+        return subscription
+
+    def _resume_reader(self, subject: str, position: Optional[Tuple[str, int]], report: bool) -> Callable:
+        def read(text: str) -> ResumeReply:
+            reply = ResumeReply.parse(text)
+            result = self._resume.answered(subject, position, reply)
+            if result is not None and (report or result.missed != 0 or result.recovered):
+                self._report(result)
+            return reply
+        return read
+
+    def _drop(self, subscription: Subscription) -> None:
+        if subscription in self._subscriptions:
+            self._subscriptions.remove(subscription)
+            self._routes.clear()
+            if subscription.full:
+                subscription.full = False
+                self._subscription_drained(subscription)
+
+    async def _unsubscribe(self, subscription: Subscription) -> None:
+        self._drop(subscription)
+        subscription._end(StopAsyncIteration())
+        remaining = self._plain_patterns() + [p for ps in self._group_patterns().values() for p in ps] + [
+            r.subject for r in self._questions.responders]
+        dropped = [p for p in subscription.patterns if p not in remaining]
+        implicit = self._resume.implicit_subscriptions(dropped, remaining)
+        self._resume.forget(self._plain_patterns())
+        if (dropped or implicit) and self._wire is not None and self._ready.is_set():
+            await self._command("UNSUB " + " ".join(dropped + implicit), _INT)
+
+    def _plain_patterns(self) -> List[str]:
+        seen: Dict[str, None] = {}
+        for subscription in self._subscriptions:
+            if subscription.group is None:
+                for pattern in subscription.patterns:
+                    seen[pattern] = None
+        return list(seen)
+
+    def _group_patterns(self) -> Dict[str, List[str]]:
+        groups: Dict[str, Dict[str, None]] = {}
+        for subscription in self._subscriptions:
+            if subscription.group is not None:
+                for pattern in subscription.patterns:
+                    groups.setdefault(subscription.group, {})[pattern] = None
+        return {group: list(patterns) for group, patterns in groups.items()}
+
+    def _subscription_full(self, subscription: Subscription) -> None:
+        self._full += 1
+        if self._wire is not None:
+            self._wire.pause_reading()
+
+    def _subscription_drained(self, subscription: Subscription) -> None:
+        self._full -= 1
+        if self._full == 0 and self._wire is not None:
+            self._wire.resume_reading()
+
+    # Publishing and history
+
+    def publish(self, subject: str, payload: Payload) -> Awaitable[int]:
+        """Publishes; await the result for the receivers count. The command is written at once, so concurrent
+        publishes are pipelined and their replies matched in order; awaiting them together (asyncio.gather)
+        costs no task each. A payload a line cannot carry (LF, a CR at its end, over max_line) goes as BPUB
+        (1.2). While the connection is down or its output is over the high-water mark, the write waits for it."""
+        wire = self._wire
+        if wire is None or not self._ready.is_set() or not wire.writable.is_set():
+            return self._publish_later(subject, payload)
+        future = self._loop.create_future()
+        wire.write(publish_command(subject, payload if type(payload) is bytes else as_bytes(payload), self.max_line))
+        self._pending.append((future, _INT))
+        return future
+
+    async def _publish_later(self, subject: str, payload: Payload) -> int:
+        await self._connected()
+        await self._writable()
+        wire = self._wire
+        if wire is None:
+            raise ConnectionLost(f"not connected to {self.address}")
+        future = self._loop.create_future()
+        wire.write(publish_command(subject, as_bytes(payload), self.max_line))
+        self._pending.append((future, _INT))
+        return await future
+
+    async def last(self, subject: str, count: int = 1) -> List[Message]:
+        """The newest `count` retained messages of a concrete subject, oldest first (1.1). A later `subscribe`
+        of the subject goes on from the newest of them, with nothing repeated."""
+        await self._connected()
+        loop = asyncio.get_running_loop()
+        gathered: asyncio.Future = loop.create_future()
+
+        def read(text: str) -> ResumeReply:
+            reply = ResumeReply.parse(text)
+            self._resume.answered(subject, None, reply)
+            if reply.replayed == 0:
+                gathered.set_result([])
+            else:
+                self._collectors[subject] = ([reply.replayed], [], gathered)
+            return reply
+
+        reply = self._send(f"LAST {subject} {count}", read)
+        await reply
+        messages = await gathered
+        if not any(matches(p, subject) for p in self._plain_patterns()) and not any(
+                matches(r.subject, subject) for r in self._questions.responders):
+            await self._command(f"UNSUB {subject}", _INT)
+        return messages
+
+    # Questions (1.2)
+
+    async def ask(self, subject: str, payload: Payload, timeout: float = 0.5, max_answers: int = 0) -> AskResult:
+        """Puts a question to the receivers of `subject` and gathers their answers until every one answered
+        or vanished, `max_answers` came, or `timeout` seconds passed (the server closes it)."""
+        await self._connected()
+        return await self._questions.ask(subject, payload, timeout, max_answers)
+
+    def respond(self, subject: str, handler: Handler, group: Optional[str] = None) -> Responder:
+        """Answers the questions put to `subject` with `handler(question)`, a function or coroutine function
+        returning bytes or str. Returns at once; the subscription is made in the background."""
+        return self._questions.respond(subject, handler, group)
+
+    def _send_quietly(self, line: bytes) -> None:
+        """Sends a command whose reply nobody waits for, if there is a connection."""
+        if self._wire is not None and not self._closed:
+            reply = self._send(line, _INT, internal=True)
+            reply.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+    async def _unsubscribe_patterns(self, patterns: List[str]) -> None:
+        if self._wire is not None and self._ready.is_set():
+            await self._command("UNSUB " + " ".join(patterns), _INT)
+
+    # Server state and the end
+
+    async def info(self) -> Dict[str, Union[int, str]]:
+        """The server's INFO as a dict; numbers as ints."""
+        text = await self._command("INFO")
+        return {key: int(value) if value.isdigit() else value for key, value in fields(text.split()).items()}
+
+    async def request(self, line: str) -> str:
+        """Sends one command line (CHANNELS, CLIENTS, ...) and returns its reply after `+OK `, or raises the
+        server's error. For verbs this client has no method for; not for SUB, PUB and the like, whose state
+        the client keeps itself."""
+        return await self._command(line)
+
+    async def ping(self, text: str = "") -> str:
+        return await self._command(f"PING {text}".rstrip())
+
+    async def close(self) -> None:
+        """Closes the connection; subscriptions end, and commands still waiting fail with Closed."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._reconnecting is not None:
+            self._reconnecting.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        wire = self._wire
+        if wire is not None:
+            wire.abort("closed by the client")
+        self._wire = None
+        for subscription in self._subscriptions:
+            subscription._end(Closed("client closed"))
+
+    async def __aenter__(self) -> "Client":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # Reports
+
+    def _reset(self, push: Reset) -> None:
+        self._report(self._resume.reset(push))
+
+    def _report(self, report: ResumeReport) -> None:
+        for line in report.lines():
+            (log.warning if line.startswith("missed") else log.info)("fanout: %s", line)
+        self._emit(Event(report.reason if report.reason == "reset" else "resumed", "; ".join(report.lines()), report))
+
+    def _emit(self, event: Event) -> None:
+        if event.kind in ("disconnected", "gap", "server-closing", "revoked", "resubscribe-failed"):
+            log.warning("fanout: %s: %s", event.kind, event.detail)
+        if self.on_event is not None:
+            try:
+                self.on_event(event)
+            except Exception:
+                log.exception("fanout: on_event raised")
+
+    def _background(self, coroutine: Awaitable) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+
+        def finished(done: asyncio.Future) -> None:
+            self._tasks.discard(done)
+            if not done.cancelled() and done.exception() is not None:
+                log.warning("fanout: %s", done.exception())
+        task.add_done_callback(finished)
+
+
+async def connect(address: str = "127.0.0.1:7411", token: Optional[str] = None,
+                  tls: Union[None, bool, ssl.SSLContext] = None, *, reconnect: Union[bool, Backoff] = True,
+                  timeout: float = 5.0, max_line: int = DEFAULT_MAX_LINE, max_payload: int = 1 << 20,
+                  max_pending: int = 1024, on_event: Optional[Callable[[Event], Any]] = None) -> Client:
+    """Connects to a Fanout server: `"host:port"`, `"[::1]:port"` or `"unix:/path"`. `tls`: True for the
+    system's CAs, or an `ssl.SSLContext`. `reconnect`: False, True, or a `Backoff`. `max_pending`: messages a
+    subscription queues before the client stops reading the socket. `on_event(event)` hears of reconnects,
+    resumes and gaps, which are also logged to the `fanout` logger."""
+    client = Client(Address.parse(address), token, tls, reconnect, timeout, max_line, max_payload, max_pending,
+                    on_event)
+    try:
+        await client._open()
+    except BaseException:
+        await client.close()
+        raise
+    client._ready.set()
+    return client

@@ -1,0 +1,173 @@
+"""The wire format, without I/O: subjects, command encoding, and parsing of server lines (PROTOCOL.md)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple, Union
+
+Payload = Union[bytes, bytearray, memoryview, str]
+
+# What this client assumes the server's max_line is when choosing between PUB and BPUB; a payload that would
+# make a longer PUB line goes as BPUB.
+DEFAULT_MAX_LINE = 65536
+
+
+def is_wildcard(pattern: str) -> bool:
+    return any(token in ("*", ">") for token in pattern.split("."))
+
+
+def matches(pattern: str, subject: str) -> bool:
+    """Whether `subject` (concrete) falls under `pattern`: `*` is one token, a last `>` one or more."""
+    if pattern == subject:
+        return True
+    wanted = pattern.split(".")
+    tokens = subject.split(".")
+    for index, token in enumerate(wanted):
+        if token == ">" and index == len(wanted) - 1:
+            return len(tokens) > index
+        if index >= len(tokens) or (token != "*" and token != tokens[index]):
+            return False
+    return len(tokens) == len(wanted)
+
+
+def as_bytes(payload: Payload) -> bytes:
+    if isinstance(payload, str):
+        return payload.encode()
+    return bytes(payload)
+
+
+def fits_line(payload: bytes, subject: str, max_line: int = DEFAULT_MAX_LINE) -> bool:
+    """Whether `PUB <subject> <payload>` can carry the payload: no LF in it, no CR at its end (the server strips
+    a CR before the LF), and the line within max_line."""
+    if b"\n" in payload or payload.endswith(b"\r"):
+        return False
+    return 5 + len(subject) + len(payload) <= max_line
+
+
+def publish_command(subject: str, payload: bytes, max_line: int = DEFAULT_MAX_LINE) -> bytes:
+    """`PUB` when a line can carry the payload, else `BPUB <subject> <length>` and the bytes (1.2)."""
+    if fits_line(payload, subject, max_line):
+        return b"PUB " + subject.encode() + b" " + payload + b"\n"
+    return b"BPUB " + subject.encode() + b" " + str(len(payload)).encode() + b"\n" + payload + b"\n"
+
+
+def fields(words: list) -> Dict[str, str]:
+    """`key=value` words as a dict; words without `=` are skipped (later versions may add fields)."""
+    out: Dict[str, str] = {}
+    for word in words:
+        key, equals, value = word.partition("=")
+        if equals:
+            out[key] = value
+    return out
+
+
+@dataclass(frozen=True)
+class Greeting:
+    """`+HELLO fanout/1 <server-name> <auth> [key=value ...]`."""
+
+    server_name: str
+    auth_required: bool
+    # None for a server without history and resume (before 1.1).
+    epoch: Optional[str]
+
+    @staticmethod
+    def parse(line: str) -> "Greeting":
+        words = line.split()
+        if len(words) < 3 or words[0] != "+HELLO" or not words[1].startswith("fanout/1"):
+            raise ValueError(line)
+        extra = fields(words[3:])
+        return Greeting(words[2], extra.get("auth") == "required", extra.get("epoch") or None)
+
+
+@dataclass(frozen=True)
+class ResumeReply:
+    """The reply to `RESUME` and `LAST` after `+OK `: `<n> epoch=<e> seq=<s> replayed=<k> missed=<m|unknown>`."""
+
+    subscriptions: int
+    epoch: str
+    seq: int
+    replayed: int
+    # None for `unknown`.
+    missed: Optional[int]
+
+    @staticmethod
+    def parse(text: str) -> "ResumeReply":
+        words = text.split()
+        named = fields(words[1:])
+        missed = named["missed"]
+        return ResumeReply(int(words[0]), named["epoch"], int(named["seq"]), int(named["replayed"]),
+                           None if missed == "unknown" else int(missed))
+
+
+@dataclass(frozen=True)
+class Reset:
+    """The push `RESET <subject> epoch=<e> seq=<s> missed=<m|unknown>` (several nodes)."""
+
+    subject: str
+    epoch: str
+    seq: int
+    missed: Optional[int]
+
+    @staticmethod
+    def parse(line: str) -> "Reset":
+        words = line.split()
+        named = fields(words[2:])
+        missed = named["missed"]
+        return Reset(words[1], named["epoch"], int(named["seq"]), None if missed == "unknown" else int(missed))
+
+
+# A line without its LF, or a BMSG header with its payload.
+Frame = Union[bytes, Tuple[bytes, bytes]]
+
+
+class Framer:
+    """Splits the server's byte stream into lines, and a `BMSG <subject> <seq> <length>` header with the
+    `<length>` bytes after it into one frame. Pure: fed chunks as they come, in any split.
+
+    Bound: holds at most one unfinished line (refused past `max_line`) or one BMSG payload (refused past
+    `max_payload`) beyond the chunk being fed.
+    """
+
+    def __init__(self, max_line: int, max_payload: int) -> None:
+        self.max_line = max_line
+        self.max_payload = max_payload
+        self._buffer = bytearray()
+        # While a BMSG payload is being read: its header and the bytes still due (payload and LF).
+        self._header: Optional[bytes] = None
+        self._due = 0
+
+    def feed(self, data: bytes) -> List[Frame]:
+        """Frames completed by `data`: each a line (bytes, without its LF), or a (header, payload) tuple."""
+        buffer = self._buffer
+        buffer += data
+        frames: List[Frame] = []
+        start = 0
+        while True:
+            if self._header is not None:
+                if len(buffer) - start < self._due:
+                    break
+                end = start + self._due - 1
+                payload = bytes(buffer[start:end])
+                if buffer[end:end + 1] != b"\n":
+                    raise ValueError("a BMSG payload is not followed by LF")
+                frames.append((self._header, payload))
+                self._header = None
+                start = end + 1
+                continue
+            newline = buffer.find(b"\n", start)
+            if newline < 0:
+                if len(buffer) - start > self.max_line + 1:
+                    raise ValueError(f"a server line is longer than {self.max_line} bytes")
+                break
+            # No CR is stripped: the server ends its lines in LF alone, and a CR before it is payload.
+            line = bytes(buffer[start:newline])
+            start = newline + 1
+            if line.startswith(b"BMSG "):
+                length = int(line.rsplit(b" ", 1)[1])
+                if length > self.max_payload:
+                    raise ValueError(f"a BMSG of {length} bytes is over max_payload ({self.max_payload})")
+                self._header = line
+                self._due = length + 1
+                continue
+            frames.append(line)
+        del buffer[:start]
+        return frames
