@@ -114,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "fanoutd",
             dependencies: [
-                "FanoutServer", "FanoutConfig", "FanoutHTTP",
+                "FanoutServer", "FanoutConfig", "FanoutHTTP", "FanoutProtocol",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -143,7 +143,7 @@ let package = Package(
         .executableTarget(
             name: "fanout",
             dependencies: [
-                "FanoutClient", "FanoutEventLoop", "FanoutBench", "FanoutHTTP",
+                "FanoutClient", "FanoutEventLoop", "FanoutBench", "FanoutHTTP", "FanoutProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: uncheckedExclusivityInRelease

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FanoutProtocol
 
 @main
 struct Fanout: ParsableCommand {
@@ -20,7 +21,7 @@ struct Fanout: ParsableCommand {
             Exit codes: 0 success, 1 the server answered -ERR, 2 cannot connect or connection lost, \
             3 timed out, 64 bad usage.
             """,
-        version: "0.1.0",
+        version: FanoutVersion.current,
         subcommands: [Sub.self, Pub.self, Info.self, Channels.self, Clients.self, Ping.self, Bench.self]
     )
 }

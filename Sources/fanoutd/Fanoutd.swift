@@ -2,6 +2,7 @@ import ArgumentParser
 import FanoutConfig
 import FanoutEventLoop
 import FanoutHTTP
+import FanoutProtocol
 import FanoutServer
 #if canImport(Glibc)
 import Glibc

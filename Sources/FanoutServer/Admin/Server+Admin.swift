@@ -1,10 +1,5 @@
 import FanoutProtocol
 
-/// The version reported by INFO and `--version`.
-public enum FanoutVersion {
-    public static let current = "0.1.0"
-}
-
 extension Server {
     /// At most this many entries in a CHANNELS or CLIENTS line; the count before them is the total.
     static let listingLimit = 1000

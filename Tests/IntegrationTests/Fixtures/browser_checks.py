@@ -35,6 +35,8 @@ def main(url):
         driver.get(url)
         wait.until(lambda d: d.find_element(By.ID, "status").text == "connected")
         wait.until(lambda d: "published" in d.find_element(By.ID, "counters").text)
+        hint = driver.find_element(By.ID, "connect-hint").text
+        assert "nc 127.0.0.1 7411" in hint and "fanout sub" in hint, f"the page says how to connect: {hint!r}"
 
         # Subscribe to a pattern in the page; a message published from nc appears.
         driver.find_element(By.ID, "sub-pattern").send_keys("news.>")
