@@ -25,8 +25,13 @@ extension RedisEngine {
             completeReplay(buffer)
             return
         }
-        let position = entry?.position ?? globPositions.position(of: subject) { [unowned self] dropped in
-            for (subject, position) in dropped { self.flushCatchUp(position, subject: subject) }
+        let position: SubjectPosition
+        if let entry {
+            position = entry.position
+        } else {
+            let (found, dropped) = globPositions.position(of: subject)
+            position = found
+            for (subject, held) in dropped { flushCatchUp(held, subject: subject) }
         }
         // A batch of the subject's messages: payloads joined by LF, with consecutive seqs.
         var seq = firstSeq
@@ -55,7 +60,12 @@ extension RedisEngine {
     /// Hands a message to the subscribers unless it was delivered already, with the reset it calls for.
     func deliver(_ subject: String, epoch: String, seq: UInt64, payload: [UInt8], at position: SubjectPosition) {
         guard case .deliver(let reset) = position.admit(epoch: epoch, seq: seq) else { return }
-        if let reset, reset.missed == nil { onNewEpoch(subject, epoch) }
+        if let reset, reset.missed == nil {
+            // A script adopted this node's candidate as the shard epoch (the key was lost while connected):
+            // it is never offered again, so that a later loss gets a name never used before.
+            if epoch.hasPrefix(candidateEpoch + ".") { candidateEpoch = MemoryEngine.freshEpoch() }
+            onNewEpoch(subject, epoch)
+        }
         onDeliver(Delivery(subject: subject, seq: seq, payload: payload, reset: reset))
     }
 

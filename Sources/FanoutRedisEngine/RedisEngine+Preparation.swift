@@ -14,6 +14,9 @@ extension RedisEngine {
     }
 
     func prepare(_ shard: RedisShard, done: @escaping (String?) -> Void) {
+        // A fresh candidate for every connection: one that a script adopted unseen (a shard epoch key lost
+        // while connected) is never offered again.
+        candidateEpoch = MemoryEngine.freshEpoch()
         let preparation = Preparation()
         // Two script loads and the epoch check; the check waits for what Redis says of itself.
         func finish() {

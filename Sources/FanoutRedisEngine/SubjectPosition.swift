@@ -49,18 +49,19 @@ struct PositionTable {
 
     var count: Int { recent.count + older.count }
 
-    /// The subject's position, made when it has none. `dropped` gets a generation dropped to make room.
-    mutating func position(of subject: String, dropped: ([String: SubjectPosition]) -> Void) -> SubjectPosition {
-        if let known = recent[subject] { return known }
+    /// The subject's position, made when it has none, and the generation dropped to make room (empty when
+    /// none was): the caller sends out what its positions still hold, once this call has returned.
+    mutating func position(of subject: String) -> (SubjectPosition, dropped: [String: SubjectPosition]) {
+        if let known = recent[subject] { return (known, [:]) }
         let position = older.removeValue(forKey: subject) ?? SubjectPosition()
+        var gone: [String: SubjectPosition] = [:]
         if recent.count >= Self.capacity {
-            let gone = older
+            gone = older
             older = recent
             recent = [:]
-            dropped(gone)
         }
         recent[subject] = position
-        return position
+        return (position, gone)
     }
 
     mutating func take(_ subject: String) -> SubjectPosition? {

@@ -179,6 +179,11 @@ public final class Server {
         // Free sockets before the loop they belong to.
         finishRuns()
         stopCluster()
+        // A replay waiting for its client to read is in no queue: it ends here, letting go of its connection.
+        for connection in connections.values where connection.replayJob?.awaitingDrain == true {
+            connection.replayJob?.end()
+        }
+        work.replaysAwaitingDrain = 0
         connections.removeAll()
         listening.tearDown()
         http.tearDown()

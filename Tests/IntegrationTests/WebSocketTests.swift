@@ -24,6 +24,12 @@ struct WebSocketTests {
         try expectCheckPasses("delivered", daemon: try Daemon(arguments: Self.http))
     }
 
+    /// A run of over 4 KiB to a WebSocket subscriber and an event stream of a pattern: each shares its own
+    /// framing of the run, never the other transport's.
+    @Test func aRunToWebSocketAndEventStreamReceiversFramesEachItsWay() throws {
+        try expectCheckPasses("mixed-run", daemon: try Daemon(arguments: Self.http))
+    }
+
     /// 1003 binary, 1007 invalid UTF-8, 1009 over max_line (one frame, and fragments together); a long line
     /// that fits is answered; the server goes on serving.
     @Test func closeCodes() throws {

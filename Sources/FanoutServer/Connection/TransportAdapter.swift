@@ -50,15 +50,18 @@ struct RunFraming {
     /// The run's lines as WebSocket text frames, reused from run to run.
     var webSocketFrames: [UInt8] = []
     var webSocketFramed = false
-    /// The frames as one buffer that several receivers' output chains share, when large.
-    var shared: SharedBuffer?
+    /// The frames as one buffer that several WebSocket receivers' output chains share, when large.
+    var sharedFrames: SharedBuffer?
+    /// The events as one buffer that several event streams without ids share, when large.
+    var sharedEvents: SharedBuffer?
     /// How many adapted receivers the run has: sharing pays only for several.
     var receivers = 0
 
     mutating func reset(receivers: Int, subject: String) {
         webSocketFramed = false
         eventsEncoded = false
-        shared = nil
+        sharedFrames = nil
+        sharedEvents = nil
         self.receivers = receivers
         self.subject = subject
     }

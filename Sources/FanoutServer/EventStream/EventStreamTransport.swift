@@ -47,12 +47,12 @@ final class EventStreamTransport: TransportAdapter {
         if !framing.eventsEncoded { Self.encodeEvents(of: lines, into: &framing) }
         guard !session.subjects.isEmpty else {
             if framing.receivers > 1 && framing.eventBodies.count >= 4096 {
-                if framing.shared == nil {
+                if framing.sharedEvents == nil {
                     let shared = SharedBuffer()
                     framing.eventBodies.withUnsafeBytes { shared.append($0) }
-                    framing.shared = shared
+                    framing.sharedEvents = shared
                 }
-                socket.write(sharing: framing.shared!)
+                socket.write(sharing: framing.sharedEvents!)
             } else {
                 framing.eventBodies.withUnsafeBytes { socket.write($0) }
             }

@@ -12,6 +12,9 @@ struct FanoutState {
     /// Publishers no longer held back by any subscriber, to be read again on the next pass.
     var releasedPublishers: [UInt64] = []
     var resumeTimer: LoopTimer?
+    /// The run's bytes are being queued to its receivers: a departure during it (a slow consumer dropped, which
+    /// on a clustered node closes the run) must not flush or close the run again from inside.
+    var isFlushing = false
 
     mutating func tearDown() {
         resumeTimer = nil

@@ -51,7 +51,7 @@ extension Server {
 
     /// Writes out the run and forgets its receivers, releasing the strong references it took.
     func closeRun() {
-        guard fanout.run.isOpen else { return }
+        guard fanout.run.isOpen, !fanout.isFlushing else { return }
         flushRunReplies()
         flushRunBytes()
         let subject = fanout.run.subjectString
@@ -73,7 +73,9 @@ extension Server {
     /// Queues the run's lines to each receiver still connected: shared by reference when several receivers
     /// take a large batch, copied when small (a copy into a chain's free space beats a reference's allocation).
     func flushRunBytes() {
-        guard !fanout.run.bytes.isEmpty else { return }
+        guard !fanout.run.bytes.isEmpty, !fanout.isFlushing else { return }
+        fanout.isFlushing = true
+        defer { fanout.isFlushing = false }
         flushRunReplies()
         if !fanout.run.waiting.isEmpty { queueBehindReplays(fanout.run.bytes, jobs: fanout.run.waiting) }
         if !fanout.run.adaptedReceivers.isEmpty { flushAdapted() }

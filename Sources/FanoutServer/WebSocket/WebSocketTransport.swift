@@ -86,10 +86,10 @@ final class WebSocketTransport: TransportAdapter {
             if framing.receivers > 1 && framing.webSocketFrames.count >= 4096 {
                 let shared = SharedBuffer()
                 framing.webSocketFrames.withUnsafeBytes { shared.append($0) }
-                framing.shared = shared
+                framing.sharedFrames = shared
             }
         }
-        if let shared = framing.shared {
+        if let shared = framing.sharedFrames {
             socket.write(sharing: shared)
         } else {
             framing.webSocketFrames.withUnsafeBytes { socket.write($0) }

@@ -347,8 +347,37 @@ async def reset(http, tcp):
     await sub.close()
 
 
+async def mixed_run(http, tcp):
+    """One publish run of over 4 KiB to a WebSocket subscriber and to an event stream of a pattern (no ids):
+    each gets its own framing of the same messages, never the other transport's bytes."""
+    sub = await greeted(f"ws://127.0.0.1:{http}/ws")
+    await sub.send("SUB big.>")
+    expect(await recv(sub) == "+OK 1", "SUB's reply")
+    stream_reader, stream_writer = await asyncio.open_connection("127.0.0.1", http)
+    stream_writer.write(b"GET /events?subject=big.%3E HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    await stream_writer.drain()
+    head = b""
+    while b": +OK 1" not in head:
+        head += await asyncio.wait_for(stream_reader.read(4096), 10)
+    reader, writer = await tcp_client(tcp)
+    payload = "p" * 1000
+    writer.write("".join(f"PUB big.x {n} {payload}\n" for n in range(10)).encode())
+    for _ in range(10):
+        expect((await tcp_line(reader)) == "+OK 2", "PUB's reply counts both")
+    for n in range(10):
+        expect(await recv(sub) == f"MSG big.x {n + 1} {n} {payload}", f"frame {n}, a WebSocket frame of the message")
+    events = b""
+    while events.count(b"\n\n") < 10:
+        events += await asyncio.wait_for(stream_reader.read(65536), 10)
+    lines = [l for l in events.decode().split("\n") if l]
+    expect(len(lines) == 10 and all(l.startswith('data: {"subject":"big.x"') for l in lines), f"events: {lines[:2]}")
+    await sub.close()
+    writer.close()
+    stream_writer.close()
+
+
 CHECKS = {f.__name__.replace("_", "-"): f for f in [roundtrip, close_codes, bad_handshakes, allowed_origin, auth, shutdown,
-                                                    slow_consumer, delivered, reset]}
+                                                    slow_consumer, delivered, reset, mixed_run]}
 
 if __name__ == "__main__":
     name, http, tcp = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
