@@ -71,6 +71,9 @@ final class ClusterNode {
     var outcomeUnknown: UInt64 = 0
     /// RESET pushes made since start: a subject's numbering restarted, or messages were lost to this node.
     var resets: UInt64 = 0
+    /// Subjects continuing under a new epoch: after a shard lost its data, one per subject it held, so the
+    /// log names the first of each interval and sums up the rest.
+    var newEpochLog: LogThrottle?
 
     init(engine: RedisEngine, settings: ClusterSettings) {
         self.engine = engine

@@ -30,7 +30,13 @@ extension Server {
             case .down(let reason): self.logger.warning("cluster: shard \(shard.index) \(shard.endpoint) down: \(reason)")
             }
         }
-        engine.onNewEpoch = { [unowned self] subject, epoch in
+        node.newEpochLog = LogThrottle(loop: loop) { [unowned self] count, subjects in
+            let named = subjects.joined(separator: ", ")
+            self.logger.warning("cluster: \(count) more subject(s) continued under a new epoch, among them \(named)")
+        }
+        engine.onNewEpoch = { [unowned self, unowned node] subject, epoch in
+            // A shard's own new epoch is always worth a line; its subjects' are one line per interval.
+            guard subject.hasPrefix("shard ") || node.newEpochLog?.shouldWrite(from: subject) != false else { return }
             self.logger.warning("cluster: \(subject) continues under a new epoch \(epoch) (its numbering restarted)")
         }
         cluster = node
