@@ -25,8 +25,8 @@ final class ClusterRig: @unchecked Sendable {
     }
 
     /// A node with every shard up.
-    func startNode(extraArguments: [String] = []) throws -> Daemon {
-        let daemon = try Daemon(arguments: ["--config", configPath] + extraArguments)
+    func startNode(extraArguments: [String] = [], environment: [String: String] = [:]) throws -> Daemon {
+        let daemon = try Daemon(arguments: ["--config", configPath] + extraArguments, environment: environment)
         for index in shards.indices { _ = try daemon.stderr.waitForLine(containing: "shard \(index) ", timeout: 20) }
         for index in shards.indices { try waitUntilUp(daemon, shard: index) }
         return daemon
