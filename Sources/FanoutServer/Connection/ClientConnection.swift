@@ -9,8 +9,9 @@ import FanoutSubjects
 /// publish run refers to it unretained (see `PublishRun.Receiver`). Dropping it from the table therefore
 /// removes it from every subscriber set, and its deinit frees its socket.
 final class ClientConnection: Subscriber, BufferedSocketDelegate {
-    // Declared in this order so that the object packs into 144 bytes (a 144-byte allocation): a server
-    // holds one per client, idle or not. Fields that few connections use live in `extras`.
+    // Declared in this order so that the object packs tightly (the read gate's 5 bytes and the two one-byte
+    // fields below share one 8-byte slot): a server holds one per client, idle or not. Fields that few
+    // connections use live in `extras`.
     let id: UInt64
     /// `host:port` of the peer, for CLIENTS and logs.
     let peer: String
@@ -19,7 +20,8 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     var framer: LineFramer
     /// Whether it reads commands now, and what stops it (`stopReading`, `resumeReading`).
     var gate = ReadGate()
-    /// How the client reaches the server; a WebSocket frames every line (one byte, in the padding after `state`).
+    /// How the client reaches the server, shown in CLIENTS (one byte, in the slot after `gate`); whether it
+    /// writes lines as they are is the publish path's fast-path check.
     var transport = Transport.tcp
     /// Whether the memory bound watches its backlog: checked per delivery above the mark, where a set
     /// insertion each time cost a third of a delivery with 5,000 subscribers. (Also in that padding.)
