@@ -109,6 +109,7 @@ final class DeliverySink {
         case .fanout: countFanout(bytes, now)
         case .redis: countRedis(bytes, now)
         case .webSocket: countWebSocket(bytes, now)
+        case .eventStream: countEvents(bytes, now)
         }
         if count > 0 { tally.arrived(count, at: now) }
         if let problem {
@@ -169,6 +170,46 @@ final class DeliverySink {
             position = start + length
         }
         return (count, position, nil)
+    }
+
+    /// Events: lines up to a blank one; each `data:` line is a delivery, its payload the JSON string after
+    /// `"payload":"` (a benchmark payload needs no escaping). `id:` lines and comments are passed over.
+    private func countEvents(_ bytes: UnsafeRawBufferPointer, _ now: UInt64) -> (Int, Int, String?) {
+        let base = bytes.baseAddress!
+        var position = 0
+        var count = 0
+        while position < bytes.count, let newline = memchr(base + position, 0x0A, bytes.count - position) {
+            let end = base.distance(to: UnsafeRawPointer(newline))
+            let line = UnsafeRawBufferPointer(rebasing: bytes[position..<end])
+            if line.starts(with: Self.dataPrefix) {
+                count += 1
+                untilSample -= 1
+                if untilSample == 0 {
+                    untilSample = tally.sampleEvery
+                    if let payload = Self.jsonPayload(in: line) { tally.sample(payload: payload, at: now) }
+                }
+            } else if line.starts(with: Self.errorEvent) {
+                return (count, end + 1, "unexpected event: error")
+            }
+            position = end + 1
+        }
+        return (count, position, nil)
+    }
+
+    private static let dataPrefix = Array("data: ".utf8)
+    private static let errorEvent = Array("event: error".utf8)
+    private static let payloadKey = Array("\"payload\":\"".utf8)
+
+    /// The bytes of the `"payload":"..."` string in an event's data line.
+    private static func jsonPayload(in line: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard line.count > payloadKey.count else { return nil }
+        for start in 0...(line.count - payloadKey.count) where line[start] == UInt8(ascii: "\"")
+            && UnsafeRawBufferPointer(rebasing: line[start..<start + payloadKey.count]).elementsEqual(payloadKey) {
+            let from = start + payloadKey.count
+            guard let close = line[from...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+            return UnsafeRawBufferPointer(rebasing: line[from..<close])
+        }
+        return nil
     }
 
     private func countRedis(_ bytes: UnsafeRawBufferPointer, _ now: UInt64) -> (Int, Int, String?) {

@@ -177,7 +177,7 @@ final class PublishPump {
         var digits = line[...]
         if digits.last == 0x0D { digits = digits.dropLast() }
         switch format {
-        case .fanout, .webSocket:
+        case .fanout, .webSocket, .eventStream:
             guard digits.starts(with: "+OK ".utf8) else { return nil }
             digits = digits.dropFirst(4)
         case .redis:

@@ -8,11 +8,14 @@ public enum WireFormat {
     case redis
     /// Fanout over WebSocket, for subscribers only: deliveries are unmasked text frames, one `MSG` line each.
     case webSocket
+    /// Fanout's Server-Sent Events, for subscribers only: deliveries are events, an optional `id:` line then
+    /// `data: {"subject":...,"seq":...,"payload":"..."}` and a blank line.
+    case eventStream
 
     /// The bytes around a payload of `payloadSize` bytes that make it a publish to `subject`.
     func publishFrame(subject: String, payloadSize: Int) -> (prefix: [UInt8], suffix: [UInt8]) {
         switch self {
-        case .fanout, .webSocket:
+        case .fanout, .webSocket, .eventStream:
             return (Array("PUB \(subject) ".utf8), [UInt8(ascii: "\n")])
         case .redis:
             var prefix: [UInt8] = []

@@ -47,6 +47,11 @@ struct RunFraming {
     var eventBodies: [UInt8] = []
     var events: [Event] = []
     var eventsEncoded = false
+    /// The events with their `id:` lines for streams of the run's subject alone, under `idEpoch`: the same
+    /// text for all of them, so encoded once and shared like a WebSocket run's frames.
+    var eventsWithIDs: [UInt8] = []
+    var idEpoch: String?
+    var sharedEventsWithIDs: SharedBuffer?
     /// The run's lines as WebSocket text frames, reused from run to run.
     var webSocketFrames: [UInt8] = []
     var webSocketFramed = false
@@ -60,8 +65,10 @@ struct RunFraming {
     mutating func reset(receivers: Int, subject: String) {
         webSocketFramed = false
         eventsEncoded = false
+        idEpoch = nil
         sharedFrames = nil
         sharedEvents = nil
+        sharedEventsWithIDs = nil
         self.receivers = receivers
         self.subject = subject
     }

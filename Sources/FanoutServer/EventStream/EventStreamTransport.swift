@@ -58,6 +58,9 @@ final class EventStreamTransport: TransportAdapter {
             }
             return
         }
+        if session.subjects.count == 1 && session.subjects[0] == framing.subject {
+            return writeSingleSubjectRun(to: socket, framing: &framing)
+        }
         let index = session.subjects.firstIndex(of: framing.subject)
         session.scratch.removeAll(keepingCapacity: session.scratch.capacity <= 4096)
         framing.eventBodies.withUnsafeBytes { bodies in
@@ -68,6 +71,40 @@ final class EventStreamTransport: TransportAdapter {
             }
         }
         socket.write(session.scratch)
+    }
+
+    /// A stream of the run's subject alone: its ids are `<epoch>:<seq>`, the same for every such stream of
+    /// that epoch, so the run's text with ids is built once and shared (O(1) per stream per run, plus a
+    /// reference or a copy of the text).
+    private func writeSingleSubjectRun(to socket: BufferedSocket, framing: inout RunFraming) {
+        if framing.idEpoch != session.epoch {
+            framing.idEpoch = session.epoch
+            framing.sharedEventsWithIDs = nil
+            framing.eventsWithIDs.removeAll(keepingCapacity: framing.eventsWithIDs.capacity <= 1 << 20)
+            framing.eventBodies.withUnsafeBytes { bodies in
+                for event in framing.events {
+                    if event.isMessage {
+                        framing.eventsWithIDs.append(contentsOf: "id: ".utf8)
+                        framing.eventsWithIDs.append(contentsOf: session.epoch.utf8)
+                        framing.eventsWithIDs.append(UInt8(ascii: ":"))
+                        Encoder.appendDecimal(event.seq, to: &framing.eventsWithIDs)
+                        framing.eventsWithIDs.append(UInt8(ascii: "\n"))
+                    }
+                    framing.eventsWithIDs.append(contentsOf: UnsafeRawBufferPointer(rebasing: bodies[event.body]))
+                }
+            }
+        }
+        if let last = framing.events.last { session.positions[0] = last.seq }
+        if framing.receivers > 1 && framing.eventsWithIDs.count >= 4096 {
+            if framing.sharedEventsWithIDs == nil {
+                let shared = SharedBuffer()
+                framing.eventsWithIDs.withUnsafeBytes { shared.append($0) }
+                framing.sharedEventsWithIDs = shared
+            }
+            socket.write(sharing: framing.sharedEventsWithIDs!)
+        } else {
+            framing.eventsWithIDs.withUnsafeBytes { socket.write($0) }
+        }
     }
 
     /// The run's `MSG` and `RESET` lines as event text, once (the same JSON for every stream).

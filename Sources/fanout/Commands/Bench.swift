@@ -28,7 +28,7 @@ struct Bench: ParsableCommand {
     }
 
     enum SubscriberTransport: String, ExpressibleByArgument, CaseIterable {
-        case tcp, websocket
+        case tcp, websocket, sse
     }
 
     @OptionGroup var connection: ConnectionOptions
@@ -47,10 +47,10 @@ struct Bench: ParsableCommand {
     @Option(name: .long, help: "Seconds without progress after which undelivered messages count as lost.")
     var drainTimeout: Double = 5
     @Option(name: .long, help: ArgumentHelp(
-        "tcp, or websocket: run the scenario with TCP subscribers, then with WebSocket subscribers (publishers stay on TCP), and compare.",
+        "tcp, websocket or sse: run the scenario with TCP subscribers, then with WebSocket subscribers or Server-Sent Events streams (publishers stay on TCP), and compare.",
         valueName: "transport"))
     var transport: SubscriberTransport = .tcp
-    @Option(name: .long, help: ArgumentHelp("fanoutd's http_listen address, for --transport websocket.", valueName: "host:port"))
+    @Option(name: .long, help: ArgumentHelp("fanoutd's http_listen address, for --transport websocket or sse.", valueName: "host:port"))
     var httpServer = "127.0.0.1:7412"
     @Flag(name: .long, help: "Print one JSON object.") var json = false
 
@@ -64,10 +64,10 @@ struct Bench: ParsableCommand {
             throw ValidationError("--payload must be at least \(BenchPayload.timestampDigits) bytes")
         }
         if let compareRedis { _ = try SocketAddress.parsing(compareRedis, option: "--compare-redis") }
-        if transport == .websocket {
+        if transport != .tcp {
             _ = try SocketAddress.parsing(httpServer, option: "--http-server")
             guard self.protocol == .fanout, compareRedis == nil else {
-                throw ValidationError("--transport websocket compares fanoutd's own transports; leave out --protocol redis and --compare-redis")
+                throw ValidationError("--transport \(transport.rawValue) compares fanoutd's own transports; leave out --protocol redis and --compare-redis")
             }
         }
     }
@@ -84,19 +84,24 @@ struct Bench: ParsableCommand {
         ]
         if let compareRedis { targets.append((.redis, try SocketAddress.parsing(compareRedis, option: "--compare-redis"), compareRedis)) }
         let token = connection.clientOptions().token
-        // WebSocket subscribers: the same scenario again, right after the TCP one, on the same server.
-        var webSocketAt: SocketAddress?
-        if transport == .websocket {
-            webSocketAt = try SocketAddress.parsing(httpServer, option: "--http-server")
+        // WebSocket or event-stream subscribers: the same scenario again, right after the TCP one, on the same
+        // server.
+        var httpAt: SocketAddress?
+        if transport != .tcp {
+            httpAt = try SocketAddress.parsing(httpServer, option: "--http-server")
             targets.append((.fanout, try connection.resolvedAddress(), connection.serverText))
         }
+        let kind = transport == .sse ? "event-stream" : "websocket"
         var results: [BenchResult] = []
         for (number, (wire, address, text)) in targets.enumerated() {
-            let overWebSocket = webSocketAt != nil && number == 1
-            let label = webSocketAt == nil ? "\(wire.rawValue) \(text)"
-                : overWebSocket ? "fanout \(text), websocket subscribers" : "fanout \(text), tcp subscribers"
-            let subscriberFactory: ((EventLoop) -> BenchPeer)? = overWebSocket
-                ? { loop in WebSocketPeer(loop: loop, address: webSocketAt!, token: token) } : nil
+            let overHTTP = httpAt != nil && number == 1
+            let label = httpAt == nil ? "\(wire.rawValue) \(text)"
+                : overHTTP ? "fanout \(text), \(kind) subscribers" : "fanout \(text), tcp subscribers"
+            let sse = transport == .sse
+            let subscriberFactory: ((EventLoop) -> BenchPeer)? = !overHTTP ? nil : { loop -> BenchPeer in
+                sse ? EventStreamPeer(loop: loop, address: httpAt!, token: token)
+                    : WebSocketPeer(loop: loop, address: httpAt!, token: token)
+            }
             let run = try BenchRun(scenario: scenario, target: label, showProgress: !json && StandardOutput.isTerminal,
                                    makeSubscriber: subscriberFactory) { loop in
                 switch wire {
@@ -112,9 +117,9 @@ struct Bench: ParsableCommand {
             }
         }
         print(json ? BenchReport.json(scenario, results) : BenchReport.table(scenario, results))
-        if webSocketAt != nil, !json, results.count == 2, results[0].deliveredPerSecond > 0 {
+        if httpAt != nil, !json, results.count == 2, results[0].deliveredPerSecond > 0 {
             let ratio = results[1].deliveredPerSecond / results[0].deliveredPerSecond
-            print("websocket/tcp delivered per second: \((ratio * 100).rounded() / 100)")
+            print("\(kind)/tcp delivered per second: \((ratio * 100).rounded() / 100)")
         }
     }
 }
