@@ -62,6 +62,20 @@ struct RunFraming {
     /// How many adapted receivers the run has: sharing pays only for several.
     var receivers = 0
 
+    /// Queues `bytes`, text a run's `receivers` of one kind share, to `socket`: by reference to one buffer,
+    /// made on first use and kept in `shared`, when several receivers take a large text; copied when small (a
+    /// copy into a chain's free space beats a reference's allocation), as a TCP run's lines are.
+    static func write(_ bytes: [UInt8], receivers: Int, sharedAs shared: inout SharedBuffer?,
+                      to socket: BufferedSocket) {
+        guard receivers > 1 && bytes.count >= 4096 else { return bytes.withUnsafeBytes { socket.write($0) } }
+        if shared == nil {
+            let made = SharedBuffer()
+            bytes.withUnsafeBytes { made.append($0) }
+            shared = made
+        }
+        socket.write(sharing: shared!)
+    }
+
     mutating func reset(receivers: Int, subject: String) {
         webSocketFramed = false
         eventsEncoded = false

@@ -46,17 +46,8 @@ final class EventStreamTransport: TransportAdapter {
                            framing: inout RunFraming) {
         if !framing.eventsEncoded { Self.encodeEvents(of: lines, into: &framing) }
         guard !session.subjects.isEmpty else {
-            if framing.receivers > 1 && framing.eventBodies.count >= 4096 {
-                if framing.sharedEvents == nil {
-                    let shared = SharedBuffer()
-                    framing.eventBodies.withUnsafeBytes { shared.append($0) }
-                    framing.sharedEvents = shared
-                }
-                socket.write(sharing: framing.sharedEvents!)
-            } else {
-                framing.eventBodies.withUnsafeBytes { socket.write($0) }
-            }
-            return
+            return RunFraming.write(framing.eventBodies, receivers: framing.receivers,
+                                    sharedAs: &framing.sharedEvents, to: socket)
         }
         if session.subjects.count == 1 && session.subjects[0] == framing.subject {
             return writeSingleSubjectRun(to: socket, framing: &framing)
@@ -95,16 +86,8 @@ final class EventStreamTransport: TransportAdapter {
             }
         }
         if let last = framing.events.last { session.positions[0] = last.seq }
-        if framing.receivers > 1 && framing.eventsWithIDs.count >= 4096 {
-            if framing.sharedEventsWithIDs == nil {
-                let shared = SharedBuffer()
-                framing.eventsWithIDs.withUnsafeBytes { shared.append($0) }
-                framing.sharedEventsWithIDs = shared
-            }
-            socket.write(sharing: framing.sharedEventsWithIDs!)
-        } else {
-            framing.eventsWithIDs.withUnsafeBytes { socket.write($0) }
-        }
+        RunFraming.write(framing.eventsWithIDs, receivers: framing.receivers, sharedAs: &framing.sharedEventsWithIDs,
+                         to: socket)
     }
 
     /// The run's `MSG` and `RESET` lines as event text, once (the same JSON for every stream).

@@ -83,17 +83,9 @@ final class WebSocketTransport: TransportAdapter {
             framing.webSocketFramed = true
             framing.webSocketFrames.removeAll(keepingCapacity: true)
             WebSocketEncoder.appendTextFrames(lines: lines, to: &framing.webSocketFrames)
-            if framing.receivers > 1 && framing.webSocketFrames.count >= 4096 {
-                let shared = SharedBuffer()
-                framing.webSocketFrames.withUnsafeBytes { shared.append($0) }
-                framing.sharedFrames = shared
-            }
         }
-        if let shared = framing.sharedFrames {
-            socket.write(sharing: shared)
-        } else {
-            framing.webSocketFrames.withUnsafeBytes { socket.write($0) }
-        }
+        RunFraming.write(framing.webSocketFrames, receivers: framing.receivers, sharedAs: &framing.sharedFrames,
+                         to: socket)
     }
 
     /// The protocol's farewell line as a text frame, then a close frame with the code for the reason.
