@@ -123,6 +123,15 @@ final class DeliverySink {
         if filled == Self.capacity { fail("a delivery longer than \(Self.capacity) bytes") }
     }
 
+    /// Whether this delivery is the one in `sampleEvery` that is timed.
+    @inline(__always)
+    private func takesSample() -> Bool {
+        untilSample -= 1
+        guard untilSample == 0 else { return false }
+        untilSample = tally.sampleEvery
+        return true
+    }
+
     private func countFanout(_ bytes: UnsafeRawBufferPointer, _ now: UInt64) -> (Int, Int, String?) {
         let base = bytes.baseAddress!
         var position = 0
@@ -134,9 +143,7 @@ final class DeliverySink {
                 return (count, end + 1, "unexpected line: \(line)")
             }
             count += 1
-            untilSample -= 1
-            if untilSample == 0 {
-                untilSample = tally.sampleEvery
+            if takesSample() {
                 if let message = MessageLine(UnsafeRawBufferPointer(rebasing: bytes[position..<end])) {
                     tally.sample(payload: message.payload, at: now)
                 }
@@ -160,9 +167,7 @@ final class DeliverySink {
                 return (count, start + length, "unexpected line: \(line)")
             }
             count += 1
-            untilSample -= 1
-            if untilSample == 0 {
-                untilSample = tally.sampleEvery
+            if takesSample() {
                 if let message = MessageLine(UnsafeRawBufferPointer(rebasing: bytes[start..<start + length])) {
                     tally.sample(payload: message.payload, at: now)
                 }
@@ -183,9 +188,7 @@ final class DeliverySink {
             let line = UnsafeRawBufferPointer(rebasing: bytes[position..<end])
             if line.starts(with: Self.dataPrefix) {
                 count += 1
-                untilSample -= 1
-                if untilSample == 0 {
-                    untilSample = tally.sampleEvery
+                if takesSample() {
                     if let payload = Self.jsonPayload(in: line) { tally.sample(payload: payload, at: now) }
                 }
             } else if line.starts(with: Self.errorEvent) {
@@ -225,9 +228,7 @@ final class DeliverySink {
             guard let _ = Self.bulk(bytes, &cursor), let _ = Self.bulk(bytes, &cursor),
                   let payload = Self.bulk(bytes, &cursor) else { break }
             count += 1
-            untilSample -= 1
-            if untilSample == 0 {
-                untilSample = tally.sampleEvery
+            if takesSample() {
                 tally.sample(payload: UnsafeRawBufferPointer(rebasing: bytes[payload]), at: now)
             }
             position = cursor

@@ -4,37 +4,17 @@
 /// listener): connected, it asks for its subject's stream, and once the stream's headers and its RESUME's
 /// reply (a comment) are in, hands its connection to a `DeliverySink`, which then counts `data:` lines.
 /// Runs on the benchmark's loop thread.
-public final class EventStreamPeer: BenchPeer, BufferedSocketDelegate {
-    private let loop: EventLoop
-    private let address: SocketAddress
-    private let token: String?
-    private var socket: BufferedSocket?
-    private var pending: ((String?) -> Void)?
+public final class EventStreamPeer: HTTPBenchPeer, BenchPeer {
     private var input: [UInt8] = []
 
-    public init(loop: EventLoop, address: SocketAddress, token: String?) {
-        self.loop = loop
-        self.address = address
-        self.token = token
+    override public init(loop: EventLoop, address: SocketAddress, token: String?) {
+        super.init(loop: loop, address: address, token: token)
     }
 
-    public var onFailure: ((String) -> Void)?
     public var wireFormat: WireFormat { .eventStream }
 
-    public func connect(_ done: @escaping (String?) -> Void) {
-        do {
-            let socket = try BufferedSocket(loop: loop, connectingTo: address)
-            socket.delegate = self
-            self.socket = socket
-            pending = done
-            socket.enableReading()
-        } catch {
-            done("connect to \(address): \(error)")
-        }
-    }
-
     /// There is no greeting: the request is made with the subject, in `subscribe`.
-    public func socketDidConnect(_ socket: BufferedSocket) { finish(nil) }
+    override public func socketDidConnect(_ socket: BufferedSocket) { finish(nil) }
 
     public func subscribe(_ subject: String, _ done: @escaping (String?) -> Void) {
         pending = done
@@ -43,18 +23,7 @@ public final class EventStreamPeer: BenchPeer, BufferedSocketDelegate {
         socket?.write(request + "\r\n")
     }
 
-    public func stall() { socket?.disableReading() }
-
-    public func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
-        guard let socket else { return nil }
-        socket.delegate = nil
-        self.socket = nil
-        return socket.releaseDescriptor()
-    }
-
-    public func close() { socket = nil }
-
-    public func socketDidRead(_ socket: BufferedSocket) {
+    override public func socketDidRead(_ socket: BufferedSocket) {
         socket.readInput { chunk in
             input.append(contentsOf: chunk)
             return chunk.count
@@ -72,15 +41,5 @@ public final class EventStreamPeer: BenchPeer, BufferedSocketDelegate {
         socket.prependInput(Array(input[used...]))
         input = []
         finish(nil)
-    }
-
-    private func finish(_ error: String?) {
-        let done = pending
-        pending = nil
-        done?(error)
-    }
-
-    public func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
-        if pending != nil { finish("connection ended: \(reason)") } else { onFailure?("connection ended: \(reason)") }
     }
 }

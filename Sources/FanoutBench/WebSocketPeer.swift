@@ -3,40 +3,20 @@
 /// A subscriber that reaches fanoutd over WebSocket (`/ws` on its HTTP listener): the opening handshake,
 /// the greeting, AUTH and SUB as masked text frames, until it hands its connection to a `DeliverySink`,
 /// which then counts `MSG` frames. Runs on the benchmark's loop thread.
-public final class WebSocketPeer: BenchPeer, BufferedSocketDelegate {
-    private let loop: EventLoop
-    private let address: SocketAddress
-    private let token: String?
-    private var socket: BufferedSocket?
+public final class WebSocketPeer: HTTPBenchPeer, BenchPeer {
     private var handshakeDone = false
-    private var pending: ((String?) -> Void)?
     /// What the next server text frame answers: the greeting, AUTH or SUB.
     private var expecting: Expectation = .greeting
 
     private enum Expectation { case greeting, auth, reply, nothing }
 
-    public init(loop: EventLoop, address: SocketAddress, token: String?) {
-        self.loop = loop
-        self.address = address
-        self.token = token
+    override public init(loop: EventLoop, address: SocketAddress, token: String?) {
+        super.init(loop: loop, address: address, token: token)
     }
 
-    public var onFailure: ((String) -> Void)?
     public var wireFormat: WireFormat { .webSocket }
 
-    public func connect(_ done: @escaping (String?) -> Void) {
-        do {
-            let socket = try BufferedSocket(loop: loop, connectingTo: address)
-            socket.delegate = self
-            self.socket = socket
-            pending = done
-            socket.enableReading()
-        } catch {
-            done("connect to \(address): \(error)")
-        }
-    }
-
-    public func socketDidConnect(_ socket: BufferedSocket) {
+    override public func socketDidConnect(_ socket: BufferedSocket) {
         // The key only has to be 16 bytes of base64; the server's accept value is not checked here.
         socket.write("GET /ws HTTP/1.1\r\nHost: \(address)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
                      "Sec-WebSocket-Key: ZmFub3V0LWJlbmNoLWtleQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
@@ -48,19 +28,12 @@ public final class WebSocketPeer: BenchPeer, BufferedSocketDelegate {
         send("SUB \(subject)")
     }
 
-    public func stall() { socket?.disableReading() }
-
-    public func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
-        guard let socket else { return nil }
-        socket.delegate = nil
-        self.socket = nil
+    override public func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
         expecting = .nothing
-        return socket.releaseDescriptor()
+        return super.releaseConnection()
     }
 
-    public func close() { socket = nil }
-
-    public func socketDidRead(_ socket: BufferedSocket) {
+    override public func socketDidRead(_ socket: BufferedSocket) {
         var input: [UInt8] = []
         socket.readInput { chunk in
             input.append(contentsOf: chunk)
@@ -111,12 +84,6 @@ public final class WebSocketPeer: BenchPeer, BufferedSocketDelegate {
         }
     }
 
-    private func finish(_ error: String?) {
-        let done = pending
-        pending = nil
-        done?(error)
-    }
-
     /// One masked text frame (RFC 6455 §5.3: clients mask everything they send).
     private func send(_ line: String) {
         let payload = Array(line.utf8)
@@ -130,10 +97,6 @@ public final class WebSocketPeer: BenchPeer, BufferedSocketDelegate {
         frame += mask
         for (index, byte) in payload.enumerated() { frame.append(byte ^ mask[index & 3]) }
         socket?.write(frame)
-    }
-
-    public func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
-        if pending != nil { finish("connection ended: \(reason)") } else { onFailure?("connection ended: \(reason)") }
     }
 
     private static func endOfHead(_ bytes: [UInt8]) -> Int? {
