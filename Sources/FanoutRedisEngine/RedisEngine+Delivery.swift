@@ -86,6 +86,9 @@ extension RedisEngine {
     /// The shard is up again and subscribes to everything once more. Subjects with history and a known
     /// position hold their live messages until their gap is filled from the stream, once their subscription
     /// is in effect; the others need no fill: a gap shows in the seqs of their next message.
+    ///
+    /// Cost, once per reconnection: a scan of the tracked subjects and of the wildcard positions (at most
+    /// 2 × `PositionTable.capacity`), a history-rule match each, and one stream read per subject that fills.
     func holdForGapFilling(on shard: RedisShard) {
         for (subject, entry) in tracked where entry.refs > 0 && self.shard(of: subject) === shard {
             let position = entry.position
