@@ -21,8 +21,6 @@ final class ClusterNode {
         var replaying = false
         /// The deferred SUB has waited for its subscriptions: it runs now, whatever their state.
         var subscribeNow = false
-        /// Whether this node holds the connection's reading (its read gate's `engineHold`).
-        var holding = false
         /// The client closed its side with replies still pending: the connection closes once they are sent.
         var closeWhenAnswered = false
 

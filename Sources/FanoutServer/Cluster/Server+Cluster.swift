@@ -66,10 +66,7 @@ extension Server {
         flushClusterRun()
         loop.afterEachPass = nil
         cluster = nil
-        for (id, pending) in node.pending where pending.holding {
-            pending.holding = false
-            if let connection = connections[id] { releaseClusterHold(of: connection) }
-        }
+        for id in node.pending.keys { connections[id]?.resumeReading(.engineHold) }
         node.pending.removeAll()
     }
 

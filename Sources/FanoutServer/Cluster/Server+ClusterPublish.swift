@@ -19,7 +19,7 @@ extension Server {
         }
         sendReadyReplies(pending, of: connection)
         // Read on once its replies are out (`clusterResumeCommands`).
-        if pending.slots.count >= node.pipelineLimit { holdForCluster(connection, pending) }
+        if pending.slots.count >= node.pipelineLimit { holdForCluster(connection) }
     }
 
     /// Redis answered the PUB under `ticket`: its reply takes its slot.
@@ -67,10 +67,7 @@ extension Server {
             finishRuns()
             if pending.isBusy { return }
         }
-        if pending.holding {
-            pending.holding = false
-            releaseClusterHold(of: connection)
-        }
+        connection.resumeReading(.engineHold)
         if pending.closeWhenAnswered && !pending.isBusy && connection.socket != nil {
             disconnect(connection, reason: .eof)
         }
@@ -93,19 +90,13 @@ extension Server {
         guard let pending = node.pending[connection.id],
               unlessPublishing ? pending.replaying : pending.isBusy else { return false }
         pending.deferred = Array(line)
-        holdForCluster(connection, pending)
+        holdForCluster(connection)
         return true
     }
 
-    /// Stops reading `connection` until the cluster releases it (the gate's `engineHold`).
-    func holdForCluster(_ connection: ClientConnection, _ pending: ClusterNode.PendingReplies) {
-        guard !pending.holding else { return }
-        pending.holding = true
+    /// Stops reading `connection` until `clusterResumeCommands` lets it go on (the gate's `engineHold`).
+    func holdForCluster(_ connection: ClientConnection) {
         connection.stopReading(.engineHold)
-    }
-
-    func releaseClusterHold(of connection: ClientConnection) {
-        connection.resumeReading(.engineHold)
     }
 }
 
@@ -174,7 +165,7 @@ extension Server {
         }
         pending.replaying = true
         pending.deferred = Array(line)
-        holdForCluster(connection, pending)
+        holdForCluster(connection)
         return true
     }
 

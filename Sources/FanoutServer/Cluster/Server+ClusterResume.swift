@@ -31,7 +31,7 @@ extension Server {
             if returned { self.clusterResumeCommands(pending, of: connection) }
         }
         returned = true
-        if pending.replaying { holdForCluster(connection, pending) }
+        if pending.replaying { holdForCluster(connection) }
     }
 
     private func sendClusterReplay(_ result: Result<RedisEngine.ReplayResult, RedisFailure>, subject: String,
