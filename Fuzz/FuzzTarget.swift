@@ -32,8 +32,12 @@ private func events(_ bytes: UnsafeRawBufferPointer, maxLine: Int, chunk: Int) -
             case .line(let line):
                 precondition(line.count <= maxLine, "a line over max_line was handed out")
                 do throws(ProtocolError) {
-                    _ = try CommandParser.parse(line)
+                    let command = try CommandParser.parse(line)
                     out.append("ok:" + String(decoding: line, as: UTF8.self))
+                    // A BPUB header announces bytes: small ones are read, larger ones skipped, as the server does.
+                    if case .bpub(_, let length)? = command {
+                        return length <= 4096 ? .readPayload(Int(length)) : .skipPayload(Int(min(length, 1 << 40)))
+                    }
                 } catch {
                     precondition(knownCodes.contains(error.code.rawValue), "unexpected code \(error.code)")
                     precondition(!error.text.utf8.contains(0x0A) && !error.text.utf8.contains(0x0D), "error text breaks the line")
@@ -41,11 +45,16 @@ private func events(_ bytes: UnsafeRawBufferPointer, maxLine: Int, chunk: Int) -
                 }
             case .tooLong:
                 out.append("too-long")
+            case .payload(let payload):
+                precondition(payload.count <= 4096, "a payload over what was asked for")
+                out.append("payload:\(payload.count)")
+            case .badPayloadEnd:
+                out.append("bad-payload-end")
             }
-            return true
+            return .goOn
         }
         precondition(consumed == end - start, "the framer must consume what it is given")
-        precondition(framer.bufferedCount <= maxLine + 1, "partial line over the cap")
+        precondition(framer.bufferedCount <= max(maxLine + 1, 4096), "partial line or payload over its cap")
         start = end
     }
     return out

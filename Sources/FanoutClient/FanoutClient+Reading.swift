@@ -11,8 +11,9 @@ extension FanoutClient {
                 switch event {
                 case .line(let line): handleLine(line)
                 case .tooLong: connectionLost(reason: "server line longer than \(options.maxLine) bytes")
+                case .payload, .badPayloadEnd: break
                 }
-                return self.socket === socket
+                return self.socket === socket ? .goOn : .stop
             }
         }
         afterReadBatch?()

@@ -27,6 +27,17 @@ public enum Command {
     /// `LAST <subject> [<count>]` (1.1): a validated concrete subject and how many retained messages (1 when
     /// not given).
     case last(subject: String, count: UInt64)
+    /// `QSUB <group> <pattern> [<pattern> ...]` (1.2): a validated group name and validated patterns.
+    case qsub(group: String, patterns: [String])
+    /// `ASK <subject> <timeout-ms> <max-answers> <payload>` (1.2): a validated concrete subject, a timeout of at
+    /// least 1 (the server checks its maximum), a cap (0: none) and the payload, borrowed as `PUB`'s.
+    case ask(subject: UnsafeRawBufferPointer, timeoutMilliseconds: UInt64, maxAnswers: UInt64,
+             payload: UnsafeRawBufferPointer)
+    /// `ANSWER <id> <payload>` (1.2): a well-formed question id and the payload, both borrowed.
+    case answer(id: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer)
+    /// `BPUB <subject> <length>` (1.2): the subject as sent (unchecked: a refused header still has its bytes
+    /// read and dropped, so the server checks it) and the announced length.
+    case bpub(subject: UnsafeRawBufferPointer, length: UInt64)
 
     /// Where a resuming client stands on a subject: the epoch it numbered by and the last seq it has.
     public struct Position: Equatable, Sendable {
@@ -43,6 +54,7 @@ public enum Command {
     public enum Verb: String, CaseIterable, Sendable {
         case sub = "SUB", unsub = "UNSUB", pub = "PUB", ping = "PING", quit = "QUIT", help = "HELP", info = "INFO"
         case channels = "CHANNELS", clients = "CLIENTS", auth = "AUTH", resume = "RESUME", last = "LAST"
+        case qsub = "QSUB", ask = "ASK", answer = "ANSWER", bpub = "BPUB"
 
         /// The verb's name, upper-case, as `HELP` lists it and configurations name it.
         public var name: String { rawValue }
@@ -87,6 +99,10 @@ public enum Command {
         case .auth: .auth
         case .resume: .resume
         case .last: .last
+        case .qsub: .qsub
+        case .ask: .ask
+        case .answer: .answer
+        case .bpub: .bpub
         }
     }
 }

@@ -65,6 +65,30 @@ public enum CommandParser {
                 throw ProtocolError(.syntax, "LAST's count must be unsigned decimal digits that fit in 64 bits")
             }
             return .last(subject: subject, count: count)
+        case .qsub:
+            let arguments = words(line, after: cursor)
+            guard arguments.count >= 2 else { throw ProtocolError(.syntax, "QSUB needs a group and at least one subject") }
+            guard Token.isValid(arguments[0]) else {
+                throw ProtocolError(.syntax, "a group is 1 to 64 bytes of [A-Za-z0-9_.-]")
+            }
+            let patterns = try arguments.dropFirst().map { word throws(ProtocolError) in try pattern(word) }
+            return .qsub(group: String(decoding: arguments[0], as: UTF8.self), patterns: patterns)
+        case .ask:
+            return try parseAsk(line, after: cursor)
+        case .answer:
+            let idStart = skipSeparators(line, from: cursor)
+            let idEnd = wordEnd(line, from: idStart)
+            let id = UnsafeRawBufferPointer(rebasing: line[idStart..<idEnd])
+            guard Token.isValid(id) else { throw ProtocolError(.syntax, "ANSWER needs a question id and a payload") }
+            let payloadStart = min(idEnd + 1, line.count)
+            return .answer(id: id, payload: UnsafeRawBufferPointer(rebasing: line[payloadStart...]))
+        case .bpub:
+            let arguments = words(line, after: cursor)
+            guard arguments.count == 2 else { throw ProtocolError(.syntax, "BPUB takes a subject and a length") }
+            guard let length = DecimalDigits.parse(arguments[1]) else {
+                throw ProtocolError(.syntax, "BPUB's length must be unsigned decimal digits that fit in 64 bits")
+            }
+            return .bpub(subject: arguments[0], length: length)
         case .auth:
             let arguments = words(line, after: cursor)
             guard arguments.count == 1 else { throw ProtocolError(.syntax, "AUTH takes exactly one token") }
@@ -82,6 +106,30 @@ public enum CommandParser {
         // "PUB a" with no separator at all is read as an empty payload, like "PUB a ".
         let payloadStart = min(subjectEnd + 1, line.count)
         return .pub(subject: subject, payload: UnsafeRawBufferPointer(rebasing: line[payloadStart...]))
+    }
+
+    /// `ASK <subject> <timeout-ms> <max-answers> <payload>`: the payload is taken as `PUB`'s.
+    private static func parseAsk(_ line: UnsafeRawBufferPointer, after verbEnd: Int) throws(ProtocolError) -> Command {
+        var fields: [UnsafeRawBufferPointer] = []
+        var position = verbEnd
+        for _ in 0..<3 {
+            let start = skipSeparators(line, from: position)
+            guard start < line.count else {
+                throw ProtocolError(.syntax, "ASK needs a subject, a timeout in ms, a maximum of answers and a payload")
+            }
+            position = wordEnd(line, from: start)
+            fields.append(UnsafeRawBufferPointer(rebasing: line[start..<position]))
+        }
+        try Subject.validateConcrete(fields[0])
+        guard let timeout = DecimalDigits.parse(fields[1]), timeout > 0 else {
+            throw ProtocolError(.syntax, "ASK's timeout must be a number of milliseconds from 1")
+        }
+        guard let maxAnswers = DecimalDigits.parse(fields[2]) else {
+            throw ProtocolError(.syntax, "ASK's maximum of answers must be unsigned decimal digits (0: no cap)")
+        }
+        let payloadStart = min(position + 1, line.count)
+        return .ask(subject: fields[0], timeoutMilliseconds: timeout, maxAnswers: maxAnswers,
+                    payload: UnsafeRawBufferPointer(rebasing: line[payloadStart...]))
     }
 
     private static func concreteSubject(_ word: UnsafeRawBufferPointer) throws(ProtocolError) -> String {

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Builds server lines. Every line ends in LF.
 public enum Encoder {
     /// `+HELLO fanout/1 <server-name> auth=none|required epoch=<token>`
@@ -24,6 +28,67 @@ public enum Encoder {
         buffer.append(CommandParser.space)
         buffer.append(contentsOf: payload)
         buffer.append(UInt8(ascii: "\n"))
+    }
+
+    /// Whether a line can carry `payload` as `MSG`'s last field: no LF, and at most `maxLine` bytes. Any other
+    /// payload (published with `BPUB`) is pushed as `BMSG`.
+    @inline(__always)
+    public static func lineCarries(_ payload: UnsafeRawBufferPointer, maxLine: Int) -> Bool {
+        guard payload.count <= maxLine, let base = payload.baseAddress else { return payload.count <= maxLine }
+        return memchr(base, 0x0A, payload.count) == nil
+    }
+
+    /// Appends the push of a message in the form a line client can read: `MSG` when a line carries the payload,
+    /// else `BMSG <subject> <seq> <length>`, LF, the bytes, LF. History replays use it too, so a message is
+    /// replayed in the form it was first pushed.
+    public static func appendPush(
+        subject: UnsafeRawBufferPointer,
+        seq: UInt64,
+        payload: UnsafeRawBufferPointer,
+        maxLine: Int,
+        to buffer: inout [UInt8]
+    ) {
+        if lineCarries(payload, maxLine: maxLine) {
+            return appendMessage(subject: subject, seq: seq, payload: payload, to: &buffer)
+        }
+        buffer.append(contentsOf: binaryPrefix)
+        buffer.append(contentsOf: subject)
+        buffer.append(CommandParser.space)
+        appendDecimal(seq, to: &buffer)
+        buffer.append(CommandParser.space)
+        appendDecimal(UInt64(payload.count), to: &buffer)
+        buffer.append(UInt8(ascii: "\n"))
+        buffer.append(contentsOf: payload)
+        buffer.append(UInt8(ascii: "\n"))
+    }
+
+    /// Appends `ASK <subject> <id> <payload>\n`, a question put to a receiver.
+    public static func appendQuestion(subject: UnsafeRawBufferPointer, id: String, payload: UnsafeRawBufferPointer,
+                                      to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: "ASK ".utf8)
+        buffer.append(contentsOf: subject)
+        buffer.append(CommandParser.space)
+        buffer.append(contentsOf: id.utf8)
+        buffer.append(CommandParser.space)
+        buffer.append(contentsOf: payload)
+        buffer.append(UInt8(ascii: "\n"))
+    }
+
+    /// Appends `ANSWER <id> <responder> <payload>\n`, an answer pushed to its asker.
+    public static func appendAnswer(id: String, responder: String, payload: UnsafeRawBufferPointer,
+                                    to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: "ANSWER ".utf8)
+        buffer.append(contentsOf: id.utf8)
+        buffer.append(CommandParser.space)
+        buffer.append(contentsOf: responder.utf8)
+        buffer.append(CommandParser.space)
+        buffer.append(contentsOf: payload)
+        buffer.append(UInt8(ascii: "\n"))
+    }
+
+    /// `DONE <id> asked=<a> answered=<b> gone=<g>\n`: a question closed.
+    public static func done(id: String, asked: Int, answered: Int, gone: Int) -> String {
+        "DONE \(id) asked=\(asked) answered=\(answered) gone=\(gone)\n"
     }
 
     /// Appends `RESET <subject> epoch=<epoch> seq=<seq> missed=<missed|unknown>\n`: the subject's numbering
@@ -67,5 +132,6 @@ public enum Encoder {
     }
 
     private static let messagePrefix: [UInt8] = Array("MSG ".utf8)
+    private static let binaryPrefix: [UInt8] = Array("BMSG ".utf8)
     private static let resetPrefix: [UInt8] = Array("RESET ".utf8)
 }

@@ -1,8 +1,14 @@
-/// Splits a byte stream into lines ended by LF, enforcing the line cap with bounded memory.
+/// Splits a byte stream into lines ended by LF, enforcing the line cap with bounded memory, and reads the
+/// counted payloads that follow some lines (`BPUB`'s, and `BMSG`'s on the client side).
 ///
 /// Complete lines inside a chunk are handed out without copying; only a line split across chunks is
 /// copied, into a buffer that never grows past `maxLine + 1` bytes. A line over the cap is reported once,
 /// as soon as it is known to be too long, and the rest of it is skipped up to its LF.
+///
+/// After a line, the handler may ask for a payload of `n` bytes (`Next.readPayload`): the next `n` bytes, then
+/// LF or CRLF, are one `.payload` event, handed out without copying when they lie in one chunk and otherwise
+/// gathered into a buffer of at most `n` bytes. A payload the handler refused (`Next.skipPayload`) is
+/// discarded as it streams in, never buffered. Anything but LF or CRLF after a payload is `.badPayloadEnd`.
 public struct LineFramer {
     /// What the framer found.
     public enum Event {
@@ -10,31 +16,124 @@ public struct LineFramer {
         case line(UnsafeRawBufferPointer)
         /// A line longer than `maxLine` bytes; its bytes are being discarded up to the next LF.
         case tooLong
+        /// The payload asked for after a line, its LF or CRLF removed. Valid only during the handler call.
+        case payload(UnsafeRawBufferPointer)
+        /// A payload (read or skipped) was followed by a byte that is neither LF nor CRLF: the stream's framing
+        /// is lost. The framer reads lines again from that byte on.
+        case badPayloadEnd
+    }
+
+    /// What the handler wants after an event.
+    public enum Next: Equatable, Sendable {
+        /// Go on with the chunk.
+        case goOn
+        /// Stop here (backpressure); the rest of the chunk is not consumed.
+        case stop
+        /// The line announced a payload of this many bytes: read it next (after a `.line` only).
+        case readPayload(Int)
+        /// The line announced a payload that is refused: discard this many bytes and their line end, unbuffered.
+        case skipPayload(Int)
+    }
+
+    private enum Mode {
+        case lines
+        /// Payload bytes still to come; `keep` false discards them.
+        case payload(remaining: Int, keep: Bool)
+        /// The payload is complete; its LF (after an optional CR) is next.
+        case payloadEnd(keep: Bool, sawCR: Bool)
     }
 
     /// Longest accepted line in bytes, LF and the CR before it excluded. May change between feeds (reload).
     public var maxLine: Int
     private var partial: [UInt8] = []
     private var discarding = false
+    private var mode = Mode.lines
+    /// A payload split across chunks, gathered up to its announced length.
+    private var payload: [UInt8] = []
 
     public init(maxLine: Int) {
         precondition(maxLine > 0, "maxLine must be positive")
         self.maxLine = maxLine
     }
 
-    /// Bytes held from an unfinished line (at most `maxLine + 1`).
-    public var bufferedCount: Int { partial.count }
+    /// Bytes held from an unfinished line (at most `maxLine + 1`) or an unfinished payload (at most its length).
+    public var bufferedCount: Int { partial.count + payload.count }
 
     /// The bytes of the unfinished line held so far.
     public var pendingBytes: [UInt8] { partial }
 
-    /// Feeds one chunk. `handler` returns false to stop early (backpressure); the return value is how many
-    /// bytes of `chunk` were consumed, always up to a line boundary when stopped early.
-    public mutating func feed(_ chunk: UnsafeRawBufferPointer, _ handler: (Event) -> Bool) -> Int {
+    /// Whether the framer is inside a payload (or its line end) rather than between lines.
+    public var isInsidePayload: Bool {
+        if case .lines = mode { return false }
+        return true
+    }
+
+    /// Feeds one chunk. `handler` returns `.stop` to stop early (backpressure); the return value is how many
+    /// bytes of `chunk` were consumed, always up to a line or payload boundary when stopped early.
+    public mutating func feed(_ chunk: UnsafeRawBufferPointer, _ handler: (Event) -> Next) -> Int {
         var position = 0
         let count = chunk.count
         guard let base = chunk.baseAddress else { return 0 }
         while position < count {
+            switch mode {
+            case .lines:
+                break
+            case .payload(let remaining, let keep):
+                let available = count - position
+                if keep && payload.isEmpty && available > remaining {
+                    // The whole payload and the byte after it are in this chunk: hand it out in place.
+                    let end = position + remaining
+                    let after = base.load(fromByteOffset: end, as: UInt8.self)
+                    let lineEnd: Int?
+                    if after == 0x0A {
+                        lineEnd = end + 1
+                    } else if after == 0x0D && end + 1 < count {
+                        lineEnd = base.load(fromByteOffset: end + 1, as: UInt8.self) == 0x0A ? end + 2 : nil
+                    } else if after == 0x0D {
+                        lineEnd = -1  // the LF is in the next chunk: gather below
+                    } else {
+                        lineEnd = nil
+                    }
+                    if let lineEnd, lineEnd > 0 {
+                        mode = .lines
+                        let next = handler(.payload(UnsafeRawBufferPointer(start: base + position, count: remaining)))
+                        position = lineEnd
+                        if next == .stop { return position }
+                        continue
+                    }
+                    if lineEnd == nil {
+                        mode = .lines
+                        position = end
+                        if handler(.badPayloadEnd) == .stop { return position }
+                        continue
+                    }
+                }
+                let take = min(remaining, available)
+                if keep { payload.append(contentsOf: UnsafeRawBufferPointer(start: base + position, count: take)) }
+                position += take
+                mode = take == remaining ? .payloadEnd(keep: keep, sawCR: false)
+                    : .payload(remaining: remaining - take, keep: keep)
+                continue
+            case .payloadEnd(let keep, let sawCR):
+                let byte = base.load(fromByteOffset: position, as: UInt8.self)
+                if byte == 0x0D && !sawCR {
+                    mode = .payloadEnd(keep: keep, sawCR: true)
+                    position += 1
+                    continue
+                }
+                mode = .lines
+                guard byte == 0x0A else {
+                    payload.removeAll(keepingCapacity: false)
+                    if handler(.badPayloadEnd) == .stop { return position }
+                    continue
+                }
+                position += 1
+                guard keep else { continue }
+                let next = payload.withUnsafeBytes { handler(.payload($0)) }
+                payload.removeAll(keepingCapacity: payload.capacity <= 4096)
+                if next == .stop { return position }
+                continue
+            }
             let remaining = count - position
             let newline = memchrIndex(base + position, remaining)
             guard let newline else {
@@ -42,30 +141,35 @@ public struct LineFramer {
                 return count
             }
             let lineEnd = position + newline
-            let keepGoing: Bool
+            let next: Next
             if discarding {
                 discarding = false
-                keepGoing = true
+                next = .goOn
             } else if partial.isEmpty {
-                keepGoing = emit(UnsafeRawBufferPointer(start: base + position, count: lineEnd - position), handler)
+                next = emit(UnsafeRawBufferPointer(start: base + position, count: lineEnd - position), handler)
             } else {
                 let head = UnsafeRawBufferPointer(start: base + position, count: lineEnd - position)
                 if partial.count + head.count > maxLine + 1 {
                     partial.removeAll(keepingCapacity: false)
-                    keepGoing = handler(.tooLong)
+                    next = handler(.tooLong)
                 } else {
                     partial.append(contentsOf: head)
-                    keepGoing = partial.withUnsafeBytes { emit($0, handler) }
+                    next = partial.withUnsafeBytes { emit($0, handler) }
                     partial.removeAll(keepingCapacity: true)
                 }
             }
             position = lineEnd + 1
-            if !keepGoing { return position }
+            switch next {
+            case .goOn: break
+            case .stop: return position
+            case .readPayload(let length): mode = .payload(remaining: max(0, length), keep: true)
+            case .skipPayload(let length): mode = .payload(remaining: max(0, length), keep: false)
+            }
         }
         return count
     }
 
-    private mutating func absorbPartial(_ tail: UnsafeRawBufferPointer, _ handler: (Event) -> Bool) {
+    private mutating func absorbPartial(_ tail: UnsafeRawBufferPointer, _ handler: (Event) -> Next) {
         if discarding { return }
         // maxLine + 1 leaves room for the CR of a CRLF line of exactly maxLine bytes.
         if partial.count + tail.count > maxLine + 1 {
@@ -78,12 +182,16 @@ public struct LineFramer {
         }
     }
 
-    private func emit(_ rawLine: UnsafeRawBufferPointer, _ handler: (Event) -> Bool) -> Bool {
+    private func emit(_ rawLine: UnsafeRawBufferPointer, _ handler: (Event) -> Next) -> Next {
         var line = rawLine
         if let last = line.last, last == UInt8(ascii: "\r") {
             line = UnsafeRawBufferPointer(rebasing: line.dropLast())
         }
-        if line.count > maxLine { return handler(.tooLong) }
+        if line.count > maxLine {
+            // A too-long line announces nothing: a payload request after it would misread the stream.
+            let next = handler(.tooLong)
+            return next == .stop ? .stop : .goOn
+        }
         return handler(.line(line))
     }
 

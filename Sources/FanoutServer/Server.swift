@@ -36,6 +36,8 @@ public final class Server {
     /// The HTTP listener and its requests, publishes and event streams.
     var http = HTTPFront()
     var lifecycle = Lifecycle()
+    /// Open questions (ASK), their answers' routes and timeouts.
+    var questions = QuestionTable()
     var metrics: ServerMetrics?
     private var hooks = ServerHooks()
 

@@ -27,6 +27,8 @@ public final class SubjectIndex<Member: Subscriber> {
     final class Pattern: PatternListElement {
         let name: String
         @usableFromInline let set = MulticastDelegate<Member>()
+        /// The groups whose members hold this pattern (QSUB), by group name; empty for most patterns.
+        @usableFromInline var groups: [String: MulticastGroup<Member>] = [:]
         let isWildcard: Bool
         var listPosition = 0
 
@@ -34,13 +36,28 @@ public final class SubjectIndex<Member: Subscriber> {
             self.name = name
             self.isWildcard = isWildcard
         }
+
+        /// Neither a plain member nor a group member is stored: the pattern can go.
+        var isUnheld: Bool { self.set.storedCount == 0 && groups.isEmpty }
+
+        /// Live subscribers, plain and group members (a connection holds a pattern in one mode only).
+        var liveCount: Int { groups.values.reduce(self.set.liveCount) { $0 + $1.liveCount } }
+
+        /// Stored entries, dead ones included: what a sweep of this pattern costs.
+        var storedCount: Int { groups.values.reduce(self.set.storedCount) { $0 + $1.storedCount } }
     }
 
     @usableFromInline var byName = ShardedDictionary<String, Pattern>()
     let list: PatternList<Pattern>
-    @usableFromInline let trie = WildcardTrie<Member>()
+    @usableFromInline let trie = WildcardTrie<MulticastDelegate<Member>>()
     @usableFromInline var wildcardCount = 0
-    @usableFromInline var lastMark: UInt64 = 0
+    /// Wildcard patterns that some group holds, for a publish's choice of one member per group.
+    @usableFromInline let groupTrie = WildcardTrie<Pattern>()
+    /// Patterns that some group holds; 0 keeps groups off the publish path.
+    @usableFromInline var groupPatternCount = 0
+    @usableFromInline var wildcardGroupPatternCount = 0
+    /// The mark of the latest `forEachReceiver` walk: a member carrying it was visited by that walk.
+    public var lastMark: UInt64 = 0
     /// Where the next `sweepStep` starts.
     let sweepCursor: PatternCursor
 
@@ -51,20 +68,22 @@ public final class SubjectIndex<Member: Subscriber> {
 
     /// Adds `member` to `pattern`'s set (a no-op when it is there already).
     public func subscribe(_ member: Member, to pattern: String) {
-        if let stored = byName[pattern] {
-            stored.set.add(member)
-            return
-        }
+        stored(pattern).set.add(member)
+    }
+
+    /// The stored pattern, made (in the map, the list and, for a wildcard, the trie) when new.
+    func stored(_ pattern: String) -> Pattern {
+        if let stored = byName[pattern] { return stored }
         let isWildcard = Subject.isWildcard(pattern)
         assert(!isWildcard || Subject.wildcardPatternProblem(pattern) == nil, "unchecked pattern \(pattern)")
         let stored = Pattern(name: pattern, isWildcard: isWildcard)
-        stored.set.add(member)
         byName[pattern] = stored
         list.append(stored)
         if isWildcard {
             trie.insert(pattern, set: stored.set)
             wildcardCount += 1
         }
+        return stored
     }
 
     /// Removes `member` from `pattern`'s set; returns whether it was there. A set left with no entry at all
@@ -73,12 +92,16 @@ public final class SubjectIndex<Member: Subscriber> {
     public func unsubscribe(_ member: Member, from pattern: String) -> Bool {
         guard let stored = byName[pattern] else { return false }
         let removed = stored.set.remove(member)
-        if stored.set.storedCount == 0 { remove(stored) }
+        if stored.isUnheld { remove(stored) }
         return removed
     }
 
     /// Forgets a pattern: from the map, the list and, for a wildcard, its path in the trie.
     func remove(_ stored: Pattern) {
+        if !stored.groups.isEmpty {
+            stored.groups = [:]
+            forgetGroups(of: stored)
+        }
         byName[stored.name] = nil
         list.remove(stored)
         if stored.isWildcard {

@@ -1,4 +1,3 @@
-import FanoutMulticast
 import FanoutProtocol
 
 /// A token trie of wildcard patterns, updated in place: inserting or removing a pattern touches only its path.
@@ -13,16 +12,16 @@ import FanoutProtocol
 ///
 /// The match walk is `@inlinable` so that it is specialised with the index's publish path in the server.
 @usableFromInline
-final class WildcardTrie<Member: AnyObject> {
+final class WildcardTrie<Value: AnyObject> {
     @usableFromInline
     final class Node {
         /// Literal tokens. Keys are slices of the inserted pattern, so a path shares one copy of its text.
         @usableFromInline var children: [Substring: Node] = [:]
         @usableFromInline var star: Node?
-        /// Members of the pattern that ends at this node.
-        @usableFromInline var members: MulticastDelegate<Member>?
-        /// Members of the pattern that ends at this node's `>` child: one or more further tokens.
-        @usableFromInline var tail: MulticastDelegate<Member>?
+        /// What the pattern that ends at this node holds (its member set).
+        @usableFromInline var members: Value?
+        /// What the pattern that ends at this node's `>` child holds: one or more further tokens.
+        @usableFromInline var tail: Value?
 
         /// No pattern ends here or below: the node can be unlinked.
         var isEmpty: Bool { children.isEmpty && star == nil && members == nil && tail == nil }
@@ -31,7 +30,7 @@ final class WildcardTrie<Member: AnyObject> {
     @usableFromInline let root = Node()
 
     /// Places `set` as the member set of `pattern` (a valid pattern with at least one wildcard).
-    func insert(_ pattern: String, set: MulticastDelegate<Member>) {
+    func insert(_ pattern: String, set: Value) {
         var node = root
         let tokens = Subject.tokens(of: pattern)
         for (index, token) in tokens.enumerated() {
@@ -85,7 +84,7 @@ final class WildcardTrie<Member: AnyObject> {
     /// Calls `visit` with the set of every stored pattern that matches the concrete `subject`; returns how many
     /// nodes the walk visited (at most 3,213 within the pattern limits, see the type's comment).
     @inlinable @discardableResult
-    func forEachMatch(_ subject: Substring, _ visit: (MulticastDelegate<Member>) -> Void) -> Int {
+    func forEachMatch(_ subject: Substring, _ visit: (Value) -> Void) -> Int {
         let tokens = subject.split(separator: ".", omittingEmptySubsequences: false)
         var visits = 0
         _ = walk(root, tokens, 0, &visits) { set in
@@ -97,7 +96,7 @@ final class WildcardTrie<Member: AnyObject> {
 
     /// Whether `test` holds for the set of some stored pattern matching `subject`; stops at the first.
     @inlinable
-    func containsMatch(_ subject: Substring, where test: (MulticastDelegate<Member>) -> Bool) -> Bool {
+    func containsMatch(_ subject: Substring, where test: (Value) -> Bool) -> Bool {
         let tokens = subject.split(separator: ".", omittingEmptySubsequences: false)
         var visits = 0
         return !walk(root, tokens, 0, &visits) { !test($0) }
@@ -107,7 +106,7 @@ final class WildcardTrie<Member: AnyObject> {
     @inlinable
     func walk(
         _ node: Node, _ tokens: [Substring], _ index: Int, _ visits: inout Int,
-        _ visit: (MulticastDelegate<Member>) -> Bool
+        _ visit: (Value) -> Bool
     ) -> Bool {
         visits += 1
         if index == tokens.count {

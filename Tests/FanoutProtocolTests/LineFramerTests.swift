@@ -14,12 +14,21 @@ private func frame(_ input: [UInt8], maxLine: Int, chunkSize: Int) -> [String] {
                 switch event {
                 case .line(let line): out.append(String(decoding: line, as: UTF8.self))
                 case .tooLong: out.append("<too-long>")
+                case .payload(let payload): out.append("<payload:\(String(decoding: payload, as: UTF8.self))>")
+                case .badPayloadEnd: out.append("<bad-end>")
                 }
-                return true
+                // "READ n" and "SKIP n" announce a payload, as a BPUB header does.
+                if case .line(let line) = event, line.count > 5 {
+                    let text = String(decoding: line, as: UTF8.self)
+                    let count = Int(text.dropFirst(5)) ?? 0
+                    if text.hasPrefix("READ ") { return .readPayload(count) }
+                    if text.hasPrefix("SKIP ") { return .skipPayload(count) }
+                }
+                return .goOn
             }
         }
         #expect(consumed == end - start)
-        #expect(framer.bufferedCount <= maxLine + 1, "a partial line never grows past the cap")
+        #expect(framer.bufferedCount <= max(maxLine + 1, 64), "a partial line or payload never grows past its cap")
         start = end
     }
     return out
@@ -48,6 +57,43 @@ struct LineFramerTests {
         #expect(frame(Array("\(body)z\n".utf8), maxLine: 20, chunkSize: chunkSize) == ["<too-long>"])
     }
 
+    static let payloads = Array("READ 5\nab\ncd\nPING\nREAD 0\r\n\r\nSKIP 4\nxx\nx\nREAD 3\n\r\n\r\nPING z\n".utf8)
+
+    @Test(arguments: Array(1...60))
+    func payloadsWhateverTheChunking(chunkSize: Int) {
+        #expect(frame(Self.payloads, maxLine: 64, chunkSize: chunkSize) == [
+            "READ 5", "<payload:ab\ncd>", "PING", "READ 0", "<payload:>", "SKIP 4", "READ 3", "<payload:\r\n\r>",
+            "PING z",
+        ])
+    }
+
+    @Test(arguments: [1, 3, 100])
+    func aPayloadLongerThanALineIsTakenWhole(chunkSize: Int) {
+        let body = String(repeating: "p", count: 50)
+        #expect(frame(Array("READ 50\n\(body)\nPING\n".utf8), maxLine: 10, chunkSize: chunkSize)
+                == ["READ 50", "<payload:\(body)>", "PING"])
+    }
+
+    @Test(arguments: [1, 2, 100])
+    func aByteOtherThanALineEndAfterAPayloadIsReported(chunkSize: Int) {
+        #expect(frame(Array("READ 2\nabcPING\n".utf8), maxLine: 10, chunkSize: chunkSize)
+                == ["READ 2", "<bad-end>", "cPING"])
+        #expect(frame(Array("SKIP 2\nab\rxPING\n".utf8), maxLine: 10, chunkSize: chunkSize)
+                == ["SKIP 2", "<bad-end>", "xPING"])
+    }
+
+    @Test func aSkippedPayloadIsNeverBuffered() {
+        var framer = LineFramer(maxLine: 16)
+        let header = Array("SKIP 1000000\n".utf8)
+        _ = header.withUnsafeBytes { chunk in framer.feed(chunk) { _ in .skipPayload(1_000_000) } }
+        let block = [UInt8](repeating: 0x41, count: 65_536)
+        for _ in 0..<15 {
+            _ = block.withUnsafeBytes { chunk in framer.feed(chunk) { _ in Issue.record("nothing is complete"); return .goOn } }
+            #expect(framer.bufferedCount == 0)
+        }
+        #expect(framer.isInsidePayload)
+    }
+
     @Test func onlyOneCarriageReturnIsStripped() {
         #expect(frame(Array("a\r\r\n".utf8), maxLine: 10, chunkSize: 100) == ["a\r"])
         #expect(frame(Array("a\rb\n".utf8), maxLine: 10, chunkSize: 100) == ["a\rb"])
@@ -56,7 +102,7 @@ struct LineFramerTests {
     @Test func unterminatedInputStaysBuffered() {
         var framer = LineFramer(maxLine: 10)
         let consumed = Array("PING".utf8).withUnsafeBytes { chunk in
-            framer.feed(chunk) { _ in Issue.record("no line is complete"); return true }
+            framer.feed(chunk) { _ in Issue.record("no line is complete"); return .goOn }
         }
         #expect(consumed == 4)
         #expect(framer.bufferedCount == 4)
@@ -69,7 +115,7 @@ struct LineFramerTests {
         let consumed = input.withUnsafeBytes { chunk in
             framer.feed(chunk) { event in
                 if case .line(let line) = event { lines.append(String(decoding: line, as: UTF8.self)) }
-                return lines.count < 2
+                return lines.count < 2 ? .goOn : .stop
             }
         }
         #expect(lines == ["one", "two"])

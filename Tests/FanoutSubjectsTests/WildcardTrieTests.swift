@@ -44,7 +44,7 @@ struct WildcardTrieTests {
         let patterns = adversarialPatterns()
         #expect(Set(patterns).count == patterns.count)
         #expect(patterns.allSatisfy { Subject.isValidPattern($0) && Subject.wildcardPatternProblem($0) == nil })
-        let trie = WildcardTrie<Member>()
+        let trie = WildcardTrie<MulticastDelegate<Member>>()
         let sets = patterns.map { _ in MulticastDelegate<Member>() }
         for (pattern, set) in zip(patterns, sets) { trie.insert(pattern, set: set) }
 
@@ -73,7 +73,7 @@ struct WildcardTrieTests {
 
     @Test func removingEveryPatternPrunesEveryNode() {
         let patterns = adversarialPatterns()
-        let trie = WildcardTrie<Member>()
+        let trie = WildcardTrie<MulticastDelegate<Member>>()
         for pattern in patterns { trie.insert(pattern, set: MulticastDelegate()) }
         #expect(trie.nodeCount > 3_000)
         var generator = SeededGenerator(seed: 11)

@@ -40,7 +40,7 @@ func parserBenchmarks() {
                     if case .line(let line) = event, case .pub(_, let payload)? = try? CommandParser.parse(line) {
                         published &+= payload.count
                     }
-                    return true
+                    return .goOn
                 }
             }
         }

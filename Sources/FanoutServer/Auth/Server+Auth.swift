@@ -108,6 +108,13 @@ extension Server {
             if let refused = patterns.first(where: { !permissions.maySubscribe($0) }) {
                 return ProtocolError(.denied, "not allowed to subscribe to '\(refused)'")
             }
+        case .qsub(_, let patterns):
+            if let refused = patterns.first(where: { !permissions.maySubscribe($0) }) {
+                return ProtocolError(.denied, "not allowed to subscribe to '\(refused)'")
+            }
+        case .ask(let subject, _, _, _), .bpub(let subject, _):
+            let text = String(decoding: subject, as: UTF8.self)
+            guard permissions.mayPublish(text) else { return ProtocolError(.denied, "not allowed to publish to '\(text)'") }
         case .resume(let subject, _), .last(let subject, _):
             if !permissions.maySubscribe(subject) {
                 return ProtocolError(.denied, "not allowed to subscribe to '\(subject)'")

@@ -4,30 +4,40 @@ import FanoutProtocol
 /// Command dispatch: each line a connection reads comes here, in order, on the loop thread.
 extension Server {
     /// Executes one line from `connection`: PUB joins or opens a publish run; anything else first closes the
-    /// run, so that replies, subscriptions and listings see its effect.
-    func execute(_ line: UnsafeRawBufferPointer, from connection: ClientConnection) {
+    /// run, so that replies, subscriptions and listings see its effect. Returns what the framer reads next:
+    /// `.goOn`, or a BPUB header's bytes to read or to drop.
+    @discardableResult
+    func execute(_ line: UnsafeRawBufferPointer, from connection: ClientConnection) -> LineFramer.Next {
         let command: Command
         do {
-            guard let parsed = try CommandParser.parse(line) else { return }
+            guard let parsed = try CommandParser.parse(line) else { return .goOn }
             command = parsed
         } catch {
             closeRun()
-            if let node = cluster, clusterQueues(error.line, for: connection, node: node) { return }
+            if let node = cluster, clusterQueues(error.line, for: connection, node: node) { return .goOn }
             connection.send(error.line)
-            return
-        }
-        // A clustered node: PUB goes to Redis, and anything else waits behind PUB replies still pending.
-        if let node = cluster, clusterExecute(command, line: line, from: connection, node: node) { return }
-        if let refusal = refusal(of: command, by: connection) {
-            closeRun()
-            connection.send(refusal.line)
-            return
+            return .goOn
         }
         if case .pub(let subject, let payload) = command {
+            // A clustered node: PUB goes to Redis, and anything else waits behind PUB replies still pending.
+            if let node = cluster, clusterExecute(command, line: line, from: connection, node: node) { return .goOn }
+            if let refusal = refusal(of: command, by: connection) {
+                closeRun()
+                connection.send(refusal.line)
+                return .goOn
+            }
             let receivers = publish(subject: subject, payload: payload, from: connection)
             fanout.run.appendReply(receivers: receivers)
             if fanout.run.replies.count >= PublishRun.flushReplyBytes { flushRunReplies() }
-            return
+            return .goOn
+        }
+        // A BPUB header is answered (or refused) when its bytes are in: `acceptBinary`, `publishBinary`.
+        if case .bpub(let subject, let length) = command { return acceptBinary(subject: subject, length: length, from: connection) }
+        if let node = cluster, clusterExecute(command, line: line, from: connection, node: node) { return .goOn }
+        if let refusal = refusal(of: command, by: connection) {
+            closeRun()
+            connection.send(refusal.line)
+            return .goOn
         }
         closeRun()
         switch command {
@@ -55,9 +65,16 @@ extension Server {
                    kind: position.map { .after(epoch: $0.epoch, seq: $0.afterSeq) } ?? .position)
         case .last(let subject, let count):
             resume(connection, subject: subject, kind: .newest(count: count))
-        case .pub:
+        case .qsub(let group, let patterns):
+            subscribe(connection, to: patterns, group: group)
+        case .ask(let subject, let timeout, let maxAnswers, let payload):
+            ask(subject: subject, timeoutMilliseconds: timeout, maxAnswers: maxAnswers, payload: payload, from: connection)
+        case .answer(let id, let payload):
+            answer(id: id, payload: payload, from: connection)
+        case .pub, .bpub:
             break
         }
+        return .goOn
     }
 
     /// A line over `max_line` ends any run (its place in the order is taken by the error) and is answered.

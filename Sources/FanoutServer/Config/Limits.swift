@@ -24,7 +24,20 @@ public struct Limits: Sendable, Equatable {
     /// How many subjects' sequence numbers are remembered; see `SequenceTable`.
     public var maxTrackedSubjects = 1_000_000
 
+    /// Largest `BPUB` payload in bytes (independent of `maxLine`).
+    public var maxPayload = 1_048_576
+    /// Open questions (ASK) one connection may have.
+    public var maxAsks = 1000
+    /// Longest timeout an ASK may ask for, in milliseconds.
+    public var maxAskTimeoutMilliseconds = 60_000
+    /// Open questions on the whole server.
+    public var maxOpenQuestions = 100_000
+
     public init() {}
+
+    /// Queued output over which a group member is busy: another member is chosen while one is under it. The
+    /// mark at which the server stops reading a connection's own commands.
+    public var groupBusyBytes: Int { readPauseBytes }
 
     /// Unsent output at which the server stops reading a connection's commands until it drains to half:
     /// a client that floods commands without reading replies cannot grow its output without bound.
@@ -45,6 +58,10 @@ public struct Limits: Sendable, Equatable {
         if backpressureBytes < 0 || (backpressureBytes > 0 && backpressureBytes >= maxPendingBytes) {
             found.append("backpressure_bytes: must be 0 (off) or less than max_pending_bytes")
         }
+        if maxPayload < 0 || maxPayload > 1 << 30 { found.append("max_payload: must be 0 ... 1073741824") }
+        if maxAsks < 1 { found.append("max_asks: must be at least 1") }
+        if maxAskTimeoutMilliseconds < 1 { found.append("max_ask_timeout: must be at least 1 (milliseconds)") }
+        if maxOpenQuestions < 1 { found.append("max_open_questions: must be at least 1") }
         if maxTrackedSubjects < 1 { found.append("max_tracked_subjects: must be at least 1") }
         if maxMemory < 0 || (maxMemory > 0 && maxMemory < 4 * maxPendingBytes) {
             found.append("max_memory: must be 0 (off) or at least 4 × max_pending_bytes")

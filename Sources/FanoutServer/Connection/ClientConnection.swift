@@ -26,6 +26,8 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// Whether the memory bound watches its backlog: checked per delivery above the mark, where a set
     /// insertion each time cost a third of a delivery with 5,000 subscribers. (Also in that padding.)
     var isBacklogWatched = false
+    /// A group found it busy: it is told its groups when its output drains under the mark. (In that padding.)
+    var waitsForGroupDrain = false
     /// The subscriber → patterns direction of the index.
     var subscriptions = SubscriptionSet()
     var deliveryMark: UInt64 = 0
@@ -134,6 +136,30 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         set { if newValue != nil || extras != nil { madeExtras.replayJob = newValue } }
     }
 
+    /// The patterns held in a group (QSUB), with their group.
+    var groupOfPattern: [String: String] {
+        get { extras?.groupOfPattern ?? [:] }
+        _modify { yield &madeExtras.groupOfPattern }
+    }
+
+    /// A BPUB whose header was accepted: its subject, until its payload is read.
+    var binarySubject: [UInt8]? {
+        get { extras?.binarySubject }
+        set { if newValue != nil || extras != nil { madeExtras.binarySubject = newValue } }
+    }
+
+    /// Open questions this connection asked.
+    var openAsks: Int {
+        get { extras?.openAsks ?? 0 }
+        set { if newValue != 0 || extras != nil { madeExtras.openAsks = newValue } }
+    }
+
+    /// Questions put to this connection, by number (closed ones pruned lazily).
+    var questionsPut: [UInt64] {
+        get { extras?.questionsPut ?? [] }
+        _modify { yield &madeExtras.questionsPut }
+    }
+
     /// Unsent output bytes, those waiting behind a replay included.
     var pendingBytes: Int { (socket?.outputCount ?? 0) + (replayJob?.waiting.count ?? 0) }
 
@@ -186,10 +212,15 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
             if let adapter { return adapter.consume(chunk, for: self, turn: &turn) }
             return framer.feed(chunk) { event in
                 switch event {
-                case .line(let line): server.execute(line, from: self)
+                case .line(let line):
+                    let next = server.execute(line, from: self)
+                    // A BPUB header: its bytes are read (or dropped) before anything else.
+                    if next != .goOn { return next }
                 case .tooLong: server.lineTooLong(from: self)
+                case .payload(let payload): server.publishBinary(payload, from: self)
+                case .badPayloadEnd: server.binaryFramingLost(self)
                 }
-                return goesOn(after: &turn, countingLine: true, socket: socket)
+                return goesOn(after: &turn, countingLine: true, socket: socket) ? .goOn : .stop
             }
         }
         server.finishRuns()
@@ -224,6 +255,9 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
             job.awaitingDrain = false
             server.work.replaysAwaitingDrain -= 1
             server.sendReplays(adding: job)
+        }
+        if waitsForGroupDrain && pendingBytes <= server.configuration.limits.groupBusyBytes {
+            server.groupMemberDrained(self)
         }
         if !heldPublishers.isEmpty && socket.outputCount <= server.configuration.limits.backpressureBytes / 2 {
             server.releasePublishers(heldBy: self)

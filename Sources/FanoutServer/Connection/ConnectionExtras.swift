@@ -22,6 +22,14 @@ final class ConnectionExtras {
     var pendingSince: ContinuousClock.Instant?
     /// A RESUME or LAST whose replay is being sent: live messages wait in it until it is.
     var replayJob: ReplayJob?
+    /// The patterns held in a group (QSUB), with their group; the others in `subscriptions` are plain.
+    var groupOfPattern: [String: String] = [:]
+    /// A BPUB whose header was accepted: its subject, until its payload is read.
+    var binarySubject: [UInt8]?
+    /// Open questions this connection asked.
+    var openAsks = 0
+    /// Questions put to this connection (their numbers), for its departure; closed ones are pruned lazily.
+    var questionsPut: [UInt64] = []
     /// The transport's adapter, for a connection that is not on the line protocol itself.
     var adapter: TransportAdapter?
 }

@@ -21,6 +21,8 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
     case authTimeout
     /// Too many failed AUTH attempts.
     case authFailures
+    /// A BPUB's bytes were followed by something other than a line end: the stream's framing is lost.
+    case framingLost
     /// A WebSocket's close handshake (the client's close, echoed) or a framing failure, with its close code.
     case webSocketClose(code: UInt16, reason: String)
 
@@ -36,6 +38,7 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .authTimeout: "auth-timeout"
         case .authFailures: "auth-failures"
         case .webSocketClose(let code, let reason): "websocket-close \(code) (\(reason))"
+        case .framingLost: "framing-lost"
         }
     }
 
@@ -46,6 +49,7 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .idleTimeout(let setting): ProtocolError(.idleTimeout, "disconnected: nothing received for \(setting)")
         case .shutdown: ProtocolError(.shuttingDown, "server is shutting down")
         case .authTimeout: ProtocolError(.authRequired, "disconnected: no AUTH within auth_timeout")
+        case .framingLost: ProtocolError(.syntax, "a BPUB payload must be followed by LF or CRLF; closing")
         case .quit, .eof, .socketError, .authFailures, .handshakeTimeout, .webSocketClose: nil
         }
     }

@@ -9,7 +9,7 @@ extension Server {
             noteFreed(connection.pendingBytes)
             logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                                  "reason": "\(reason)"])
-        case .idleTimeout, .socketError, .authTimeout, .handshakeTimeout:
+        case .idleTimeout, .socketError, .authTimeout, .handshakeTimeout, .framingLost:
             logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
                                                  "reason": "\(reason)"])
         // The failed AUTH was logged already, once per interval at most: a guesser must not fill the log here.
@@ -37,6 +37,7 @@ extension Server {
             job.end()
         }
         if !connection.heldPublishers.isEmpty { releasePublishers(heldBy: connection) }
+        if connection.openAsks > 0 || !connection.questionsPut.isEmpty { questionsLeft(by: connection) }
         forgetSubscriptions(of: connection)
         connection.authDeadline = nil
         connection.retryDelay = nil

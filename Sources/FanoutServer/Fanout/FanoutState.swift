@@ -15,6 +15,10 @@ struct FanoutState {
     /// The run's bytes are being queued to its receivers: a departure during it (a slow consumer dropped, which
     /// on a clustered node closes the run) must not flush or close the run again from inside.
     var isFlushing = false
+    /// A chosen group member's share of the run passed `PublishRun.flushBytes`: flush after this message.
+    var needsGroupFlush = false
+    /// Turns among the member sets of a group that holds several patterns matching one subject.
+    var groupTurn: UInt64 = 0
 
     mutating func tearDown() {
         resumeTimer = nil

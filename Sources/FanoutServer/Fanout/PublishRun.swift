@@ -1,5 +1,6 @@
 import FanoutEngine
 import FanoutEventLoop
+import FanoutMulticast
 import FanoutProtocol
 #if canImport(Glibc)
 import Glibc
@@ -24,6 +25,12 @@ struct PublishRun {
         var isConnected: Bool { connection._withUnsafeGuaranteedRef { $0.socket != nil } }
     }
 
+    /// The messages a run queues to one chosen group member.
+    struct GroupDelivery {
+        let connection: ClientConnection
+        var bytes: [UInt8] = []
+    }
+
     private(set) var subject: [UInt8] = []
     private(set) var subjectString = ""
     var receivers: [Receiver] = []
@@ -35,6 +42,12 @@ struct PublishRun {
     /// releasing a weakly referenced object takes the slow path) and let go when the read ends.
     var publisher: ClientConnection?
     var bytes: [UInt8] = []
+    /// The groups (QSUB) holding a pattern that matches the run's subject, sorted by name, from the lookup that
+    /// opened the run: each message goes to one member per group name, chosen per message.
+    var groups: [(name: String, members: MulticastGroup<ClientConnection>)] = []
+    /// What the run's messages queue to the group members chosen for them, flushed after `bytes`.
+    var groupDeliveries: [GroupDelivery] = []
+    var groupDeliverySlots: [ObjectIdentifier: Int] = [:]
     /// The publisher's `+OK <receivers>` replies to the run's PUBs, written in one piece ahead of the run's
     /// lines: a write per reply cost a third of a publish without subscribers.
     var replies: [UInt8] = []
@@ -99,6 +112,7 @@ struct PublishRun {
 
     mutating func close() {
         receivers.removeAll(keepingCapacity: true)
+        if !groups.isEmpty { groups.removeAll() }
         if !waiting.isEmpty { waiting.removeAll(keepingCapacity: true) }
         if !adaptedReceivers.isEmpty { adaptedReceivers.removeAll(keepingCapacity: true) }
         bytes.removeAll(keepingCapacity: true)

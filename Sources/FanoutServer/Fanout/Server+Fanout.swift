@@ -4,7 +4,8 @@ import FanoutProtocol
 extension Server {
     /// Assigns the message its seq, queues it for every connection subscribed to a matching pattern, and
     /// returns how many connections that is.
-    func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, from publisher: ClientConnection) -> Int {
+    func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, from publisher: ClientConnection,
+                 anyBytes: Bool = false) -> Int {
         if !fanout.run.isRun(of: subject) || fanout.run.publisher !== publisher {
             closeRun()
             fanout.run.open(subject: subject, numberedBy: engine)
@@ -16,10 +17,21 @@ extension Server {
         if fanout.run.retains, let position = fanout.run.position {
             engine.retain(position, seq: fanout.run.seq, payload: payload)
         }
-        let receivers = fanout.run.receivers.count &+ fanout.run.adaptedReceivers.count &+ fanout.run.waiting.count
+        let plain = fanout.run.receivers.count &+ fanout.run.adaptedReceivers.count &+ fanout.run.waiting.count
+        var receivers = plain
+        if !fanout.run.groups.isEmpty {
+            receivers &+= deliverToGroups(subject: subject, seq: fanout.run.seq, payload: payload, anyBytes: anyBytes)
+            if fanout.needsGroupFlush { flushRunBytes() }
+        }
         guard receivers > 0 else { return 0 }
         stats.delivered += UInt64(receivers)
-        Encoder.appendMessage(subject: subject, seq: fanout.run.seq, payload: payload, to: &fanout.run.bytes)
+        guard plain > 0 else { return receivers }
+        if anyBytes {
+            Encoder.appendPush(subject: subject, seq: fanout.run.seq, payload: payload,
+                               maxLine: configuration.limits.maxLine, to: &fanout.run.bytes)
+        } else {
+            Encoder.appendMessage(subject: subject, seq: fanout.run.seq, payload: payload, to: &fanout.run.bytes)
+        }
         if fanout.run.bytes.count >= PublishRun.flushBytes { flushRunBytes() }
         return receivers
     }
@@ -41,6 +53,7 @@ extension Server {
                 fanout.run.receivers.append(.init(connection: .passUnretained(connection), socket: socket))
             }
         }
+        if index.hasGroups { gatherRunGroups() }
     }
 
     /// Closes the run and lets go of its publisher too: when a read ends, or the server does.
@@ -73,12 +86,13 @@ extension Server {
     /// Queues the run's lines to each receiver still connected: shared by reference when several receivers
     /// take a large batch, copied when small (a copy into a chain's free space beats a reference's allocation).
     func flushRunBytes() {
-        guard !fanout.run.bytes.isEmpty, !fanout.isFlushing else { return }
+        guard !fanout.run.bytes.isEmpty || !fanout.run.groupDeliveries.isEmpty, !fanout.isFlushing else { return }
         fanout.isFlushing = true
         defer { fanout.isFlushing = false }
         flushRunReplies()
         if !fanout.run.waiting.isEmpty { queueBehindReplays(fanout.run.bytes, jobs: fanout.run.waiting) }
         if !fanout.run.adaptedReceivers.isEmpty { flushAdapted() }
+        if !fanout.run.groupDeliveries.isEmpty { flushGroupDeliveries() }
         let marks = BacklogMarks(configuration.limits)
         stats.bytesOut += UInt64(fanout.run.bytes.count * fanout.run.receivers.count)
         if metrics != nil {

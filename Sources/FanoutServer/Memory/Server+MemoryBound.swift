@@ -39,8 +39,14 @@ extension Server {
         memory.checkTimer?.schedule(after: Self.memoryCheckInterval)
     }
 
-    /// The index's estimated heap bytes.
-    var indexBytes: Int { connections.subscriptionCount * IndexMemory.bytesPerSubscription }
+    /// The index's estimated heap bytes, with the open questions'.
+    var indexBytes: Int { connections.subscriptionCount * IndexMemory.bytesPerSubscription + questions.bytes }
+
+    /// Whether holding `bytes` more (an ASK's question and pushes) would pass max_memory.
+    func memoryBoundRefuses(adding bytes: Int) -> Bool {
+        let bound = configuration.limits.maxMemory
+        return bound > 0 && indexBytes + bytes > bound
+    }
 
     /// Whether a subscription of `count` more patterns would pass max_memory.
     func indexWouldPassMemoryBound(adding count: Int) -> Bool {

@@ -18,4 +18,12 @@ struct ServerStats {
     var bytesIn: UInt64 = 0
     /// Bytes queued to clients (replies and messages).
     var bytesOut: UInt64 = 0
+    /// Message copies queued to a group's chosen member (in `delivered` too).
+    var groupDeliveries: UInt64 = 0
+    /// Messages accepted by BPUB (in `published` too).
+    var binaryPublished: UInt64 = 0
+    /// Questions accepted by ASK, answers taken, and questions closed by their timeout.
+    var questions: UInt64 = 0
+    var answers: UInt64 = 0
+    var askTimeouts: UInt64 = 0
 }

@@ -8,12 +8,15 @@ final class SubscriptionJob {
     let connection: ClientConnection
     let patterns: [String]
     let adding: Bool
+    /// The group the patterns join (QSUB), nil for plain.
+    let group: String?
     var next = 0
 
-    init(connection: ClientConnection, patterns: [String], adding: Bool) {
+    init(connection: ClientConnection, patterns: [String], adding: Bool, group: String?) {
         self.connection = connection
         self.patterns = patterns
         self.adding = adding
+        self.group = group
     }
 }
 
@@ -23,13 +26,18 @@ extension Server {
 
     /// Adds or removes `patterns` now when they are few, else in slices while the connection's later commands
     /// wait; replies `+OK <count held>` when done.
-    func changeSubscriptions(_ patterns: [String], adding: Bool, for connection: ClientConnection) {
+    func changeSubscriptions(_ patterns: [String], adding: Bool, group: String? = nil, for connection: ClientConnection) {
         guard patterns.count > Self.subscriptionSlice, holdCommands(of: connection) else {
-            if adding { addSubscriptions(patterns, for: connection) } else { removeSubscriptions(patterns, for: connection) }
+            if adding {
+                addSubscriptions(patterns, group: group, for: connection)
+            } else {
+                removeSubscriptions(patterns, for: connection)
+            }
             connection.send(Encoder.ok(String(connection.subscriptions.count)))
             return
         }
-        work.subscriptionJobs.append(SubscriptionJob(connection: connection, patterns: patterns, adding: adding))
+        work.subscriptionJobs.append(SubscriptionJob(connection: connection, patterns: patterns, adding: adding,
+                                                     group: group))
         scheduleSubscriptionJobs()
     }
 
@@ -44,7 +52,11 @@ extension Server {
         } else {
             let end = min(job.next + Self.subscriptionSlice, job.patterns.count)
             let slice = Array(job.patterns[job.next..<end])
-            if job.adding { addSubscriptions(slice, for: job.connection) } else { removeSubscriptions(slice, for: job.connection) }
+            if job.adding {
+                addSubscriptions(slice, group: job.group, for: job.connection)
+            } else {
+                removeSubscriptions(slice, for: job.connection)
+            }
             job.next = end
             if end == job.patterns.count {
                 work.subscriptionJobs.removeFirst()

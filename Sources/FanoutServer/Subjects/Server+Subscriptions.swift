@@ -4,14 +4,21 @@ import FanoutProtocol
 /// own set (member → patterns), and are counted server-wide. These helpers are the only places that change
 /// them, so that the three never disagree.
 extension Server {
-    /// `SUB`: subscribes to each pattern the connection does not hold yet, or to none if that would pass
-    /// max_subscriptions. Replies with the count held afterwards.
-    func subscribe(_ connection: ClientConnection, to patterns: [String]) {
+    /// `SUB` (plainly, `group` nil) or `QSUB` (as a member of `group`): subscribes to each pattern the
+    /// connection does not hold yet, or to none if that would pass max_subscriptions, and moves the patterns
+    /// it holds in another mode into this one. Replies with the count held afterwards.
+    func subscribe(_ connection: ClientConnection, to patterns: [String], group: String? = nil) {
         // A set, not a scan of what came before: a 64 KiB line holds thousands of patterns.
         var fresh: [String] = []
+        var moving: [String] = []
         var seen = Set<String>(minimumCapacity: patterns.count)
-        for pattern in patterns where !connection.subscriptions.contains(pattern) && seen.insert(pattern).inserted {
-            fresh.append(pattern)
+        let grouped = connection.groupOfPattern
+        for pattern in patterns where seen.insert(pattern).inserted {
+            if !connection.subscriptions.contains(pattern) {
+                fresh.append(pattern)
+            } else if grouped[pattern] != group {
+                moving.append(pattern)
+            }
         }
         // Deep wildcard patterns would let a publish walk most of the index: their depth and stars are capped.
         for pattern in fresh {
@@ -34,7 +41,25 @@ extension Server {
             connection.send(ProtocolError(.limit, "the server is at max_memory=\(configuration.limits.maxMemory)").line)
             return
         }
-        changeSubscriptions(fresh, adding: true, for: connection)
+        for pattern in moving { changeMode(of: pattern, to: group, for: connection) }
+        changeSubscriptions(fresh, adding: true, group: group, for: connection)
+    }
+
+    /// Moves a held pattern between plain and a group, or between groups: counts and the cluster's interest
+    /// stay as they are.
+    func changeMode(of pattern: String, to group: String?, for connection: ClientConnection) {
+        if let old = connection.groupOfPattern[pattern] {
+            index.leave(connection, group: old, pattern: pattern)
+        } else {
+            index.unsubscribe(connection, from: pattern)
+        }
+        if let group {
+            connection.groupOfPattern[pattern] = group
+            index.join(connection, group: group, pattern: pattern)
+        } else {
+            connection.groupOfPattern[pattern] = nil
+            index.subscribe(connection, to: pattern)
+        }
     }
 
     /// `UNSUB`: drops the named patterns the connection holds (all of them when none are named).
@@ -44,11 +69,16 @@ extension Server {
     }
 
     /// Adds patterns the connection does not hold yet, in both directions and the count.
-    func addSubscriptions(_ patterns: [String], for connection: ClientConnection) {
+    func addSubscriptions(_ patterns: [String], group: String? = nil, for connection: ClientConnection) {
         let wasUnsubscribed = connection.subscriptions.isEmpty
         for pattern in patterns {
             connection.subscriptions.insert(pattern)
-            index.subscribe(connection, to: pattern)
+            if let group {
+                connection.groupOfPattern[pattern] = group
+                index.join(connection, group: group, pattern: pattern)
+            } else {
+                index.subscribe(connection, to: pattern)
+            }
         }
         connections.subscriptionCount += patterns.count
         if cluster != nil { clusterSubscriptionsChanged(patterns, adding: true) }
@@ -61,7 +91,11 @@ extension Server {
     func removeSubscriptions(_ patterns: [String], for connection: ClientConnection) -> Int {
         var dropped = 0
         for pattern in patterns where connection.subscriptions.remove(pattern) != nil {
-            index.unsubscribe(connection, from: pattern)
+            if let group = connection.groupOfPattern.removeValue(forKey: pattern) {
+                index.leave(connection, group: group, pattern: pattern)
+            } else {
+                index.unsubscribe(connection, from: pattern)
+            }
             dropped += 1
             if cluster != nil { clusterSubscriptionsChanged(CollectionOfOne(pattern), adding: false) }
         }

@@ -1,0 +1,55 @@
+import FanoutProtocol
+
+/// `BPUB <subject> <length>` and its bytes (1.2): the header is checked as it arrives, so that a refused one
+/// has its bytes dropped as they stream in, never buffered; an accepted one is published, on the one publish
+/// path, once its bytes are in.
+extension Server {
+    /// Checks a BPUB header: the framer reads the announced bytes next (`.readPayload`), or drops them
+    /// (`.skipPayload`) after the refusal is sent.
+    func acceptBinary(subject: UnsafeRawBufferPointer, length: UInt64, from connection: ClientConnection) -> LineFramer.Next {
+        let skip = LineFramer.Next.skipPayload(Int(clamping: length))
+        let maxPayload = configuration.limits.maxPayload
+        var refusal: ProtocolError?
+        do throws(ProtocolError) {
+            try Subject.validateConcrete(subject)
+        } catch {
+            refusal = error
+        }
+        if refusal == nil, length > UInt64(maxPayload) {
+            refusal = ProtocolError(.tooLong, "payload of \(length) bytes exceeds max_payload=\(maxPayload)")
+        }
+        if refusal == nil { refusal = self.refusal(of: .bpub(subject: subject, length: length), by: connection) }
+        if let refusal {
+            closeRun()
+            if let node = cluster, clusterQueues(refusal.line, for: connection, node: node) { return skip }
+            connection.send(refusal.line)
+            return skip
+        }
+        connection.binarySubject = Array(subject)
+        return .readPayload(Int(length))
+    }
+
+    /// The bytes of an accepted BPUB are in: published as a PUB is, pushed as `MSG` or `BMSG` by content.
+    func publishBinary(_ payload: UnsafeRawBufferPointer, from connection: ClientConnection) {
+        guard let subject = connection.binarySubject else { return }
+        connection.binarySubject = nil
+        stats.binaryPublished += 1
+        subject.withUnsafeBytes { subject in
+            if let node = cluster {
+                flushClusterRun()
+                clusterPublish(subject: subject, payload: payload, from: connection, node: node)
+                return
+            }
+            let receivers = publish(subject: subject, payload: payload, from: connection, anyBytes: true)
+            fanout.run.appendReply(receivers: receivers)
+            if fanout.run.replies.count >= PublishRun.flushReplyBytes { flushRunReplies() }
+        }
+    }
+
+    /// A BPUB's bytes were not followed by a line end: the stream cannot be read any further.
+    func binaryFramingLost(_ connection: ClientConnection) {
+        connection.binarySubject = nil
+        closeRun()
+        disconnect(connection, reason: .framingLost)
+    }
+}
