@@ -46,6 +46,8 @@ public final class RedisEngine {
         public let seq: UInt64
         public let payload: [UInt8]
         public var reset: Reset?
+        /// The subject's epoch: with `seq`, what names the message across nodes (a group's claim).
+        public var epoch = ""
     }
 
     /// A replay's answer, plus the live messages that came while it was read: to be sent right after it.
