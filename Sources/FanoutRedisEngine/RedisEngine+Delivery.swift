@@ -6,6 +6,10 @@ import FanoutRedis
 /// subject with history filled from its stream before its live messages go on.
 extension RedisEngine {
     func received(_ message: RedisShard.Message, on shard: RedisShard) {
+        if message.pattern == nil, shard.index == 0, let question = questionEvent(channel: message.channel, payload: message.payload) {
+            if let question { onQuestion(question) }
+            return
+        }
         guard let subject = SubjectKeys.subject(ofChannel: message.channel) else { return }
         // One copy per message: the first glob in effect that covers the channel brings it, else the channel.
         let covering = shardStates[shard.index].activeGlobs.first { message.channel.starts(with: $0.prefix) }

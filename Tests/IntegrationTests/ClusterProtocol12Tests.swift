@@ -51,6 +51,66 @@ struct ClusterProtocol12Tests {
         #expect(won > 0 && lost == won * 2, "runs claimed: \(claims)")
     }
 
+    /// A question reaches the receivers on every node (one member of a group cluster-wide, never the asker);
+    /// answers travel back with `<node>/<id>`; DONE's counts add up across nodes, and a responder that
+    /// vanishes counts as gone at once.
+    @Test func questionsGatherAcrossNodes() throws {
+        let rig = try ClusterRig(shards: 2, nodes: 3)
+        let plain = try [rig.nodes[0], rig.nodes[1]].map { try $0.client(timeout: 15) }
+        for client in plain { #expect(try client.command("SUB svc.x") == "+OK 1") }
+        let pool = try [rig.nodes[1], rig.nodes[2], rig.nodes[2]].map { try $0.client(timeout: 15) }
+        for member in pool { #expect(try member.command("QSUB pool svc.*") == "+OK 1") }
+        let asker = try rig.nodes[0].client(timeout: 15)
+        #expect(try asker.command("SUB svc.x") == "+OK 1")
+        for round in 0..<3 {
+            let reply = try asker.command("ASK svc.x 10000 0 q\(round)").split(separator: " ")
+            #expect(reply.count == 3 && reply[0] == "+OK" && reply[2] == "3", "\(reply)")
+            let id = String(reply[1])
+            for client in plain {
+                #expect(try client.readLine() == "ASK svc.x \(id) q\(round)")
+                #expect(try client.command("ANSWER \(id) plain") == "+OK 1")
+            }
+            // The group's member is asked once its node's claim is back: wait for it, then check nobody else.
+            var chosen = 0
+            let deadline = Date().addingTimeInterval(10)
+            while chosen == 0 && Date() < deadline {
+                for member in pool {
+                    let lines = try pushesBeforeFence(member)
+                    guard let question = lines.first else { continue }
+                    chosen += 1
+                    #expect(question == "ASK svc.x \(id) q\(round)")
+                    #expect(try member.command("ANSWER \(id) pooled") == "+OK 1")
+                }
+            }
+            #expect(chosen == 1, "one member of the group cluster-wide")
+            var answers: [String] = []
+            for _ in 0..<3 { answers.append(try asker.readLine()) }
+            #expect(answers.allSatisfy { $0.wholeMatch(of: #/ANSWER \S+ [a-z0-9]+/\d+ (plain|pooled)/#) != nil }, "\(answers)")
+            #expect(try asker.readLine() == "DONE \(id) asked=3 answered=3 gone=0")
+        }
+        // A responder on another node vanishes: gone, at once.
+        let started = Date()
+        let id = String(try asker.command("ASK svc.x 10000 0 last").split(separator: " ")[1])
+        _ = try plain[0].readLine()
+        _ = try plain[1].readLine()
+        plain[1].close()
+        #expect(try plain[0].command("ANSWER \(id) here") == "+OK 1")
+        var answeredByPool = false
+        let deadline = Date().addingTimeInterval(10)
+        while !answeredByPool && Date() < deadline {
+            for member in pool {
+                if let question = try pushesBeforeFence(member).first, question.hasPrefix("ASK ") {
+                    #expect(try member.command("ANSWER \(id) pooled") == "+OK 1")
+                    answeredByPool = true
+                }
+            }
+        }
+        var lines: [String] = []
+        while lines.last?.hasPrefix("DONE ") != true { lines.append(try asker.readLine()) }
+        #expect(lines.last == "DONE \(id) asked=3 answered=2 gone=1", "\(lines)")
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
     /// BPUB's bytes, LF and NUL included, cross Lua and the Redis stream unchanged: live on another node, and
     /// replayed there by LAST.
     @Test func anyBytesCrossTheEngine() throws {

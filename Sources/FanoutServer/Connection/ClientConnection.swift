@@ -160,6 +160,12 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         _modify { yield &madeExtras.questionsPut }
     }
 
+    /// Several nodes: ids of the questions put to this connection through the cluster.
+    var remoteQuestionsPut: [String] {
+        get { extras?.remoteQuestionsPut ?? [] }
+        _modify { yield &madeExtras.remoteQuestionsPut }
+    }
+
     /// Unsent output bytes, those waiting behind a replay included.
     var pendingBytes: Int { (socket?.outputCount ?? 0) + (replayJob?.waiting.count ?? 0) }
 

@@ -30,6 +30,8 @@ final class ConnectionExtras {
     var openAsks = 0
     /// Questions put to this connection (their numbers), for its departure; closed ones are pruned lazily.
     var questionsPut: [UInt64] = []
+    /// Several nodes: ids of the questions put to this connection through the cluster.
+    var remoteQuestionsPut: [String] = []
     /// The transport's adapter, for a connection that is not on the line protocol itself.
     var adapter: TransportAdapter?
 }

@@ -9,15 +9,8 @@ extension Server {
     func ask(subject: UnsafeRawBufferPointer, timeoutMilliseconds: UInt64, maxAnswers: UInt64,
              payload: UnsafeRawBufferPointer, from asker: ClientConnection) {
         let limits = configuration.limits
-        if timeoutMilliseconds > UInt64(limits.maxAskTimeoutMilliseconds) {
-            return refuseAsk("timeout \(timeoutMilliseconds) ms exceeds max_ask_timeout=\(limits.maxAskTimeoutMilliseconds)",
-                             to: asker)
-        }
-        if asker.openAsks >= limits.maxAsks {
-            return refuseAsk("max_asks=\(limits.maxAsks) questions already open on this connection", to: asker)
-        }
-        if questions.byNumber.count >= limits.maxOpenQuestions {
-            return refuseAsk("max_open_questions=\(limits.maxOpenQuestions) open on the server", to: asker)
+        if let refusal = askRefusal(timeoutMilliseconds: timeoutMilliseconds, asker: asker) {
+            return refuseAsk(refusal, to: asker)
         }
         let subjectString = String(decoding: subject, as: UTF8.self)
         let receivers = questionReceivers(of: subjectString, asker: asker)
@@ -62,6 +55,19 @@ extension Server {
         question.deadline = deadline
     }
 
+    /// Why an ASK is refused with `-ERR limit`, or nil: its timeout, the asker's open questions, the server's.
+    func askRefusal(timeoutMilliseconds: UInt64, asker: ClientConnection) -> String? {
+        let limits = configuration.limits
+        if timeoutMilliseconds > UInt64(limits.maxAskTimeoutMilliseconds) {
+            return "timeout \(timeoutMilliseconds) ms exceeds max_ask_timeout=\(limits.maxAskTimeoutMilliseconds)"
+        }
+        if asker.openAsks >= limits.maxAsks { return "max_asks=\(limits.maxAsks) questions already open on this connection" }
+        if questions.byNumber.count >= limits.maxOpenQuestions {
+            return "max_open_questions=\(limits.maxOpenQuestions) open on the server"
+        }
+        return nil
+    }
+
     /// The connections a question goes to: every live plain receiver and one member of each group, chosen as
     /// for a message, with the asker left out before any group chooses. Each at most once.
     func questionReceivers(of subject: String, asker: ClientConnection) -> [ClientConnection] {
@@ -90,6 +96,7 @@ extension Server {
     /// `ANSWER <id> <payload>`: `+OK 1` when taken (and pushed to the asker), `+OK 0` when the question is
     /// closed, was not put to this connection, or was answered by it already.
     func answer(id: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, from responder: ClientConnection) {
+        if cluster != nil { return clusterAnswer(id: id, payload: payload, from: responder) }
         guard let number = questions.number(of: id), let question = questions.byNumber[number],
               question.pending[responder.id] == false else {
             responder.send(Encoder.ok("0"))
@@ -132,6 +139,7 @@ extension Server {
             for question in asked { closeQuestion(question) }
             connection.openAsks = 0
         }
+        if !connection.remoteQuestionsPut.isEmpty { clusterQuestionsLeft(by: connection) }
         let put = connection.questionsPut
         connection.questionsPut = []
         for number in put {
@@ -144,7 +152,7 @@ extension Server {
 
     /// Remembers that a question was put to `receiver`, pruning closed ones as the list doubles: O(1) amortised,
     /// and the list stays within twice the questions open on it.
-    private func notePut(_ number: UInt64, to receiver: ClientConnection) {
+    func notePut(_ number: UInt64, to receiver: ClientConnection) {
         let count = receiver.questionsPut.count
         if count >= 16 && count & (count - 1) == 0 {
             receiver.questionsPut.removeAll { questions.byNumber[$0] == nil }
@@ -152,7 +160,7 @@ extension Server {
         receiver.questionsPut.append(number)
     }
 
-    private func refuseAsk(_ text: String, to asker: ClientConnection) {
+    func refuseAsk(_ text: String, to asker: ClientConnection) {
         stats.limitRefusals += 1
         asker.send(ProtocolError(.limit, text).line)
     }
