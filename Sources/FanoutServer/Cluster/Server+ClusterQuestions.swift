@@ -24,7 +24,7 @@ extension Server {
                                 isClustered: true)
         questions.byNumber[number] = question
         questions.bytes += question.estimatedBytes
-        asker.openAsks += 1
+        asker.asks.append(number)
         let deadline = LoopTimer(loop: loop) { [unowned self, unowned question] in
             self.stats.askTimeouts += 1
             self.closeQuestion(question)
@@ -47,9 +47,7 @@ extension Server {
                 self.fillReply(Array(ProtocolError(.unavailable, failure.description).line.utf8), ticket: ticket, pending,
                                of: connection)
                 // Nobody was asked: the question closes quietly, with no DONE after an error.
-                question.asker = nil
-                connection.openAsks -= 1
-                self.closeQuestion(question)
+                self.closeQuestion(question, quietly: true)
             }
         }
     }

@@ -148,11 +148,13 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         set { if newValue != nil || extras != nil { madeExtras.binarySubject = newValue } }
     }
 
-    /// Open questions this connection asked.
-    var openAsks: Int {
-        get { extras?.openAsks ?? 0 }
-        set { if newValue != 0 || extras != nil { madeExtras.openAsks = newValue } }
+    /// Numbers of the open questions this connection asked (at most max_asks).
+    var asks: [UInt64] {
+        get { extras?.asks ?? [] }
+        _modify { yield &madeExtras.asks }
     }
+
+    var openAsks: Int { extras?.asks.count ?? 0 }
 
     /// Questions put to this connection, by number (closed ones pruned lazily).
     var questionsPut: [UInt64] {

@@ -45,7 +45,7 @@ extension Server {
         }
         questions.byNumber[number] = question
         questions.bytes += question.estimatedBytes
-        asker.openAsks += 1
+        asker.asks.append(number)
         if question.isComplete { return closeQuestion(question) }
         let deadline = LoopTimer(loop: loop) { [unowned self, unowned question] in
             self.stats.askTimeouts += 1
@@ -119,14 +119,15 @@ extension Server {
     }
 
     /// Closes a question once: the asker gets its `DONE` (after every `ANSWER` push, which went before it).
-    func closeQuestion(_ question: Question) {
+    /// `quietly`: no DONE (the ASK was answered with an error). O(max_asks) for the asker's list.
+    func closeQuestion(_ question: Question, quietly: Bool = false) {
         guard questions.byNumber.removeValue(forKey: question.number) != nil else { return }
         questions.bytes -= question.estimatedBytes
         question.deadline?.cancel()
         question.deadline = nil
         guard let asker = question.asker else { return }
-        asker.openAsks -= 1
-        guard asker.socket != nil else { return }
+        if let slot = asker.asks.firstIndex(of: question.number) { asker.asks.remove(at: slot) }
+        guard asker.socket != nil, !quietly else { return }
         deliver(Array(Encoder.done(id: question.id, asked: question.asked, answered: question.answered,
                                    gone: question.gone).utf8), to: asker)
     }
@@ -134,11 +135,11 @@ extension Server {
     /// A departing connection: the questions it asked close (later answers get `+OK 0`), and it counts as
     /// gone in the questions put to it that it had not answered, so no one waits for it.
     func questionsLeft(by connection: ClientConnection) {
-        if connection.openAsks > 0 {
-            let asked = questions.byNumber.values.filter { $0.asker === connection || $0.asker == nil }
-            for question in asked { closeQuestion(question) }
-            connection.openAsks = 0
+        // O(its open questions, at most max_asks).
+        for number in connection.asks {
+            if let question = questions.byNumber[number] { closeQuestion(question) }
         }
+        connection.asks = []
         if !connection.remoteQuestionsPut.isEmpty { clusterQuestionsLeft(by: connection) }
         let put = connection.questionsPut
         connection.questionsPut = []
