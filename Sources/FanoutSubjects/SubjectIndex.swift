@@ -55,6 +55,8 @@ public final class SubjectIndex<Member: Subscriber> {
     @usableFromInline let groupTrie = WildcardTrie<Pattern>()
     /// Patterns that some group holds; 0 keeps groups off the publish path.
     @usableFromInline var groupPatternCount = 0
+    /// The patterns that some group holds, by name: what a listing of groups walks.
+    var groupHolders: [String: Pattern] = [:]
     @usableFromInline var wildcardGroupPatternCount = 0
     /// Member sets of groups, one per group and pattern it holds: INFO's `groups`. O(1).
     public internal(set) var groupSetCount = 0
