@@ -106,6 +106,8 @@ private func frameEvents(_ bytes: UnsafeRawBufferPointer, chunk: Int) -> [String
                 case .binary(let message):
                     precondition(message.count <= 300, "a binary message over the limit was handed out")
                     out.append("binary:\(message.count)")
+                case .binaryTooLong:
+                    out.append("binaryTooLong")
                 case .ping(let payload):
                     precondition(payload.count <= 125, "a ping over 125 bytes")
                     out.append("ping:\(payload.count)")
