@@ -14,6 +14,7 @@ struct Fanout: ParsableCommand {
               fanout sub 'logs.>' | grep ERROR
               fanout sub --group workers jobs       one message to one member of the group
               fanout ask svc.time now               ask every responder; print each answer
+              fanout answer svc.upper -- tr a-z A-Z answer each question with a command's output
               fanout info
               fanout bench --subscribers 100 --messages 200000
 
@@ -24,6 +25,6 @@ struct Fanout: ParsableCommand {
             3 timed out, 4 ask got no answer, 64 bad usage, 65 ask --reduce met an answer it cannot reduce.
             """,
         version: FanoutVersion.current,
-        subcommands: [Sub.self, Pub.self, Ask.self, Info.self, Channels.self, Clients.self, Ping.self, Bench.self]
+        subcommands: [Sub.self, Pub.self, Ask.self, Answer.self, Info.self, Channels.self, Clients.self, Ping.self, Bench.self]
     )
 }
