@@ -25,8 +25,19 @@ extension Server {
                 gatherRunReceivers()
             }
             fanout.run.seq = delivery.seq
-            let receivers = fanout.run.receivers.count &+ fanout.run.adaptedReceivers.count &+ fanout.run.waiting.count
-            guard receivers > 0 else { return }
+            let plain = fanout.run.receivers.count &+ fanout.run.adaptedReceivers.count &+ fanout.run.waiting.count
+            var receivers = plain
+            if !fanout.run.groups.isEmpty {
+                // One member per group on this node: the choice is not yet made across nodes.
+                receivers &+= delivery.payload.withUnsafeBytes { payload in
+                    deliverToGroups(subject: subjectBytes, seq: delivery.seq, payload: payload, anyBytes: true)
+                }
+                if fanout.needsGroupFlush { flushRunBytes() }
+            }
+            guard plain > 0 else {
+                stats.delivered += UInt64(receivers)
+                return
+            }
             stats.delivered += UInt64(receivers)
             if let reset = delivery.reset {
                 // In the run, so every receiver hears it right before the message, on every transport.
@@ -35,7 +46,9 @@ extension Server {
                 node.resets += 1
             }
             delivery.payload.withUnsafeBytes { payload in
-                Encoder.appendMessage(subject: subjectBytes, seq: delivery.seq, payload: payload, to: &fanout.run.bytes)
+                // Any bytes pass through Redis unchanged: a payload a line cannot carry is pushed as BMSG.
+                Encoder.appendPush(subject: subjectBytes, seq: delivery.seq, payload: payload,
+                                   maxLine: configuration.limits.maxLine, to: &fanout.run.bytes)
             }
             if fanout.run.bytes.count >= PublishRun.flushBytes { flushRunBytes() }
         }
