@@ -81,7 +81,8 @@ extension FanoutClient {
             switch resumeState.observe(subject: subject, seq: seq) {
             case .deliver: break
             case .duplicate: return
-            case .gap(let expected, let received): onEvent?(.gap(subject: subject, expected: expected, received: received))
+            case .gap(let expected, let received):
+                onEvent?(.gap(subject: subject, expected: expected, received: received))
             case .restarted: onEvent?(.resumed(subject: subject, recovered: 0, missed: .unknown))
             }
         }

@@ -25,6 +25,8 @@ struct Fanout: ParsableCommand {
             3 timed out, 4 ask got no answer, 64 bad usage, 65 ask --reduce met an answer it cannot reduce.
             """,
         version: FanoutVersion.current,
-        subcommands: [Sub.self, Pub.self, Ask.self, Answer.self, Info.self, Channels.self, Clients.self, Ping.self, Bench.self]
+        subcommands: [
+            Sub.self, Pub.self, Ask.self, Answer.self, Info.self, Channels.self, Clients.self, Ping.self, Bench.self,
+        ]
     )
 }

@@ -59,7 +59,9 @@ struct Answer: ParsableCommand {
     static let maxOutput = 1 << 20
 
     func validate() throws {
-        guard !command.isEmpty else { throw ValidationError("give the command after --: fanout answer SUBJECT -- COMMAND") }
+        guard !command.isEmpty else {
+            throw ValidationError("give the command after --: fanout answer SUBJECT -- COMMAND")
+        }
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard commandTimeout >= 1 else { throw ValidationError("--command-timeout must be at least 1 ms") }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
@@ -98,7 +100,11 @@ struct Answer: ParsableCommand {
         client.onEvent = { event in
             switch event {
             case .disconnected(let reason):
-                if noReconnect { session.fail(.disconnected(reason)) } else { printError("connection to \(server) lost: \(reason)") }
+                if noReconnect {
+                    session.fail(.disconnected(reason))
+                } else {
+                    printError("connection to \(server) lost: \(reason)")
+                }
             case .connected(_, let reconnect) where reconnect:
                 printError("reconnected to \(server)")
             case .resubscribeFailed(let patterns, let error):

@@ -64,7 +64,9 @@ struct Pub: ParsableCommand {
     }
 
     /// Publishes one message and prints its receivers count.
-    private func publishOne(_ session: Session, _ publish: @escaping (@escaping (Result<Int, ClientError>) -> Void) -> Void) throws {
+    private func publishOne(
+        _ session: Session, _ publish: @escaping (@escaping (Result<Int, ClientError>) -> Void) -> Void
+    ) throws {
         var receivers = 0
         try session.run {
             publish { result in

@@ -138,7 +138,8 @@ struct Sub: ParsableCommand {
                 message.payload.withUnsafeBytes { output.append($0) }
             case .json:
                 output.append(JSON.object([
-                    ("subject", JSON.string(message.subject)), ("seq", String(message.seq)), JSON.payload(message.payload),
+                    ("subject", JSON.string(message.subject)), ("seq", String(message.seq)),
+                    JSON.payload(message.payload),
                 ]))
             }
             output.append(UInt8(ascii: "\n"))

@@ -22,11 +22,14 @@ enum AnswerReduction: String, CaseIterable {
     func reduce(_ answers: [(responder: String, payload: [UInt8])]) throws(Failure) -> String? {
         switch self {
         case .all:
-            return answers.isEmpty ? nil : answers.map { String(decoding: $0.payload, as: UTF8.self) }.joined(separator: "\n")
+            guard !answers.isEmpty else { return nil }
+            return answers.map { String(decoding: $0.payload, as: UTF8.self) }.joined(separator: "\n")
         case .count:
             return String(answers.count)
         case .json:
-            let items = answers.map { JSON.object([("responder", JSON.string($0.responder)), JSON.payload($0.payload)]) }
+            let items = answers.map { answer in
+                JSON.object([("responder", JSON.string(answer.responder)), JSON.payload(answer.payload)])
+            }
             return "[" + items.joined(separator: ",") + "]"
         case .sum, .min, .max:
             let numbers = try answers.map { answer throws(Failure) in try Self.number(answer) }
