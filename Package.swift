@@ -150,7 +150,7 @@ let package = Package(
         ),
         // Helpers shared by the test targets (a seeded random generator).
         .target(name: "FanoutTestSupport", path: "Tests/Support"),
-        .testTarget(name: "FanoutClientTests", dependencies: ["FanoutClient"]),
+        .testTarget(name: "FanoutClientTests", dependencies: ["FanoutClient", "FanoutProtocol"]),
         .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
         .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(name: "FanoutServerTests", dependencies: ["FanoutEventLoop", "FanoutServer", "FanoutProtocol", "FanoutTestSupport"]),
