@@ -29,8 +29,15 @@ public final class SubjectIndex<Member: Subscriber> {
         @usableFromInline let set = MulticastDelegate<Member>()
         /// The groups whose members hold this pattern (QSUB), by group name; empty for most patterns.
         @usableFromInline var groups: [String: MulticastGroup<Member>] = [:]
+        // A 32-bit position and the flag after it keep the object in glibc's 64-byte chunks with `groups`
+        // (16 of header, 16, 8, 8, 4, 1): one per subscribed pattern.
+        private var position: Int32 = 0
         let isWildcard: Bool
-        var listPosition = 0
+
+        var listPosition: Int {
+            get { Int(position) }
+            set { position = Int32(truncatingIfNeeded: newValue) }
+        }
 
         init(name: String, isWildcard: Bool) {
             self.name = name
