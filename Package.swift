@@ -72,12 +72,20 @@ let package = Package(
             ],
             swiftSettings: uncheckedExclusivityInRelease
         ),
+        // History on disk: segment files of checksummed records, the start-up recovery that reads and repairs
+        // them, and the write-behind thread. The only file I/O of history; no loop, no engine.
+        .target(
+            name: "FanoutHistoryDisk",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: uncheckedExclusivityInRelease
+        ),
         // Engines: where each subject's messages get their order (and, with history, are kept). The in-memory
         // engine is the embedded default. No I/O of its own.
         .target(
             name: "FanoutEngine",
             dependencies: [
-                "FanoutProtocol", "FanoutCollections", .product(name: "DequeModule", package: "swift-collections"),
+                "FanoutProtocol", "FanoutCollections", "FanoutHistoryDisk",
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: uncheckedExclusivityInRelease
         ),
