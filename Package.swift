@@ -110,7 +110,7 @@ let package = Package(
             name: "FanoutServer",
             dependencies: [
                 "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol", "FanoutEngine", "FanoutHTTP", "FanoutCollections",
-                "FanoutRedis", "FanoutRedisEngine", "FanoutSubjects",
+                "FanoutRedis", "FanoutRedisEngine", "FanoutSubjects", "FanoutHistoryDisk",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -122,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "fanoutd",
             dependencies: [
-                "FanoutServer", "FanoutConfig", "FanoutHTTP", "FanoutProtocol",
+                "FanoutServer", "FanoutConfig", "FanoutHTTP", "FanoutProtocol", "FanoutHistoryDisk",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -167,7 +167,7 @@ let package = Package(
             dependencies: ["FanoutSubjects", "FanoutMulticast", "FanoutProtocol", "FanoutTestSupport"]
         ),
         .testTarget(name: "FanoutHTTPTests", dependencies: ["FanoutHTTP", "FanoutTestSupport"]),
-        .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol"]),
+        .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol", "FanoutHistoryDisk"]),
         .testTarget(name: "FanoutRedisTests", dependencies: ["FanoutRedis", "FanoutRedisEngine", "FanoutEngine", "FanoutEventLoop", "FanoutTestSupport"]),
         .testTarget(name: "FanoutConfigTests", dependencies: ["FanoutConfig"]),
         .testTarget(
