@@ -67,8 +67,7 @@ public final class Server {
         self.configuration = configuration
         self.logger = logger
         self.loop = try EventLoop()
-        self.engine = MemoryEngine(subjectLimit: configuration.limits.maxTrackedSubjects,
-                                   history: configuration.history.rules, historyMaxBytes: configuration.history.maxBytes)
+        self.engine = try Self.makeEngine(configuration, logger: logger)
         self.logger.logLevel = configuration.logLevel
         self.auth.anyUserWithholds = Self.withholds(configuration)
         engine.isSubscribed = { [index] subject in index.hasReceivers(for: subject) }
@@ -193,6 +192,7 @@ public final class Server {
         work.tearDown()
         auth.tearDown()
         loop.dropLingeringSockets()
+        closeHistoryDisk()
         logger.notice("stopped")
     }
 }

@@ -36,7 +36,7 @@ extension Server {
             ("backlog_bytes", String(memory.backlogWatch.lastQueued)),
             ("index_bytes_estimate", String(indexBytes)),
             ("memory_drops", String(memory.backlogWatch.drops)),
-        ] + clusterInfoFields()
+        ] + historyDiskInfoFields() + clusterInfoFields()
         return fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
 

@@ -22,6 +22,11 @@ final class ServerMetrics {
     private let historyMessages = Gauge(label: "fanout_history_messages")
     private let historyBytes = Gauge(label: "fanout_history_bytes")
     private let historyEvicted = Counter(label: "fanout_history_evicted_total")
+    private let historyDiskBytes = Gauge(label: "fanout_history_disk_bytes")
+    private let historyFsyncLag = Gauge(label: "fanout_history_fsync_lag_ms")
+    private let historyWriteQueue = Gauge(label: "fanout_history_write_queue")
+    private let historyWriteDropped = Counter(label: "fanout_history_write_dropped_total")
+    private var reportedWriteDropped: UInt64 = 0
     private var reportedMemoryDrops: UInt64 = 0
     private var reportedHistoryEvicted: UInt64 = 0
     /// From a message being queued to a connection until that connection's output has been written out.
@@ -44,7 +49,14 @@ final class ServerMetrics {
     }
 
     /// The memory bound's drops and the engine's history, beside the counters above.
-    func sync(memoryDrops drops: UInt64, history: MemoryEngine.HistoryFigures) {
+    func sync(memoryDrops drops: UInt64, history: MemoryEngine.HistoryFigures, disk: MemoryEngine.DiskFigures?) {
+        if let disk {
+            historyDiskBytes.record(disk.bytes)
+            historyFsyncLag.record(disk.fsyncLagMilliseconds)
+            historyWriteQueue.record(disk.writeQueue)
+            historyWriteDropped.increment(by: Int64(disk.writeDropped - reportedWriteDropped))
+            reportedWriteDropped = disk.writeDropped
+        }
         memoryDrops.increment(by: Int64(drops - reportedMemoryDrops))
         reportedMemoryDrops = drops
         historySubjects.record(history.subjects)
