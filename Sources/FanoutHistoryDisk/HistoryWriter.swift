@@ -72,6 +72,7 @@ public final class HistoryWriter: Sendable {
         var diskBytes = 0
         var unsyncedSince: Int64 = 0
         var failures: UInt64 = 0
+        var durableRecords: UInt64 = 0
     }
 
     public let directory: String
@@ -147,6 +148,9 @@ public final class HistoryWriter: Sendable {
         if post { sem_post(wakeup.pointer) }
     }
 
+    /// How many of the records submitted so far (in order) are synced: a ticket for holding acknowledgements.
+    public var durableRecords: UInt64 { shared.withLock { $0.durableRecords } }
+
     public var figures: Figures {
         shared.withLock { state in
             let lag = state.unsyncedSince == 0 ? 0 : Int(max(0, Self.monotonicNanoseconds() - state.unsyncedSince) / 1_000_000)
@@ -184,6 +188,7 @@ public final class HistoryWriter: Sendable {
         buffer.reserveCapacity(1 << 20)
         var lastSync = Self.monotonicNanoseconds()
         var dirty = false
+        var written: UInt64 = 0
         while true {
             let (commands, stopping) = shared.withLock { state -> ([Command], Bool) in
                 let taken = state.commands
@@ -198,7 +203,7 @@ public final class HistoryWriter: Sendable {
                 if dirty && policy == .everysec {
                     let due = lastSync + 1_000_000_000
                     if now >= due {
-                        sync(file, &dirty, &lastSync)
+                        sync(file, &dirty, &lastSync, written)
                         continue
                     }
                     var deadline = timespec()
@@ -217,10 +222,11 @@ public final class HistoryWriter: Sendable {
             for command in commands {
                 switch command {
                 case .record(let record):
+                    written += 1
                     if file?.id != record.segment {
                         flush(&buffer, to: file)
                         if let open = file {
-                            if policy != .no { sync(open, &dirty, &lastSync) }
+                            if policy != .no { sync(open, &dirty, &lastSync, written) }
                             close(open.fd)
                         }
                         file = openSegment(record.segment)
@@ -250,9 +256,9 @@ public final class HistoryWriter: Sendable {
                     shared.withLock { if $0.unsyncedSince == 0 { $0.unsyncedSince = now } }
                 }
             }
-            if policy == .always && dirty { sync(file, &dirty, &lastSync) }
+            if policy == .always && dirty { sync(file, &dirty, &lastSync, written) }
             if stopping && commands.isEmpty {
-                sync(file, &dirty, &lastSync)
+                sync(file, &dirty, &lastSync, written)
                 if let open = file { close(open.fd) }
                 finish()
                 return
@@ -276,14 +282,17 @@ public final class HistoryWriter: Sendable {
         return count
     }
 
-    private func sync(_ file: (id: UInt32, fd: Int32)?, _ dirty: inout Bool, _ lastSync: inout Int64) {
+    /// Syncs the open segment; `written` records are durable after it.
+    private func sync(_ file: (id: UInt32, fd: Int32)?, _ dirty: inout Bool, _ lastSync: inout Int64, _ written: UInt64) {
         lastSync = Self.monotonicNanoseconds()
-        guard dirty else { return }
-        dirty = false
-        if let file {
+        if dirty, let file {
             do { try syscall("fsync", segmentPath(file.id)) { fdatasync(file.fd) } } catch { failed(error) }
         }
-        shared.withLock { $0.unsyncedSince = 0 }
+        dirty = false
+        shared.withLock {
+            $0.unsyncedSince = 0
+            $0.durableRecords = written
+        }
     }
 
     private func openSegment(_ id: UInt32) -> (id: UInt32, fd: Int32)? {

@@ -37,6 +37,8 @@ public final class Server {
     var http = HTTPFront()
     var lifecycle = Lifecycle()
     var metrics: ServerMetrics?
+    /// Output held until history records are synced (`history_fsync: always`).
+    var durableAcknowledgements = DurableAcknowledgements()
     private var hooks = ServerHooks()
 
     /// Told about readiness, reloads, shutdown and status (systemd's sd_notify, in the daemon).
@@ -191,6 +193,7 @@ public final class Server {
         memory.tearDown()
         work.tearDown()
         auth.tearDown()
+        durableAcknowledgements.tearDown()
         loop.dropLingeringSockets()
         closeHistoryDisk()
         logger.notice("stopped")

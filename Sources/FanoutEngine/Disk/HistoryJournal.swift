@@ -10,13 +10,17 @@ import FanoutHistoryDisk
 ///
 /// The loop never waits on the disk: when the writer's queue is full, the records that do not fit are not
 /// written (the messages stay retained in memory) and counted in `dropped`; after a restart, such a subject's
-/// history starts after the gap, and `RESUME` counts the gap in `missed`.
+/// history starts after the gap, and `RESUME` counts the gap in `missed`. Under `always` nothing is dropped:
+/// the records wait here and are offered again, and the acknowledgements waiting on them wait longer.
 final class HistoryJournal {
     let writer: HistoryWriter
     let ledger: SegmentLedger
     private var pending: [QueuedRecord] = []
     /// Records refused by a full queue.
     private(set) var dropped: UInt64 = 0
+    /// Records handed to the journal so far: the ticket an acknowledgement waits for (`always` only, where
+    /// none is dropped, so that the writer's count of synced records compares with it).
+    private(set) var recorded: UInt64 = 0
 
     init(writer: HistoryWriter, ledger: SegmentLedger) {
         self.writer = writer
@@ -31,6 +35,7 @@ final class HistoryJournal {
 
     func record(_ record: QueuedRecord) {
         pending.append(record)
+        recorded += 1
         if pending.count >= 4096 { flush() }
     }
 
@@ -39,8 +44,12 @@ final class HistoryJournal {
     func flush() {
         if !pending.isEmpty {
             let accepted = writer.submit(pending)
-            if accepted < pending.count { dropped += UInt64(pending.count - accepted) }
-            pending.removeAll(keepingCapacity: true)
+            if accepted < pending.count && writer.policy == .always {
+                pending.removeFirst(accepted)
+            } else {
+                if accepted < pending.count { dropped += UInt64(pending.count - accepted) }
+                pending.removeAll(keepingCapacity: true)
+            }
         }
         if !ledger.emptied.isEmpty {
             for segment in ledger.emptied where ledger.isEmpty(segment) && segment != ledger.current {

@@ -108,6 +108,18 @@ extension MemoryEngine {
         return (messages, history.subjectCount)
     }
 
+    /// Whether a PUB's acknowledgement waits until its record is synced (`history_fsync: always`).
+    public var holdsAcknowledgements: Bool { journal?.writer.policy == .always }
+    /// The ticket of the newest record: synced once `durableTicket` reaches it.
+    public var recordedTicket: UInt64 { journal?.recorded ?? 0 }
+    /// How many records are synced, in the order they were retained.
+    public var durableTicket: UInt64 { journal?.writer.durableRecords ?? .max }
+
+    /// Offers the writer the records a full queue left waiting (`always`).
+    public func submitWaitingRecords() {
+        journal?.flush()
+    }
+
     /// Writes what is queued and, for a clean stop, the numbering snapshot and a clean state. Blocks until the
     /// writer is done: called after the loop has stopped.
     public func closeDisk() {

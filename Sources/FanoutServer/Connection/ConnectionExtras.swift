@@ -24,4 +24,6 @@ final class ConnectionExtras {
     var replayJob: ReplayJob?
     /// The transport's adapter, for a connection that is not on the line protocol itself.
     var adapter: TransportAdapter?
+    /// Output held until history records are synced (`history_fsync: always`): see `DurableAcknowledgements`.
+    var heldOutput: HeldOutput?
 }
