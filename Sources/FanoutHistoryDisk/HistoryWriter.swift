@@ -242,6 +242,9 @@ public final class HistoryWriter: Sendable {
                     if buffer.count >= 1 << 20 { flush(&buffer, to: file) }
                 case .delete(let id):
                     flush(&buffer, to: file)
+                    // The copies of its retained records (a compaction) are synced before it goes, whatever
+                    // the policy: a crash must find them or the old segment, never neither.
+                    if dirty { sync(file, &dirty, &lastSync, written) }
                     if file?.id == id, let open = file {
                         close(open.fd)
                         file = nil

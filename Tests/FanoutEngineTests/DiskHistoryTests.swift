@@ -108,4 +108,33 @@ struct DiskHistoryUnitTests {
         #expect(answer.lastSeq == 200 && answer.replayed == 5 && answer.missed == 0)
         restored.closeDisk()
     }
+
+    @Test func aSlowSubjectDoesNotKeepOldSegmentsAlive() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rules = [HistoryRule(subjects: "s.>", maxMessages: 10, maxAge: nil)]
+        let disk = try HistoryDisk.open(directory: directory, freshEpoch: { "e1" })
+        let engine = MemoryEngine(subjectLimit: 100, history: rules, epoch: disk.epoch)
+        _ = engine.attach(disk: disk, policy: .no, logger: .init(label: "test"), segmentBytes: 1000)
+        publish(engine, "s.slow", ["the one message"])
+        for round in 0..<50 {
+            publish(engine, "s.fast", (0..<10).map { "\(round)-\($0)" + String(repeating: "x", count: 95) })
+            while engine.expireHistory(budget: 100) {}
+        }
+        let figures = engine.journal!.ledger
+        #expect(figures.diskBytes <= 2 * figures.liveBytes + 2 * figures.segmentBytes + 1000)
+        engine.closeDisk()
+        let segments = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".seg") }
+        #expect(segments.count <= 6, "\(segments.sorted())")
+
+        let again = try HistoryDisk.open(directory: directory, freshEpoch: { "e2" })
+        let restored = MemoryEngine(subjectLimit: 100, history: rules, epoch: again.epoch)
+        _ = restored.attach(disk: again, policy: .no, logger: .init(label: "test"), segmentBytes: 1000)
+        #expect(restored.historyFigures.messages == 11)
+        let slow = restored.replayNow(ReplayRequest(subject: "s.slow", kind: .after(epoch: "e1", seq: 0), budget: 1 << 20))
+        #expect(slow.lastSeq == 1 && slow.replayed == 1 && slow.missed == 0)
+        let fast = restored.replayNow(ReplayRequest(subject: "s.fast", kind: .after(epoch: "e1", seq: 495), budget: 1 << 20))
+        #expect(fast.lastSeq == 500 && fast.replayed == 5 && fast.missed == 0)
+        restored.closeDisk()
+    }
 }

@@ -16,6 +16,10 @@ final class HistoryJournal {
     let writer: HistoryWriter
     let ledger: SegmentLedger
     private var pending: [QueuedRecord] = []
+    /// A compaction under way: the segments before this one are being emptied, and where in the history's
+    /// subjects the walk stands.
+    var compactingBelow: UInt32?
+    var compactionCursor = 0
     /// Records refused by a full queue.
     private(set) var dropped: UInt64 = 0
     /// Records handed to the journal so far: the ticket an acknowledgement waits for (`always` only, where
@@ -54,6 +58,7 @@ final class HistoryJournal {
         if !ledger.emptied.isEmpty {
             for segment in ledger.emptied where ledger.isEmpty(segment) && segment != ledger.current {
                 writer.delete(segment: segment)
+                ledger.deleted(segment)
             }
             ledger.emptied.removeAll()
         }

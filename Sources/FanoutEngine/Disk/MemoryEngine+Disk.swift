@@ -21,6 +21,7 @@ extension MemoryEngine {
                        segmentBytes: Int = MemoryEngine.segmentBytes) -> [String] {
         var notes = disk.notes
         let ledger = SegmentLedger(first: disk.nextSegment, segmentBytes: segmentBytes)
+        for segment in disk.segments { ledger.found(segment.id, bytes: segment.bytes.count) }
         history.ledger = ledger
         let trusted = disk.clean && !disk.damaged
         let keepsEpochs = trusted || (policy == .always && !disk.damaged)
@@ -37,7 +38,10 @@ extension MemoryEngine {
                                    diskBytes: disk.diskBytes, logger: logger)
         journal = HistoryJournal(writer: writer, ledger: ledger)
         // Segments that hold nothing retained any more (rules changed, messages aged out while stopped).
-        for segment in disk.segments where ledger.isEmpty(segment.id) { writer.delete(segment: segment.id) }
+        for segment in disk.segments where ledger.isEmpty(segment.id) {
+            writer.delete(segment: segment.id)
+            ledger.deleted(segment.id)
+        }
         if disk.existed {
             let how = trusted ? "clean stop" : (keepsEpochs ? "crash, fsync always: epochs kept" :
                                                     "crash or damage: every subject starts under a new epoch")
@@ -106,6 +110,46 @@ extension MemoryEngine {
             }
         }
         return (messages, history.subjectCount)
+    }
+
+    /// Messages copied at most by one compaction step: about a millisecond of work.
+    static let compactionBudget = 4096
+
+    /// Keeps the files within twice what they retain (plus two segments): when they hold more, the retained
+    /// messages of the older segments are written again at the end, a budget per step, and each old segment is
+    /// deleted once it holds none (a slow subject would otherwise keep a whole segment for one message). The
+    /// copies cost at most the bytes retained per compaction, and a compaction starts only after the files
+    /// have grown by as much again. Returns whether work is left for another step soon.
+    func compactStep() -> Bool {
+        guard let journal else { return false }
+        let ledger = journal.ledger
+        if journal.compactingBelow == nil {
+            guard ledger.diskBytes > 2 * ledger.liveBytes + 2 * ledger.segmentBytes else { return false }
+            ledger.roll()
+            journal.compactingBelow = ledger.current
+            journal.compactionCursor = 0
+        }
+        guard let below = journal.compactingBelow else { return false }
+        let wallNow = HistoryJournal.wallNanoseconds()
+        let seenAll = history.walkLogs(from: &journal.compactionCursor, budget: Self.compactionBudget) { log in
+            let subjectBytes = log.subject.utf8.count
+            let serial = sequences.serial(at: sequences.find(log.subject).slot) ?? 0
+            var copied = 1
+            for index in log.messages.indices where log.messages[index].segment < below && log.messages[index].segment != 0 {
+                let message = log.messages[index]
+                ledger.release(message.segment, subjectBytes: subjectBytes, payloadBytes: message.payload.count)
+                let segment = journal.place(subjectBytes: subjectBytes, payloadBytes: message.payload.count)
+                log.messages[index].segment = segment
+                journal.record(QueuedRecord(segment: segment, seq: message.seq, serial: serial,
+                                            wallNanoseconds: history.wallNanoseconds(of: message, wallNow: wallNow),
+                                            subject: log.subject, payload: message.payload))
+                copied += 1
+            }
+            return copied
+        }
+        journal.flush()
+        if seenAll && !ledger.holdsRecords(before: below) { journal.compactingBelow = nil }
+        return journal.compactingBelow != nil
     }
 
     /// Whether a PUB's acknowledgement waits until its record is synced (`history_fsync: always`).

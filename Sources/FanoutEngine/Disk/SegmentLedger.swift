@@ -17,6 +17,9 @@ final class SegmentLedger {
     private var currentBytes = 0
     /// Retained records per segment; a segment with none is gone (or about to be).
     private var live: [UInt32: Usage] = [:]
+    /// Bytes of every segment file that exists, retained or not.
+    private var sizes: [UInt32: Int] = [:]
+    private(set) var diskBytes = 0
     /// Segments whose last record left: the journal has the writer delete them.
     var emptied: [UInt32] = []
 
@@ -33,9 +36,17 @@ final class SegmentLedger {
             currentBytes = 0
         }
         currentBytes += bytes
+        sizes[current, default: 0] += bytes
+        diskBytes += bytes
         live[current, default: Usage()].records += 1
         live[current, default: Usage()].bytes += bytes
         return current
+    }
+
+    /// A segment found at start-up, with its size.
+    func found(_ segment: UInt32, bytes: Int) {
+        sizes[segment] = bytes
+        diskBytes += bytes
     }
 
     /// Counts a record found at start-up as retained in `segment`.
@@ -56,6 +67,22 @@ final class SegmentLedger {
         live[segment] = nil
         if segment != current { emptied.append(segment) }
     }
+
+    /// Forgets a deleted segment's size.
+    func deleted(_ segment: UInt32) {
+        diskBytes -= sizes.removeValue(forKey: segment) ?? 0
+    }
+
+    /// Closes the current segment: records placed from now on go to the next one.
+    func roll() {
+        guard currentBytes > 0 else { return }
+        if live[current] == nil { emptied.append(current) }
+        current &+= 1
+        currentBytes = 0
+    }
+
+    /// Whether any segment before `segment` still holds a retained record.
+    func holdsRecords(before segment: UInt32) -> Bool { live.keys.contains { $0 < segment } }
 
     /// Whether `segment` holds no retained record.
     func isEmpty(_ segment: UInt32) -> Bool { live[segment] == nil }

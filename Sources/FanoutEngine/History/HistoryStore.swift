@@ -260,6 +260,28 @@ final class HistoryStore {
         }
     }
 
+    // MARK: History on disk
+
+    /// Calls `body` with the logs from position `cursor` on, in no particular order, until it has returned
+    /// `budget` in all or every log was seen; returns whether every log was seen (`cursor` is then 0 again).
+    func walkLogs(from cursor: inout Int, budget: Int, _ body: (Log) -> Int) -> Bool {
+        var spent = 0
+        while spent < budget {
+            guard cursor < all.count else {
+                cursor = 0
+                return true
+            }
+            spent += body(all[cursor])
+            cursor += 1
+        }
+        return false
+    }
+
+    /// Wall-clock nanoseconds of a message retained at `atNanoseconds`, given the wall clock now.
+    func wallNanoseconds(of message: Message, wallNow: Int64) -> Int64 {
+        wallNow - (nanoseconds(at: .now) - message.atNanoseconds)
+    }
+
     // MARK: Removal
 
     private func removeOldest(of log: Log) {

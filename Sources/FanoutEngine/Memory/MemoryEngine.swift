@@ -107,7 +107,7 @@ public final class MemoryEngine: Engine {
     public func expireHistory(budget: Int) -> Bool {
         let workLeft = history.expireStep(budget: budget, at: .now)
         journal?.flush()
-        return workLeft
+        return compactStep() || workLeft
     }
 
     public struct HistoryFigures: Sendable {
