@@ -27,9 +27,11 @@ public struct HistoryRecord: Equatable, Sendable {
     public static let headerBytes = 8
     /// Kind, seq, serial, time and subject length.
     static let fixedBodyBytes = 1 + 8 + 8 + 8 + 2
-    /// The largest body a reader accepts: a 1 MiB payload (BPUB's max_payload) and a long subject fit many
-    /// times over; a larger length is damage, not a record.
-    public static let maxBodyBytes = 16 << 20
+    /// The largest body a reader accepts: a payload of the longest line max_line allows (64 MiB) and the
+    /// longest subject; a larger length is damage, not a record.
+    public static let maxBodyBytes = (64 << 20) + fixedBodyBytes + maxSubjectBytes
+    /// A subject's length is 16 bits.
+    public static let maxSubjectBytes = Int(UInt16.max)
 
     /// Bytes the record takes on disk.
     public static func size(subjectBytes: Int, payloadBytes: Int) -> Int {
@@ -40,6 +42,16 @@ public struct HistoryRecord: Equatable, Sendable {
     public static func append(seq: UInt64, serial: UInt64, wallNanoseconds: Int64, subject: UnsafeRawBufferPointer,
                               payload: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         let start = out.count
+        appendUnsealed(seq: seq, serial: serial, wallNanoseconds: wallNanoseconds, subject: subject, payload: payload,
+                       to: &out)
+        out.withUnsafeMutableBytes { seal(UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
+    }
+
+    /// Appends the record with its checksum left 0: the loop encodes, and the writer's thread seals (`seal`),
+    /// so that the checksum costs the loop nothing.
+    public static func appendUnsealed(seq: UInt64, serial: UInt64, wallNanoseconds: Int64,
+                                      subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
+                                      to out: inout [UInt8]) {
         let body = fixedBodyBytes + subject.count + payload.count
         appendInteger(UInt32(body), to: &out)
         appendInteger(UInt32(0), to: &out)
@@ -50,8 +62,18 @@ public struct HistoryRecord: Equatable, Sendable {
         appendInteger(UInt16(subject.count), to: &out)
         out.append(contentsOf: subject)
         out.append(contentsOf: payload)
-        let crc = out.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + 8)...])) }
-        out.withUnsafeMutableBytes { $0.storeBytes(of: crc.littleEndian, toByteOffset: start + 4, as: UInt32.self) }
+    }
+
+    /// Fills in the checksum of every record in `records` (whole records, as `appendUnsealed` made them).
+    public static func seal(_ records: UnsafeMutableRawBufferPointer) {
+        var offset = 0
+        while offset + headerBytes <= records.count {
+            let body = Int(records.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
+            let end = min(offset + headerBytes + body, records.count)
+            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: records[(offset + headerBytes)..<end]))
+            records.storeBytes(of: crc.littleEndian, toByteOffset: offset + 4, as: UInt32.self)
+            offset = end
+        }
     }
 
     public func encoded() -> [UInt8] {

@@ -16,34 +16,29 @@ public enum FsyncPolicy: String, Sendable, CaseIterable {
     case no
 }
 
-/// A message on its way to disk: the payload array is the one the history keeps (shared, not copied).
-public struct QueuedRecord: Sendable {
+/// Records on their way to one segment, encoded by the loop (`HistoryRecord.appendUnsealed`) and sealed with
+/// their checksums by the writer.
+public struct EncodedRecords: Sendable {
     public var segment: UInt32
-    public var seq: UInt64
-    public var serial: UInt64
-    public var wallNanoseconds: Int64
-    public var subject: String
-    public var payload: [UInt8]
+    public var bytes: [UInt8]
+    public var count: Int
 
-    public init(segment: UInt32, seq: UInt64, serial: UInt64, wallNanoseconds: Int64, subject: String, payload: [UInt8]) {
+    public init(segment: UInt32, bytes: [UInt8] = [], count: Int = 0) {
         self.segment = segment
-        self.seq = seq
-        self.serial = serial
-        self.wallNanoseconds = wallNanoseconds
-        self.subject = subject
-        self.payload = payload
+        self.bytes = bytes
+        self.count = count
     }
-
-    public var diskBytes: Int { HistoryRecord.size(subjectBytes: subject.utf8.count, payloadBytes: payload.count) }
 }
 
-/// The write-behind thread: the loop hands it records through a queue bounded in bytes and never waits for it;
-/// it appends them to segment files and syncs them as `FsyncPolicy` says.
+/// The write-behind thread: the loop hands it encoded records through a queue bounded in bytes and never
+/// waits for it; it seals them, appends them to segment files and syncs them as `FsyncPolicy` says.
 ///
-/// Threading: `submit`, `delete`, `figures` and `stop` are called by the loop thread; everything else runs on
-/// the writer's own thread. The queue and its figures are behind one `Mutex`; the loop holds it for an array
-/// append, never across I/O.
-/// Bound: at most `maxQueueBytes` of records wait (what does not fit is refused and counted by the caller).
+/// Threading: `submit`, `delete`, `figures`, `durableRecords` and `stop` are called by the loop thread;
+/// everything else runs on the writer's own thread. The queue and its figures are behind one `Mutex`; the
+/// loop holds it for an array append, never across I/O. Under `everysec` and `no` the writer takes the queue
+/// every 10 ms while there is work (or at once past 1 MiB), so that a steady stream costs no wake-up per run;
+/// under `always` it is woken at once, since acknowledgements wait for it.
+/// Bound: at most `maxQueueBytes` wait (what does not fit is refused and the caller counts or keeps it).
 public final class HistoryWriter: Sendable {
     public struct Figures: Sendable {
         /// Bytes in the directory's segments.
@@ -57,15 +52,25 @@ public final class HistoryWriter: Sendable {
     }
 
     private enum Command: Sendable {
-        case record(QueuedRecord)
+        case records(EncodedRecords)
         case delete(UInt32)
+    }
+
+    /// What the writer is doing, for the loop to know whether to wake it.
+    private enum Rest: Sendable {
+        /// Taking or writing a batch: it looks at the queue again when done.
+        case working
+        /// Waiting a moment for more (everysec, no): woken early only past `wakeBytes`.
+        case napping
+        /// Nothing to do: woken by the next submission.
+        case idle
     }
 
     private struct Shared: Sendable {
         var commands: [Command] = []
         var queuedBytes = 0
         var queuedRecords = 0
-        var sleeping = false
+        var rest = Rest.working
         var stopping = false
         var snapshot: NumberingSnapshot?
         var finalState: DiskState?
@@ -78,8 +83,12 @@ public final class HistoryWriter: Sendable {
     public let directory: String
     public let policy: FsyncPolicy
     public let maxQueueBytes: Int
+    /// Queued bytes past which a napping writer is woken.
+    static let wakeBytes = 1 << 20
+    /// How long the writer waits for more after a batch, under everysec and no.
+    static let napNanoseconds: Int64 = 10_000_000
     private let shared: Mutex<Shared>
-    /// Posted by the loop when the writer sleeps and work arrives.
+    /// Posted by the loop when the writer rests and work arrives.
     private let wakeup: Semaphore
     private let thread = Mutex<pthread_t?>(nil)
     private let logger: Logger
@@ -121,16 +130,15 @@ public final class HistoryWriter: Sendable {
         }
     }
 
-    /// Queues `records` in order; returns how many fit (the first ones). The rest are not written.
-    public func submit(_ records: [QueuedRecord]) -> Int {
+    /// Queues `batches` in order; returns how many fit (the first ones). The rest are not written.
+    public func submit(_ batches: [EncodedRecords]) -> Int {
         var accepted = 0
         let post = shared.withLock { state -> Bool in
-            for record in records {
-                let bytes = record.diskBytes
-                guard state.queuedBytes + bytes <= maxQueueBytes else { break }
-                state.queuedBytes += bytes
-                state.queuedRecords += 1
-                state.commands.append(.record(record))
+            for batch in batches {
+                guard state.queuedBytes + batch.bytes.count <= maxQueueBytes || state.queuedBytes == 0 else { break }
+                state.queuedBytes += batch.bytes.count
+                state.queuedRecords += batch.count
+                state.commands.append(.records(batch))
                 accepted += 1
             }
             return wake(&state)
@@ -139,7 +147,7 @@ public final class HistoryWriter: Sendable {
         return accepted
     }
 
-    /// Deletes segment `id` once the records queued before are written.
+    /// Deletes segment `id` once the records queued before are written and synced.
     public func delete(segment id: UInt32) {
         let post = shared.withLock { state -> Bool in
             state.commands.append(.delete(id))
@@ -162,50 +170,69 @@ public final class HistoryWriter: Sendable {
     /// Writes what is queued, syncs it, writes `snapshot` and then `state`, and ends the thread: the clean stop.
     /// Blocks until done; called once the loop has stopped.
     public func stop(snapshot: NumberingSnapshot?, state final: DiskState) {
-        let post = shared.withLock { state -> Bool in
+        shared.withLock { state in
             state.stopping = true
             state.snapshot = snapshot
             state.finalState = final
-            return wake(&state)
         }
-        if post { sem_post(wakeup.pointer) }
+        sem_post(wakeup.pointer)
         if let handle = thread.withLock({ $0.take() }) { pthread_join(handle, nil) }
     }
 
+    /// Whether a submission should wake the writer; it is then working.
     private func wake(_ state: inout Shared) -> Bool {
-        guard state.sleeping else { return false }
-        state.sleeping = false
+        switch state.rest {
+        case .working: return false
+        case .napping: guard policy == .always || state.queuedBytes >= Self.wakeBytes else { return false }
+        case .idle: break
+        }
+        state.rest = .working
         return true
     }
 
     // MARK: The writer's thread
 
-    private var segmentPath: (UInt32) -> String { { [directory] in directory + "/" + DiskFiles.segmentName($0) } }
+    private func segmentPath(_ id: UInt32) -> String { directory + "/" + DiskFiles.segmentName(id) }
 
     private func runThread() {
         var file: (id: UInt32, fd: Int32)?
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(1 << 20)
         var lastSync = Self.monotonicNanoseconds()
         var dirty = false
         var written: UInt64 = 0
+        var worked = false
         while true {
             let (commands, stopping) = shared.withLock { state -> ([Command], Bool) in
                 let taken = state.commands
                 state.commands.removeAll()
                 state.queuedBytes = 0
                 state.queuedRecords = 0
-                if taken.isEmpty && !state.stopping { state.sleeping = true }
+                if !state.stopping && (taken.isEmpty || (worked && policy != .always)) {
+                    // Nothing: rest until woken (or a sync is due). After work, under everysec and no: a nap.
+                    state.commands = taken
+                    state.rest = taken.isEmpty && !worked ? .idle : .napping
+                    for case .records(let batch) in taken {
+                        state.queuedBytes += batch.bytes.count
+                        state.queuedRecords += batch.count
+                    }
+                    return ([], false)
+                }
+                state.rest = .working
                 return (taken, state.stopping)
             }
             if commands.isEmpty && !stopping {
                 let now = Self.monotonicNanoseconds()
+                var due: Int64? = worked ? now + Self.napNanoseconds : nil
                 if dirty && policy == .everysec {
-                    let due = lastSync + 1_000_000_000
-                    if now >= due {
+                    let syncDue = lastSync + 1_000_000_000
+                    if now >= syncDue {
+                        shared.withLock { $0.rest = .working }
                         sync(file, &dirty, &lastSync, written)
                         continue
                     }
+                    due = min(due ?? syncDue, syncDue)
+                }
+                worked = false
+                if let due {
                     var deadline = timespec()
                     clock_gettime(CLOCK_REALTIME, &deadline)
                     let wait = due - now
@@ -216,32 +243,26 @@ public final class HistoryWriter: Sendable {
                 } else {
                     _ = sem_wait(wakeup.pointer)
                 }
-                shared.withLock { $0.sleeping = false }
+                shared.withLock { $0.rest = .working }
                 continue
             }
+            worked = !commands.isEmpty
+            var wroteBytes = false
             for command in commands {
                 switch command {
-                case .record(let record):
-                    written += 1
-                    if file?.id != record.segment {
-                        flush(&buffer, to: file)
+                case .records(var batch):
+                    if file?.id != batch.segment {
                         if let open = file {
                             if policy != .no { sync(open, &dirty, &lastSync, written) }
                             close(open.fd)
                         }
-                        file = openSegment(record.segment)
+                        file = openSegment(batch.segment)
                     }
-                    var subject = record.subject
-                    subject.withUTF8 { subject in
-                        record.payload.withUnsafeBytes { payload in
-                            HistoryRecord.append(seq: record.seq, serial: record.serial,
-                                                 wallNanoseconds: record.wallNanoseconds,
-                                                 subject: UnsafeRawBufferPointer(subject), payload: payload, to: &buffer)
-                        }
-                    }
-                    if buffer.count >= 1 << 20 { flush(&buffer, to: file) }
+                    batch.bytes.withUnsafeMutableBytes { HistoryRecord.seal($0) }
+                    write(batch.bytes, to: file)
+                    written += UInt64(batch.count)
+                    wroteBytes = true
                 case .delete(let id):
-                    flush(&buffer, to: file)
                     // The copies of its retained records (a compaction) are synced before it goes, whatever
                     // the policy: a crash must find them or the old segment, never neither.
                     if dirty { sync(file, &dirty, &lastSync, written) }
@@ -251,17 +272,18 @@ public final class HistoryWriter: Sendable {
                     }
                     removeSegment(id)
                 }
-            }
-            if flush(&buffer, to: file) > 0 || !commands.isEmpty {
-                if !dirty {
+                if wroteBytes && !dirty {
                     dirty = true
                     let now = Self.monotonicNanoseconds()
                     shared.withLock { if $0.unsyncedSince == 0 { $0.unsyncedSince = now } }
                 }
             }
             if policy == .always && dirty { sync(file, &dirty, &lastSync, written) }
-            if stopping && commands.isEmpty {
-                sync(file, &dirty, &lastSync, written)
+            if policy == .no { shared.withLock { $0.durableRecords = written } }
+            if stopping {
+                let more = shared.withLock { !$0.commands.isEmpty }
+                if more { continue }
+                if dirty || policy == .no { dirty = true; sync(file, &dirty, &lastSync, written) }
                 if let open = file { close(open.fd) }
                 finish()
                 return
@@ -269,20 +291,14 @@ public final class HistoryWriter: Sendable {
         }
     }
 
-    /// Writes the buffer to the open segment; returns how many bytes it held.
-    @discardableResult
-    private func flush(_ buffer: inout [UInt8], to file: (id: UInt32, fd: Int32)?) -> Int {
-        let count = buffer.count
-        guard count > 0 else { return 0 }
-        defer { buffer.removeAll(keepingCapacity: true) }
-        guard let file else { return count }
+    private func write(_ bytes: [UInt8], to file: (id: UInt32, fd: Int32)?) {
+        guard let file, !bytes.isEmpty else { return }
         do {
-            try DiskFiles.writeAll(file.fd, buffer, path: segmentPath(file.id))
-            shared.withLock { $0.diskBytes += count }
+            try DiskFiles.writeAll(file.fd, bytes, path: segmentPath(file.id))
+            shared.withLock { $0.diskBytes += bytes.count }
         } catch {
             failed(error)
         }
-        return count
     }
 
     /// Syncs the open segment; `written` records are durable after it.

@@ -15,7 +15,11 @@ import FanoutHistoryDisk
 final class HistoryJournal {
     let writer: HistoryWriter
     let ledger: SegmentLedger
-    private var pending: [QueuedRecord] = []
+    /// Records encoded since the last hand-over, one batch per segment, the last being filled.
+    private var pending: [EncodedRecords] = []
+    private var pendingBytes = 0
+    /// Wall-clock nanoseconds for the records of the run under way: read once per run, not per message.
+    var wallNow: Int64 = 0
     /// A compaction under way: the segments before this one are being emptied, and where in the history's
     /// subjects the walk stands.
     var compactingBelow: UInt32?
@@ -25,22 +29,32 @@ final class HistoryJournal {
     /// Records handed to the journal so far: the ticket an acknowledgement waits for (`always` only, where
     /// none is dropped, so that the writer's count of synced records compares with it).
     private(set) var recorded: UInt64 = 0
+    /// Bytes after which what was gathered is handed over without waiting for the run's end.
+    static let handOverBytes = 1 << 20
 
     init(writer: HistoryWriter, ledger: SegmentLedger) {
         self.writer = writer
         self.ledger = ledger
-        pending.reserveCapacity(256)
+        wallNow = Self.wallNanoseconds()
     }
 
-    /// The segment a message's record goes to.
-    func place(subjectBytes: Int, payloadBytes: Int) -> UInt32 {
-        ledger.place(HistoryRecord.size(subjectBytes: subjectBytes, payloadBytes: payloadBytes))
-    }
-
-    func record(_ record: QueuedRecord) {
-        pending.append(record)
+    /// Encodes a message's record into the segment the ledger places it in; returns that segment.
+    func record(seq: UInt64, serial: UInt64, wallNanoseconds: Int64, subject: UnsafeRawBufferPointer,
+                payload: UnsafeRawBufferPointer) -> UInt32 {
+        let size = HistoryRecord.size(subjectBytes: subject.count, payloadBytes: payload.count)
+        let segment = ledger.place(size)
+        if pending.last?.segment != segment {
+            var batch = EncodedRecords(segment: segment)
+            batch.bytes.reserveCapacity(4096)
+            pending.append(batch)
+        }
+        HistoryRecord.appendUnsealed(seq: seq, serial: serial, wallNanoseconds: wallNanoseconds, subject: subject,
+                                     payload: payload, to: &pending[pending.count - 1].bytes)
+        pending[pending.count - 1].count += 1
+        pendingBytes += size
         recorded += 1
-        if pending.count >= 4096 { flush() }
+        if pendingBytes >= Self.handOverBytes { flush() }
+        return segment
     }
 
     /// Hands what was gathered to the writer, and has it delete the segments that emptied (after the records
@@ -50,9 +64,11 @@ final class HistoryJournal {
             let accepted = writer.submit(pending)
             if accepted < pending.count && writer.policy == .always {
                 pending.removeFirst(accepted)
+                pendingBytes = pending.reduce(0) { $0 + $1.bytes.count }
             } else {
-                if accepted < pending.count { dropped += UInt64(pending.count - accepted) }
+                for refused in pending[accepted...] { dropped += UInt64(refused.count) }
                 pending.removeAll(keepingCapacity: true)
+                pendingBytes = 0
             }
         }
         if !ledger.emptied.isEmpty {
@@ -62,6 +78,18 @@ final class HistoryJournal {
             }
             ledger.emptied.removeAll()
         }
+    }
+
+    /// Hands over every record gathered, waiting for room in the queue: for the clean stop, after the loop,
+    /// where a record refused now would be a retained message lost by the restart.
+    func drain() {
+        while !pending.isEmpty {
+            let accepted = writer.submit(pending)
+            pending.removeFirst(accepted)
+            if !pending.isEmpty { usleep(1000) }
+        }
+        pendingBytes = 0
+        flush()
     }
 
     /// Wall-clock nanoseconds, which records carry so that `max_age` still holds after a restart.

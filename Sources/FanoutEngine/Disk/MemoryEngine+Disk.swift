@@ -61,7 +61,17 @@ extension MemoryEngine {
             var inOrder = true
 
             mutating func take(segment: UInt32, record: HistoryRecordReader.View, bytes: Int) {
-                if let last = records.last, last.seq >= record.seq { inOrder = false }
+                if let last = records.last, last.seq >= record.seq {
+                    // A seq that goes back under another serial is a numbering that restarted (the subject was
+                    // forgotten to make room): what came before is not this numbering's. Under the same serial
+                    // it is a compaction's copy.
+                    if record.serial != serial {
+                        records.removeAll()
+                        inOrder = true
+                    } else {
+                        inOrder = false
+                    }
+                }
                 records.append((segment, record.seq, record.wallNanoseconds, Array(record.payload), bytes))
                 serial = record.serial
             }
@@ -85,7 +95,9 @@ extension MemoryEngine {
             guard var entry = found.removeValue(forKey: subject) else { continue }
             if !entry.inOrder {
                 // Keep the last copy of each seq (a record written twice).
-                entry.records.sort { $0.seq < $1.seq }
+                // By seq, then file order, so that the later copy comes last.
+                entry.records = entry.records.enumerated()
+                    .sorted { ($0.element.seq, $0.offset) < ($1.element.seq, $1.offset) }.map(\.element)
                 var unique: [(segment: UInt32, seq: UInt64, wall: Int64, payload: [UInt8], bytes: Int)] = []
                 for record in entry.records {
                     if unique.last?.seq == record.seq { unique[unique.count - 1] = record } else { unique.append(record) }
@@ -138,11 +150,15 @@ extension MemoryEngine {
             for index in log.messages.indices where log.messages[index].segment < below && log.messages[index].segment != 0 {
                 let message = log.messages[index]
                 ledger.release(message.segment, subjectBytes: subjectBytes, payloadBytes: message.payload.count)
-                let segment = journal.place(subjectBytes: subjectBytes, payloadBytes: message.payload.count)
+                var subject = log.subject
+                let segment = subject.withUTF8 { subject in
+                    message.payload.withUnsafeBytes { payload in
+                        journal.record(seq: message.seq, serial: serial,
+                                       wallNanoseconds: history.wallNanoseconds(of: message, wallNow: wallNow),
+                                       subject: UnsafeRawBufferPointer(subject), payload: payload)
+                    }
+                }
                 log.messages[index].segment = segment
-                journal.record(QueuedRecord(segment: segment, seq: message.seq, serial: serial,
-                                            wallNanoseconds: history.wallNanoseconds(of: message, wallNow: wallNow),
-                                            subject: log.subject, payload: message.payload))
                 copied += 1
             }
             return copied
@@ -168,7 +184,7 @@ extension MemoryEngine {
     /// writer is done: called after the loop has stopped.
     public func closeDisk() {
         guard let journal else { return }
-        journal.flush()
+        journal.drain()
         let entries = sequences.snapshot().map { NumberingSnapshot.Entry(subject: $0.subject, last: $0.last, serial: $0.serial) }
         let snapshot = NumberingSnapshot(serialBase: sequences.serialBase, evictions: sequences.evictions, entries: entries)
         journal.writer.stop(snapshot: snapshot, state: DiskState(epoch: epoch, clean: true))

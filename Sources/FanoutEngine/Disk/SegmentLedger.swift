@@ -15,6 +15,8 @@ final class SegmentLedger {
     let segmentBytes: Int
     private(set) var current: UInt32
     private var currentBytes = 0
+    /// The current segment's retained records, kept out of `live` until it closes: a publish costs no hashing.
+    private var currentLive = Usage()
     /// Retained records per segment; a segment with none is gone (or about to be).
     private var live: [UInt32: Usage] = [:]
     /// Bytes of every segment file that exists, retained or not.
@@ -30,16 +32,11 @@ final class SegmentLedger {
 
     /// The segment a new record of `bytes` goes to, counted as retained there.
     func place(_ bytes: Int) -> UInt32 {
-        if currentBytes > 0 && currentBytes + bytes > segmentBytes {
-            if live[current] == nil { emptied.append(current) }
-            current &+= 1
-            currentBytes = 0
-        }
+        if currentBytes > 0 && currentBytes + bytes > segmentBytes { roll() }
         currentBytes += bytes
-        sizes[current, default: 0] += bytes
         diskBytes += bytes
-        live[current, default: Usage()].records += 1
-        live[current, default: Usage()].bytes += bytes
+        currentLive.records += 1
+        currentLive.bytes += bytes
         return current
     }
 
@@ -57,6 +54,11 @@ final class SegmentLedger {
 
     /// A retained message left; its segment is emptied when it was the last.
     func release(_ segment: UInt32, subjectBytes: Int, payloadBytes: Int) {
+        if segment == current {
+            currentLive.records -= 1
+            currentLive.bytes -= HistoryRecord.size(subjectBytes: subjectBytes, payloadBytes: payloadBytes)
+            return
+        }
         guard segment != 0, var usage = live[segment] else { return }
         usage.records -= 1
         usage.bytes -= HistoryRecord.size(subjectBytes: subjectBytes, payloadBytes: payloadBytes)
@@ -73,20 +75,26 @@ final class SegmentLedger {
         diskBytes -= sizes.removeValue(forKey: segment) ?? 0
     }
 
+    /// Whether any segment before `segment` still holds a retained record.
+
     /// Closes the current segment: records placed from now on go to the next one.
     func roll() {
         guard currentBytes > 0 else { return }
-        if live[current] == nil { emptied.append(current) }
+        sizes[current] = currentBytes
+        if currentLive.records > 0 { live[current] = currentLive } else { emptied.append(current) }
+        currentLive = Usage()
         current &+= 1
         currentBytes = 0
     }
 
     /// Whether any segment before `segment` still holds a retained record.
-    func holdsRecords(before segment: UInt32) -> Bool { live.keys.contains { $0 < segment } }
+    func holdsRecords(before segment: UInt32) -> Bool {
+        live.keys.contains { $0 < segment } || (current < segment && currentLive.records > 0)
+    }
 
     /// Whether `segment` holds no retained record.
-    func isEmpty(_ segment: UInt32) -> Bool { live[segment] == nil }
+    func isEmpty(_ segment: UInt32) -> Bool { segment == current ? currentLive.records == 0 : live[segment] == nil }
 
     /// Bytes of retained records on disk.
-    var liveBytes: Int { live.values.reduce(0) { $0 + $1.bytes } }
+    var liveBytes: Int { live.values.reduce(currentLive.bytes) { $0 + $1.bytes } }
 }

@@ -49,7 +49,8 @@ public final class MemoryEngine: Engine {
     public func openRun(subject: String) -> (lastSeq: UInt64, position: RunPosition) {
         var found = sequences.find(subject)
         let log = history.logForAppending(subject)
-        guard journal != nil, log != nil else { return (found.last, RunPosition(slot: found.slot, log: log, serial: 0)) }
+        guard let journal, log != nil else { return (found.last, RunPosition(slot: found.slot, log: log, serial: 0)) }
+        journal.wallNow = HistoryJournal.wallNanoseconds()
         // A record names its subject's serial: enter a new subject now, so that it has one.
         var serial = sequences.serial(at: found.slot)
         if serial == nil {
@@ -63,14 +64,17 @@ public final class MemoryEngine: Engine {
 
     public func retain(_ position: RunPosition, seq: UInt64, payload: UnsafeRawBufferPointer) {
         guard let log = position.log else { return }
-        guard let journal else {
+        // A record names its subject in 16 bits: a longer subject (max_line allows one) stays in memory only.
+        guard let journal, log.subject.utf8.count <= HistoryRecord.maxSubjectBytes else {
             history.append(log, seq: seq, payload: payload, at: .now)
             return
         }
-        let segment = journal.place(subjectBytes: log.subject.utf8.count, payloadBytes: payload.count)
-        let kept = history.append(log, seq: seq, payload: payload, at: .now, segment: segment)
-        journal.record(QueuedRecord(segment: segment, seq: seq, serial: position.serial,
-                                    wallNanoseconds: HistoryJournal.wallNanoseconds(), subject: log.subject, payload: kept))
+        var subject = log.subject
+        let segment = subject.withUTF8 { subject in
+            journal.record(seq: seq, serial: position.serial, wallNanoseconds: journal.wallNow,
+                           subject: UnsafeRawBufferPointer(subject), payload: payload)
+        }
+        history.append(log, seq: seq, payload: payload, at: .now, segment: segment)
     }
 
     public func closeRun(subject: String, at position: RunPosition, lastSeq: UInt64) {
