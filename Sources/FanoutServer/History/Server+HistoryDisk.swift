@@ -35,6 +35,13 @@ extension Server {
         ]
     }
 
+    /// history_dir and history_fsync need a restart: the running server keeps what it started with.
+    func warnIfHistoryDiskChanged(from old: HistorySettings, to fresh: HistorySettings) {
+        guard fresh.directory != old.directory || fresh.fsync != old.fsync else { return }
+        let kept = "\(old.directory ?? "off") with fsync \(old.fsync.rawValue)"
+        logger.warning("history_dir and history_fsync take effect at the next start; keeping \(kept)")
+    }
+
     /// Writes the last records, the numbering and a clean state: after the loop has stopped.
     func closeHistoryDisk() {
         engine.closeDisk()
