@@ -5,7 +5,8 @@ import Darwin
 #endif
 
 /// The history directory's files: `<16 hex digits>.seg` segments, in the order their names sort, the `state`
-/// file, the `numbering` snapshot, and `damaged/`, where a segment that fails its checksums is moved.
+/// file, the `numbering` snapshot, the `lock` file, and `damaged/`, where a segment that fails its checksums is
+/// moved.
 enum DiskFiles {
     static let segmentSuffix = ".seg"
     static let damagedFolder = "damaged"
@@ -95,6 +96,10 @@ enum DiskFiles {
         let fd = try syscall("open directory", directory) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { close(fd) }
         try syscall("fsync", directory) { fsync(fd) }
+    }
+
+    static func openForLock(_ path: String) -> Int32 {
+        open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o640)
     }
 
     static func truncate(_ path: String, to length: Int) throws(DiskError) {

@@ -37,11 +37,14 @@ public struct HistoryDisk: Sendable {
     public let diskBytes: Int
     /// What recovery did, one line each, for the log.
     public let notes: [String]
+    /// Holds the directory's lock: the writer closes it at its clean stop.
+    public let lockDescriptor: Int32
 
     /// Reads and repairs `directory` (made if missing), then marks it in use (`state` says not clean until the
     /// next clean stop). Throws when the directory cannot be made, read or written.
     public static func open(directory: String, freshEpoch: () -> String) throws(DiskError) -> HistoryDisk {
         try DiskFiles.makeDirectory(directory)
+        let lockDescriptor = try lock(directory)
         let statePath = directory + "/" + stateFile
         var notes: [String] = []
         let state = try DiskFiles.read(statePath)
@@ -89,7 +92,23 @@ public struct HistoryDisk: Sendable {
         }
         return HistoryDisk(directory: directory, epoch: epoch, existed: parsed != nil, clean: parsed?.clean == true && numbering != nil,
                            numbering: numbering, damaged: damaged, segments: segments,
-                           nextSegment: (ids.last ?? 0) + 1, diskBytes: diskBytes, notes: notes)
+                           nextSegment: (ids.last ?? 0) + 1, diskBytes: diskBytes, notes: notes,
+                           lockDescriptor: lockDescriptor)
+    }
+
+    /// Takes the directory for this process: two servers writing one directory would interleave their records
+    /// and each trust its own numbering. The lock (flock on `lock`) lasts until the writer's clean stop closes
+    /// its descriptor, or the process ends, however it ends. Returns the descriptor.
+    static func lock(_ directory: String) throws(DiskError) -> Int32 {
+        let path = directory + "/lock"
+        let fd = try syscall("create", path) { DiskFiles.openForLock(path) }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            close(fd)
+            throw DiskError(operation: code == EWOULDBLOCK ? "another fanoutd holds the lock" : "lock", path: path,
+                            errno: code)
+        }
+        return fd
     }
 
     /// Every record of the kept segments, in file order.

@@ -93,9 +93,14 @@ public final class HistoryWriter: Sendable {
     private let thread = Mutex<pthread_t?>(nil)
     private let logger: Logger
 
+    /// The directory's lock (`HistoryDisk.lock`), closed after the clean stop's last write; -1 for none.
+    private let lockDescriptor: Int32
+
     /// Starts the thread; `diskBytes` is what the directory's segments hold already.
-    public init(directory: String, policy: FsyncPolicy, maxQueueBytes: Int, diskBytes: Int, logger: Logger) {
+    public init(directory: String, policy: FsyncPolicy, maxQueueBytes: Int, diskBytes: Int, lockDescriptor: Int32 = -1,
+                logger: Logger) {
         self.directory = directory
+        self.lockDescriptor = lockDescriptor
         self.policy = policy
         self.maxQueueBytes = maxQueueBytes
         self.logger = logger
@@ -348,6 +353,7 @@ public final class HistoryWriter: Sendable {
         } catch {
             failed(error)
         }
+        if lockDescriptor >= 0 { close(lockDescriptor) }
     }
 
     private func failed(_ error: any Error) {

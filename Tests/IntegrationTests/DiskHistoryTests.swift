@@ -87,6 +87,11 @@ struct DiskHistoryTests {
         let first = try start(scratch, fsync: "always")
         let (publisher, epoch) = try connect(first)
         try publish(publisher, "burst.a", 1...200)
+        // A QUIT right after a PUB still gets the PUB's acknowledgement first, once it is synced.
+        let quitter = try LineClient(port: first.port, timeout: 10)
+        _ = try quitter.readLine()
+        try quitter.send("PUB burst.q q1\nQUIT\n")
+        #expect(try quitter.readUntilClosed() == ["+OK 0", "+OK bye"])
         kill9(first)
 
         let second = try start(scratch, fsync: "always")
@@ -179,6 +184,16 @@ struct DiskHistoryTests {
                                    environment: ["FANOUTD_HISTORY_DIR": file + "/history"])
         #expect(result.status == 73)
         #expect(result.stderr.contains("history_dir: create directory \(file)"), "\(result.stderr)")
+    }
+
+    @Test func aSecondServerOnTheSameDirectoryIsRefused() throws {
+        let scratch = try Scratch()
+        let first = try start(scratch)
+        let result = try runDaemon(["--config", try fixture("history.yaml"), "--listen", "127.0.0.1:0"],
+                                   environment: ["FANOUTD_HISTORY_DIR": scratch.history])
+        #expect(result.status == 73)
+        #expect(result.stderr.contains("another fanoutd holds the lock \(scratch.history)/lock"), "\(result.stderr)")
+        try stop(first)
     }
 
     @Test func aClusteredNodeRefusesHistoryDir() throws {

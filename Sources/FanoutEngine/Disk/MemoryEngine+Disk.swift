@@ -35,7 +35,7 @@ extension MemoryEngine {
         }
         let (messages, subjects) = restoreHistory(from: disk, ledger: ledger, keepsEpochs: keepsEpochs)
         let writer = HistoryWriter(directory: disk.directory, policy: policy, maxQueueBytes: Self.writeQueueBytes,
-                                   diskBytes: disk.diskBytes, logger: logger)
+                                   diskBytes: disk.diskBytes, lockDescriptor: disk.lockDescriptor, logger: logger)
         journal = HistoryJournal(writer: writer, ledger: ledger)
         // Segments that hold nothing retained any more (rules changed, messages aged out while stopped).
         for segment in disk.segments where ledger.isEmpty(segment.id) {

@@ -26,6 +26,8 @@ struct DurableAcknowledgements {
 final class HeldOutput {
     /// Bytes in order, each chunk behind the record whose ticket it names.
     var chunks = Deque<(ticket: UInt64, bytes: [UInt8])>()
+    /// A graceful close (QUIT, the client's EOF) that waits for the held output to go first.
+    var closeReason: DisconnectReason?
 
     func append(_ bytes: [UInt8]) {
         guard !chunks.isEmpty else { return }
@@ -51,6 +53,21 @@ extension Server {
         durableAcknowledgements.timer?.schedule(after: DurableAcknowledgements.pollInterval)
     }
 
+    /// A QUIT or an EOF from a publisher whose acknowledgements are held waits for them: they go out first,
+    /// then the connection closes as it would have. True when the close was put off; failures close at once.
+    func deferDisconnectUntilDurable(_ connection: ClientConnection, reason: DisconnectReason) -> Bool {
+        if connection === fanout.run.publisher { flushRunReplies() }
+        guard let held = connection.heldOutput, connection.socket != nil else { return false }
+        switch reason {
+        case .quit, .eof, .idleTimeout, .authTimeout, .webSocketClose:
+            held.closeReason = reason
+            connection.stopReading(.commandsHeld)
+            return true
+        default:
+            return false
+        }
+    }
+
     /// Sends the held output whose records are synced (all of it when `all`), and polls again while some is
     /// left.
     func releaseDurableOutput(all: Bool = false) {
@@ -68,6 +85,7 @@ extension Server {
             }
             if held.chunks.isEmpty || connection.socket == nil {
                 connection.heldOutput = nil
+                if let reason = held.closeReason { disconnect(connection, reason: reason) }
                 return true
             }
             return false
