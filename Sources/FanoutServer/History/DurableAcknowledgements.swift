@@ -56,8 +56,10 @@ extension Server {
     /// A QUIT or an EOF from a publisher whose acknowledgements are held waits for them: they go out first,
     /// then the connection closes as it would have. True when the close was put off; failures close at once.
     func deferDisconnectUntilDurable(_ connection: ClientConnection, reason: DisconnectReason) -> Bool {
+        guard engine.holdsAcknowledgements, connection.socket != nil else { return false }
+        // The run's replies so far are held too, ahead of the farewell.
         if connection === fanout.run.publisher { flushRunReplies() }
-        guard let held = connection.heldOutput, connection.socket != nil else { return false }
+        guard let held = connection.heldOutput else { return false }
         switch reason {
         case .quit, .eof, .idleTimeout, .authTimeout, .webSocketClose:
             held.closeReason = reason
