@@ -36,8 +36,8 @@ extension Server {
             ("backlog_bytes", String(memory.backlogWatch.lastQueued)),
             ("index_bytes_estimate", String(indexBytes)),
             ("memory_drops", String(memory.backlogWatch.drops)),
-        ] + historyDiskInfoFields() + clusterInfoFields()
-        return fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+        ] + clusterInfoFields()
+        return (fields + historyDiskInfoFields()).map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
 
     /// `<count> id=<n>,addr=<host:port>,subs=<n>,pending=<bytes>,age_s=<n>,transport=<tcp|tls|unix|ws> ...`, oldest first.

@@ -22,11 +22,6 @@ final class ServerMetrics {
     private let historyMessages = Gauge(label: "fanout_history_messages")
     private let historyBytes = Gauge(label: "fanout_history_bytes")
     private let historyEvicted = Counter(label: "fanout_history_evicted_total")
-    private let historyDiskBytes = Gauge(label: "fanout_history_disk_bytes")
-    private let historyFsyncLag = Gauge(label: "fanout_history_fsync_lag_ms")
-    private let historyWriteQueue = Gauge(label: "fanout_history_write_queue")
-    private let historyWriteDropped = Counter(label: "fanout_history_write_dropped_total")
-    private var reportedWriteDropped: UInt64 = 0
     private var reportedMemoryDrops: UInt64 = 0
     private var reportedHistoryEvicted: UInt64 = 0
     /// From a message being queued to a connection until that connection's output has been written out.
@@ -49,14 +44,7 @@ final class ServerMetrics {
     }
 
     /// The memory bound's drops and the engine's history, beside the counters above.
-    func sync(memoryDrops drops: UInt64, history: MemoryEngine.HistoryFigures, disk: MemoryEngine.DiskFigures?) {
-        if let disk {
-            historyDiskBytes.record(disk.bytes)
-            historyFsyncLag.record(disk.fsyncLagMilliseconds)
-            historyWriteQueue.record(disk.writeQueue)
-            historyWriteDropped.increment(by: Int64(disk.writeDropped - reportedWriteDropped))
-            reportedWriteDropped = disk.writeDropped
-        }
+    func sync(memoryDrops drops: UInt64, history: MemoryEngine.HistoryFigures) {
         memoryDrops.increment(by: Int64(drops - reportedMemoryDrops))
         reportedMemoryDrops = drops
         historySubjects.record(history.subjects)
@@ -64,5 +52,20 @@ final class ServerMetrics {
         historyBytes.record(history.bytes)
         historyEvicted.increment(by: Int64(history.evicted - reportedHistoryEvicted))
         reportedHistoryEvicted = history.evicted
+    }
+
+    // History on disk (history_dir), as INFO shows it; made the first time a server with a directory is read.
+    private lazy var historyDiskBytes = Gauge(label: "fanout_history_disk_bytes")
+    private lazy var historyFsyncLag = Gauge(label: "fanout_history_fsync_lag_ms")
+    private lazy var historyWriteQueue = Gauge(label: "fanout_history_write_queue")
+    private lazy var historyWriteDropped = Counter(label: "fanout_history_write_dropped_total")
+    private var reportedWriteDropped: UInt64 = 0
+
+    func sync(disk: MemoryEngine.DiskFigures) {
+        historyDiskBytes.record(disk.bytes)
+        historyFsyncLag.record(disk.fsyncLagMilliseconds)
+        historyWriteQueue.record(disk.writeQueue)
+        historyWriteDropped.increment(by: Int64(disk.writeDropped - reportedWriteDropped))
+        reportedWriteDropped = disk.writeDropped
     }
 }
