@@ -92,7 +92,7 @@ extension Server {
         var subjectBytes = subject
         subjectBytes.withUTF8 { subjectBuffer in
             for message in messages {
-                forEachChosenMember(of: groups, excluding: nil) { member in
+                forEachChosenMember(of: groups, excluding: nil) { member, _ in
                     guard member.deliveryMark != plainMark else { return }
                     var push: [UInt8] = []
                     message.payload.withUnsafeBytes { payload in

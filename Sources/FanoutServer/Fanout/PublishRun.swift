@@ -28,6 +28,8 @@ struct PublishRun {
     /// The messages a run queues to one chosen group member.
     struct GroupDelivery {
         let connection: ClientConnection
+        /// The member set that chose it, to choose another if it leaves before the run is written.
+        let members: MulticastGroup<ClientConnection>
         var bytes: [UInt8] = []
     }
 

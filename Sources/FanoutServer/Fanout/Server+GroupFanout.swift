@@ -23,7 +23,7 @@ extension Server {
         let runMark = index.lastMark
         var delivered = 0
         var chosen: [ObjectIdentifier] = []
-        forEachChosenMember(of: fanout.run.groups, excluding: nil) { member in
+        forEachChosenMember(of: fanout.run.groups, excluding: nil) { member, members in
             // A plain receiver of this run got the message with everyone else.
             if member.deliveryMark == runMark { return }
             let id = ObjectIdentifier(member)
@@ -35,7 +35,7 @@ extension Server {
                 slot = existing
             } else {
                 slot = fanout.run.groupDeliveries.count
-                fanout.run.groupDeliveries.append(.init(connection: member))
+                fanout.run.groupDeliveries.append(.init(connection: member, members: members))
                 fanout.run.groupDeliverySlots[id] = slot
             }
             Encoder.appendPush(subject: subject, seq: seq, payload: payload, maxLine: configuration.limits.maxLine,
@@ -50,12 +50,13 @@ extension Server {
     /// Calls `body` with one member per group name among the run's groups (`excluded` never chosen): the
     /// next in turn that is not busy, from the group's first pattern that has one.
     func forEachChosenMember(of groups: [(name: String, members: MulticastGroup<ClientConnection>)],
-                             excluding excluded: ClientConnection?, _ body: (ClientConnection) -> Void) {
+                             excluding excluded: ClientConnection?,
+                             _ body: (ClientConnection, MulticastGroup<ClientConnection>) -> Void) {
         var start = 0
         while start < groups.count {
             var end = start + 1
             while end < groups.count && groups[end].name == groups[start].name { end += 1 }
-            var choice: ClientConnection?
+            var choice: (ClientConnection, MulticastGroup<ClientConnection>)?
             // A group holding several matching patterns has a member set per pattern: they take turns first.
             let sets = end - start
             let first = sets == 1 ? 0 : Int(fanout.groupTurn % UInt64(sets))
@@ -63,11 +64,11 @@ extension Server {
             for offset in 0..<sets {
                 let position = start + (first + offset) % sets
                 if let member = groups[position].members.pick(excluding: excluded, isBusy: isBusyInGroups) {
-                    choice = member
+                    choice = (member, groups[position].members)
                     break
                 }
             }
-            if let choice, choice.socket != nil { body(choice) }
+            if let choice, choice.0.socket != nil { body(choice.0, choice.1) }
             start = end
         }
     }
@@ -107,8 +108,14 @@ extension Server {
         fanout.run.groupDeliverySlots.removeAll(keepingCapacity: true)
         fanout.needsGroupFlush = false
         for delivery in deliveries {
-            let connection = delivery.connection
-            guard connection.socket != nil else { continue }
+            var connection = delivery.connection
+            if connection.socket == nil {
+                // The member left during the run (a slow consumer dropped): another member of the group that
+                // chose it takes its messages, so that none of the group's messages is lost while one is alive.
+                guard let other = delivery.members.pick(excluding: connection, isBusy: isBusyInGroups),
+                      other.socket != nil, other.deliveryMark != index.lastMark else { continue }
+                connection = other
+            }
             deliver(delivery.bytes, to: connection)
             let pending = connection.pendingBytes
             if pending > marks.watchAbove { applyBacklogMarks(marks, to: connection, pending: pending) }
