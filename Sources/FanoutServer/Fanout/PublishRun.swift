@@ -28,6 +28,8 @@ struct PublishRun {
     /// The messages a run queues to one chosen group member.
     struct GroupDelivery {
         let connection: ClientConnection
+        /// Held for the run, so that the rotation's unretained reference to it stays valid.
+        let socket: BufferedSocket
         /// The member set that chose it, to choose another if it leaves before the run is written.
         let members: MulticastGroup<ClientConnection>
         var bytes: [UInt8] = []

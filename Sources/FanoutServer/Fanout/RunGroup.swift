@@ -13,7 +13,8 @@ struct RunGroup {
     /// leaves during the run), its socket, and where the run gathers what goes to it.
     struct Choice {
         let connection: Unmanaged<ClientConnection>
-        let socket: BufferedSocket
+        /// Kept alive by the run's `GroupDelivery` for this member, which holds it strongly.
+        let socket: Unmanaged<BufferedSocket>
         let slot: Int
         /// A plain receiver of the run already: the group counts as served by it, and nothing is queued twice.
         let isPlainReceiver: Bool
@@ -30,12 +31,11 @@ struct RunGroup {
     var sets: [MulticastGroup<ClientConnection>]
     var chosen: [Choice] = []
     var next = 0
+    /// The rotation holds every member the group could give (its sets came round to one already in it).
+    var isComplete = false
 
     init(name: String, sets: [MulticastGroup<ClientConnection>]) {
         self.name = name
         self.sets = sets
     }
-
-    /// Members stored in all its sets, dead ones included: how large the rotation may grow.
-    var storedMembers: Int { sets.reduce(0) { $0 + $1.storedCount } }
 }

@@ -35,8 +35,13 @@ extension Server {
                 if chosenSlots.contains(choice.slot) { continue }
                 chosenSlots.append(choice.slot)
             }
-            Encoder.appendPush(subject: subject, seq: seq, payload: payload, maxLine: configuration.limits.maxLine,
-                               to: &fanout.run.groupDeliveries[choice.slot].bytes)
+            if anyBytes {
+                Encoder.appendPush(subject: subject, seq: seq, payload: payload, maxLine: configuration.limits.maxLine,
+                                   to: &fanout.run.groupDeliveries[choice.slot].bytes)
+            } else {
+                Encoder.appendMessage(subject: subject, seq: seq, payload: payload,
+                                      to: &fanout.run.groupDeliveries[choice.slot].bytes)
+            }
             delivered += 1
             if fanout.run.groupDeliveries[choice.slot].bytes.count >= PublishRun.flushBytes { fanout.needsGroupFlush = true }
         }
@@ -49,9 +54,9 @@ extension Server {
     /// group's next choice. Nil when the group has no live member.
     private func nextChoice(in group: Int) -> RunGroup.Choice? {
         let count = fanout.run.groups[group].chosen.count
-        if count < RunGroup.rotation && count < fanout.run.groups[group].storedMembers,
-           let fresh = chooseMember(for: group, replacing: nil) {
-            return fresh
+        if count < RunGroup.rotation && !fanout.run.groups[group].isComplete {
+            if let fresh = chooseMember(for: group, replacing: nil) { return fresh }
+            fanout.run.groups[group].isComplete = true
         }
         let busyMark = configuration.limits.groupBusyBytes
         var tries = fanout.run.groups[group].chosen.count
@@ -60,8 +65,8 @@ extension Server {
             let position = fanout.run.groups[group].next % fanout.run.groups[group].chosen.count
             fanout.run.groups[group].next &+= 1
             let choice = fanout.run.groups[group].chosen[position]
-            if choice.isConnected,
-               choice.socket.outputCount + fanout.run.groupDeliveries[choice.slot].bytes.count <= busyMark {
+            if choice.isConnected, choice.socket._withUnsafeGuaranteedRef({ $0.outputCount })
+                + fanout.run.groupDeliveries[choice.slot].bytes.count <= busyMark {
                 return choice
             }
             if let replacement = chooseMember(for: group, replacing: position) { return replacement }
@@ -82,16 +87,20 @@ extension Server {
             guard let member = members.pick(isBusy: isBusyInGroups), let socket = member.socket else { continue }
             if withholds && member.permissions?.withholds(fanout.run.subjectString) == true { continue }
             let id = ObjectIdentifier(member)
-            if let existing = fanout.run.groups[group].chosen.first(where: { $0.id == id }) { return existing }
+            if let existing = fanout.run.groups[group].chosen.first(where: { $0.id == id }) {
+                // The sets came round: the rotation holds every member they give.
+                if position == nil { fanout.run.groups[group].isComplete = true }
+                return existing
+            }
             let slot: Int
             if let known = fanout.run.groupDeliverySlots[id] {
                 slot = known
             } else {
                 slot = fanout.run.groupDeliveries.count
-                fanout.run.groupDeliveries.append(.init(connection: member, members: members))
+                fanout.run.groupDeliveries.append(.init(connection: member, socket: socket, members: members))
                 fanout.run.groupDeliverySlots[id] = slot
             }
-            let choice = RunGroup.Choice(connection: .passUnretained(member), socket: socket, slot: slot,
+            let choice = RunGroup.Choice(connection: .passUnretained(member), socket: .passUnretained(socket), slot: slot,
                                          isPlainReceiver: member.deliveryMark == index.lastMark)
             if let position {
                 fanout.run.groups[group].chosen[position] = choice
@@ -159,7 +168,10 @@ extension Server {
         fanout.run.groupDeliveries.removeAll(keepingCapacity: true)
         fanout.run.groupDeliverySlots.removeAll(keepingCapacity: true)
         // The rotations name slots of what was just written: they start again, where each group's order is.
-        for group in fanout.run.groups.indices { fanout.run.groups[group].chosen.removeAll(keepingCapacity: true) }
+        for group in fanout.run.groups.indices {
+            fanout.run.groups[group].chosen.removeAll(keepingCapacity: true)
+            fanout.run.groups[group].isComplete = false
+        }
         fanout.needsGroupFlush = false
         for delivery in deliveries {
             var connection = delivery.connection
