@@ -13,8 +13,8 @@ from .backoff import Backoff
 from .errors import (CLOSING_CODES, CannotConnect, Closed, ConnectionLost, FanoutError, ProtocolViolation,
                      ServerError, server_error)
 from .messages import AskResult, Event, Message
-from .protocol import (DEFAULT_MAX_LINE, Greeting, Payload, Reset, ResumeReply, as_bytes, fields, is_wildcard,
-                       matches, publish_command)
+from .protocol import (DEFAULT_MAX_LINE, PUSH_HEADER_ROOM, Greeting, Payload, Reset, ResumeReply, as_bytes, fields,
+                       is_wildcard, matches, publish_command)
 from .questions import Handler, Questions, Responder
 from .resume import DUPLICATE, GAP, RESTARTED, ResumeReport, ResumeState
 from .subscription import Subscription
@@ -80,7 +80,7 @@ class Client:
 
         def factory() -> Wire:
             # The wire is the client's from the start: the greeting may arrive before create_connection returns.
-            self._wire = Wire(self._on_frame, self._on_lost, max(self.max_line, DEFAULT_MAX_LINE) + 64,
+            self._wire = Wire(self._on_frame, self._on_lost, max(self.max_line, DEFAULT_MAX_LINE) + PUSH_HEADER_ROOM,
                               self.max_payload)
             return self._wire
 
@@ -328,6 +328,7 @@ class Client:
         queue group (1.2). Concrete subjects are subscribed with RESUME, from the position `last` left if any."""
         if not patterns:
             raise ValueError("subscribe needs at least one subject")
+        self._check_mode(patterns, group)
         await self._connected()
         subscription = Subscription(self, tuple(patterns), group, self.max_pending)
         self._subscriptions.append(subscription)
@@ -384,6 +385,22 @@ class Client:
         if (dropped or implicit) and self._wire is not None and self._ready.is_set():
             await self._command("UNSUB " + " ".join(dropped + implicit), _INT)
 
+    def _check_mode(self, patterns: Tuple[str, ...], group: Optional[str]) -> None:
+        """Refuses a pattern this client already holds in another mode (plainly, or in another group): the
+        connection holds each pattern once, and a second SUB or QSUB of it would silently move the first
+        subscription's pattern into the new mode (PROTOCOL.md, Groups)."""
+        held: Dict[str, Optional[str]] = {}
+        for subscription in self._subscriptions:
+            for pattern in subscription.patterns:
+                held[pattern] = subscription.group
+        for responder in self._questions.responders:
+            held[responder.subject] = responder.group
+        for pattern in patterns:
+            if pattern in held and held[pattern] != group:
+                mode = "plainly" if held[pattern] is None else f"in group {held[pattern]}"
+                raise ValueError(f"{pattern} is already subscribed {mode} on this client, and a connection holds a "
+                                 "pattern in one mode only: use another client")
+
     def _plain_patterns(self) -> List[str]:
         seen: Dict[str, None] = {}
         for subscription in self._subscriptions:
@@ -439,6 +456,8 @@ class Client:
     async def last(self, subject: str, count: int = 1) -> List[Message]:
         """The newest `count` retained messages of a concrete subject, oldest first (1.1). A later `subscribe`
         of the subject goes on from the newest of them, with nothing repeated."""
+        # LAST subscribes plainly, which would take the subject out of a group this client holds it in.
+        self._check_mode((subject,), None)
         await self._connected()
         loop = asyncio.get_running_loop()
         gathered: asyncio.Future = loop.create_future()

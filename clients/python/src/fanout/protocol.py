@@ -10,6 +10,11 @@ Payload = Union[bytes, bytearray, memoryview, str]
 # make a longer PUB line goes as BPUB.
 DEFAULT_MAX_LINE = 65536
 
+# What a push line may hold beyond a payload of max_line bytes, which the server pushes as MSG (PROTOCOL.md, Any
+# bytes): `MSG `, a subject of up to 255 bytes, a seq of up to 20 digits and two spaces are 281 bytes; the rest
+# is room for an ANSWER's id and responder.
+PUSH_HEADER_ROOM = 512
+
 
 def is_wildcard(pattern: str) -> bool:
     return any(token in ("*", ">") for token in pattern.split("."))
