@@ -479,8 +479,9 @@ export class Client implements SubscriptionOwner {
         for (const pattern of patterns) {
             const mode = held.get(pattern);
             if (mode !== undefined && mode !== group) {
-                throw new TypeError(`${pattern} is already subscribed ${mode === null ? "plainly" : `in group ${mode}`} `
-                    + "on this client, and a connection holds a pattern in one mode only: use another client");
+                const current = mode === null ? "plainly" : `in group ${mode}`;
+                throw new TypeError(`${pattern} is already subscribed ${current} on this client, `
+                    + "and a connection holds a pattern in one mode only: use another client");
             }
         }
     }

@@ -43,7 +43,8 @@ test("each message of a group reaches exactly one member, and the members share 
     const plain = watcher.subscribe("jobs.>");
     await plain.ready;
     const count = 60;
-    const receivers = await Promise.all(Array.from({ length: count }, (_, i) => publisher.publish("jobs.eu", `job ${i}`)));
+    const receivers = await Promise.all(Array.from({ length: count },
+        (_, i) => publisher.publish("jobs.eu", `job ${i}`)));
     assert.deepEqual(receivers, Array(count).fill(2));
     for (let seq = 1; seq <= count; seq++) assert.equal((await plain.nextMessage()).seq, seq);
     await publisher.ping();
@@ -171,7 +172,8 @@ test("a responder that disconnects counts as gone", { timeout: 30000 }, async ()
 
 test("an answer the server would change is not sent", { timeout: 30000 }, async () => {
     const warnings = [];
-    const responder = await connect(daemon.address, { logger: { info: () => undefined, warn: (line) => warnings.push(line) } });
+    const logger = { info: () => undefined, warn: (line) => warnings.push(line) };
+    const responder = await connect(daemon.address, { logger });
     const [asker] = await connectAll(1);
     responder.respond("svc.cr", () => "ends in CR\r");
     await untilEquals(() => channelCount(asker, "svc.cr"), 1);
@@ -248,7 +250,8 @@ test("the longest MSG line is taken in any split", () => {
     const line = Buffer.from(`MSG ${"s".repeat(255)} 18446744073709551615 ${"y".repeat(defaultMaxLine)}\n`);
     for (const split of [1, defaultMaxLine, defaultMaxLine + 200, line.length - 1]) {
         const framer = new Framer(defaultMaxLine + pushHeaderRoom, 1 << 20);
-        const frames = [...framer.feed(new Uint8Array(line.subarray(0, split))), ...framer.feed(new Uint8Array(line.subarray(split)))];
+        const frames = [...framer.feed(new Uint8Array(line.subarray(0, split))),
+            ...framer.feed(new Uint8Array(line.subarray(split)))];
         assert.equal(frames.length, 1);
         assert.ok(Buffer.from(frames[0]).equals(line.subarray(0, line.length - 1)));
     }
