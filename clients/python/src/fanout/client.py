@@ -266,8 +266,20 @@ class Client:
                         pending.popleft()
                         run.finish()
                     continue
-            self._on_frame(wire, frames[index])
+            frame = frames[index]
             index += 1
+            if pending and pending[0][1] is _INT and frame[:4] == b"+OK ":  # type: ignore[index]
+                # The reply to a publish (or SUB, UNSUB...), straight to its future.
+                try:
+                    value = int(frame[4:])  # type: ignore[index]
+                except ValueError:
+                    pass
+                else:
+                    future = pending.popleft()[0]
+                    if future is not None and not future.done():
+                        future.set_result(value)
+                    continue
+            self._on_frame(wire, frame)
 
     def _on_frame(self, wire: Wire, frame: object) -> None:
         if isinstance(frame, tuple):
