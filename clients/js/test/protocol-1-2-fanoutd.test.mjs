@@ -272,3 +272,31 @@ test("a payload over max_payload is refused and the connection stays usable", { 
     assert.equal(await client.publish("bin.big", new Uint8Array(1000).fill(10)), 0);
     await client.close();
 });
+
+const noWebSocket = typeof WebSocket === "undefined" && "no WebSocket in this Node";
+
+test("over the WebSocket, any bytes go both ways and questions are answered",
+    { timeout: 30000, skip: noWebSocket }, async () => {
+    const ws = await connect(`ws://127.0.0.1:${daemon.httpPort}/ws`);
+    const [tcp] = await connectAll(1);
+    const fromTcp = ws.subscribe("wsbin.tcp");
+    const fromWs = tcp.subscribe("wsbin.ws");
+    await Promise.all([fromTcp.ready, fromWs.ready]);
+    // Text frames carry lines: a payload that is not UTF-8 goes from the WebSocket as BPUB (a binary frame).
+    for (const payload of payloads) assert.equal(await ws.publish("wsbin.ws", payload), 1);
+    for (let i = 0; i < payloads.length; i++) {
+        assert.ok(Buffer.from((await fromWs.nextMessage()).payload).equals(Buffer.from(payloads[i])), `from ws ${i + 1}`);
+    }
+    // Not the third payload toward the WebSocket: a line carries it, and fanoutd pushes that MSG as a text frame
+    // that is not UTF-8, which a WebSocket client must fail the connection for (RFC 6455, 8.1).
+    const towardWs = payloads.filter((_, i) => i !== 2);
+    for (const payload of towardWs) assert.equal(await tcp.publish("wsbin.tcp", payload), 1);
+    for (let i = 0; i < towardWs.length; i++) {
+        assert.ok(Buffer.from((await fromTcp.nextMessage()).payload).equals(Buffer.from(towardWs[i])), `to ws ${i + 1}`);
+    }
+    ws.respond("wsbin.ask", (q) => `ws heard ${q.text}`);
+    await untilEquals(() => channelCount(tcp, "wsbin.ask"), 1);
+    const result = await tcp.ask("wsbin.ask", "hello", { timeout: 5000 });
+    assert.deepEqual(result.answers.map((a) => a.text), ["ws heard hello"]);
+    await closeAll([ws, tcp]);
+});
