@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests of the client packages, clients/python and clients/js, against a real fanoutd (and a scripted server
-# for the 1.2 verbs). Installs what they need on Debian first (apt-get, with sudo when not root): Node and
-# Debian's TypeScript compiler, Python's venv, and for the browser test Chromium, its driver and Selenium.
+# for the exact lines of the 1.2 verbs). Installs what they need on Debian first (apt-get, with sudo when not
+# root): Node and Debian's TypeScript compiler, Python's venv, and for the browser test Chromium, its driver
+# and Selenium.
 #   clients/test.sh            both packages
 #   clients/test.sh python     or js: one of them
 # FANOUTD names the daemon binary; by default the repository's debug build, built here when missing.

@@ -3,14 +3,18 @@
 redis-server, and nats-py on nats-server.
 
 - publish: one client publishes MESSAGES messages pipelined, WINDOW at a time, each window awaited whole
-  (fanout: concurrent `publish` awaits; redis-py: a non-transactional pipeline; nats-py: `publish` calls then
-  `flush`, its round trip).
+  (fanout: concurrent `publish` awaits, each its own future with its receivers count; fanout-many: one
+  `publish_many` per window, each message's receivers count in one list; fanout-nowait: `publish_nowait` calls
+  then `flush`, which checks every reply and sums the receivers; redis-py: a non-transactional pipeline, each
+  message's count in one list; nats-py: `publish` calls then `flush`, a PING round trip, since a NATS publish
+  has no reply).
 - receive: one client subscribes and counts MESSAGES messages, from the first to the last, that a raw socket
   publisher in another process (raw_publishers.py) sends as fast as the server takes them.
 
 Every figure is the median of RUNS runs, the three clients taking turns within each run. CPU is user plus
 system time, of this process for the client (time.process_time) and of the server from /proc/<pid>/stat,
-given per message in microseconds.
+given per message in microseconds; "client core" is the client's CPU time over the elapsed time, near 100%
+when the client's own core is what limits the rate.
 
     python3 Benchmarks/clients/bench_python.py [--messages 100000] [--runs 5] [--payload 16]
 """
@@ -39,15 +43,17 @@ SUBJECT_PUB = "bench.pub"
 SUBJECT_RECV = "bench.recv"
 WINDOW = 1000
 
-Result = Tuple[float, float, float]  # messages/s, client CPU µs per message, server CPU µs per message
+# messages/s, client CPU µs per message, server CPU µs per message, client CPU over elapsed time
+Result = Tuple[float, float, float, float]
 
 
 async def measure(server: Server, count: int, work: Callable) -> Result:
     """Runs `work()`, which returns the seconds its timed part took; CPU is counted over the whole call."""
-    client_before, server_before = time.process_time(), server.cpu()
+    client_before, server_before, wall_before = time.process_time(), server.cpu(), time.perf_counter()
     seconds = await work()
     client_cpu, server_cpu = time.process_time() - client_before, server.cpu() - server_before
-    return count / seconds, client_cpu / count * 1e6, server_cpu / count * 1e6
+    wall = time.perf_counter() - wall_before
+    return count / seconds, client_cpu / count * 1e6, server_cpu / count * 1e6, client_cpu / wall
 
 
 # Publishing
@@ -59,6 +65,37 @@ async def publish_fanout(server: Server, count: int, payload: bytes) -> Result:
         start = time.perf_counter()
         for _ in range(count // WINDOW):
             await asyncio.gather(*[client.publish(SUBJECT_PUB, payload) for _ in range(WINDOW)])
+        return time.perf_counter() - start
+    try:
+        return await measure(server, count, work)
+    finally:
+        await client.close()
+
+
+async def publish_fanout_many(server: Server, count: int, payload: bytes) -> Result:
+    client = await fanout.connect(f"127.0.0.1:{server.port}")
+    window = [(SUBJECT_PUB, payload)] * WINDOW
+
+    async def work() -> float:
+        start = time.perf_counter()
+        for _ in range(count // WINDOW):
+            await client.publish_many(window)
+        return time.perf_counter() - start
+    try:
+        return await measure(server, count, work)
+    finally:
+        await client.close()
+
+
+async def publish_fanout_nowait(server: Server, count: int, payload: bytes) -> Result:
+    client = await fanout.connect(f"127.0.0.1:{server.port}")
+
+    async def work() -> float:
+        start = time.perf_counter()
+        for _ in range(count // WINDOW):
+            for _ in range(WINDOW):
+                client.publish_nowait(SUBJECT_PUB, payload)
+            await client.flush()
         return time.perf_counter() - start
     try:
         return await measure(server, count, work)
@@ -183,10 +220,12 @@ async def receive_nats(server: Server, count: int, size: int) -> Result:
 
 
 CASES: Dict[str, Dict[str, Callable]] = {
-    "publish": {"fanout": publish_fanout, "redis-py": publish_redis, "nats-py": publish_nats},
+    "publish": {"fanout": publish_fanout, "fanout-many": publish_fanout_many, "fanout-nowait": publish_fanout_nowait,
+                "redis-py": publish_redis, "nats-py": publish_nats},
     "receive": {"fanout": receive_fanout, "redis-py": receive_redis, "nats-py": receive_nats},
 }
-SERVER_OF = {"fanout": "fanoutd", "redis-py": "redis", "nats-py": "nats"}
+SERVER_OF = {"fanout": "fanoutd", "fanout-many": "fanoutd", "fanout-nowait": "fanoutd", "redis-py": "redis",
+             "nats-py": "nats"}
 
 
 async def main() -> None:
@@ -211,12 +250,16 @@ async def main() -> None:
             server.stop()
     print(f"Python {sys.version.split()[0]}, {options.messages} messages of {options.payload} bytes, "
           f"median of {options.runs} runs; CPU in µs per message")
-    print(f"| {'case':8} | {'client':9} | {'messages/s':>11} | {'client CPU':>10} | {'server CPU':>10} | range of messages/s |")
-    print(f"|{'-' * 10}|{'-' * 11}|{'-' * 13}|{'-' * 12}|{'-' * 12}|{'-' * 21}|")
+    print(f"| {'case':8} | {'client':13} | {'messages/s':>11} | {'client CPU':>10} | {'server CPU':>10} | "
+          f"client core | range of messages/s |")
+    print(f"|{'-' * 10}|{'-' * 15}|{'-' * 13}|{'-' * 12}|{'-' * 12}|{'-' * 13}|{'-' * 21}|")
     for (case, client), runs in results.items():
         rate = statistics.median(r[0] for r in runs)
-        print(f"| {case:8} | {client:9} | {rate:11,.0f} | {statistics.median(r[1] for r in runs):10.2f} | "
-              f"{statistics.median(r[2] for r in runs):10.2f} | {min(r[0] for r in runs):,.0f}–{max(r[0] for r in runs):,.0f} |")
+        low, high = min(r[0] for r in runs), max(r[0] for r in runs)
+        print(f"| {case:8} | {client:13} | {rate:11,.0f} | {statistics.median(r[1] for r in runs):10.2f} | "
+              f"{statistics.median(r[2] for r in runs):10.2f} | {statistics.median(r[3] for r in runs):10.0%} | "
+              f"{low:,.0f}–{high:,.0f} |")
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

@@ -91,6 +91,7 @@ export class Client implements SubscriptionOwner {
             if (dropped.length && this.ready) await this.send(`UNSUB ${dropped.join(" ")}`, "int");
         },
         warn: (line) => this.logger.warn(line),
+        checkMode: (patterns, group) => this.checkMode(patterns, group),
     });
     private readonly timeout: number;
     private readonly maxLine: number;
@@ -401,6 +402,7 @@ export class Client implements SubscriptionOwner {
         }
         if (patterns.length === 0) throw new TypeError("subscribe needs at least one subject");
         const group = options.group ?? null;
+        this.checkMode(patterns, group);
         let confirm!: (done: Promise<void>) => void;
         const confirmed = new Promise<void>((resolve) => (confirm = resolve as (done: Promise<void>) => void));
         const subscription = new Subscription(this, patterns, group, this.maxPending,
@@ -464,6 +466,23 @@ export class Client implements SubscriptionOwner {
         this.resume.forget(this.plainPatterns());
         if ((dropped.length || implicit.length) && this.ready) {
             await this.send(`UNSUB ${[...dropped, ...implicit].join(" ")}`, "int");
+        }
+    }
+
+    /** Refuses a pattern this client already holds in another mode (plainly, or in another group): the
+     * connection holds each pattern once, and a second SUB or QSUB of it would silently move the first
+     * subscription's pattern into the new mode (PROTOCOL.md, Groups). */
+    private checkMode(patterns: string[], group: string | null): void {
+        const held = new Map<string, string | null>();
+        for (const s of this.subscriptions) for (const p of s.patterns) held.set(p, s.group);
+        for (const r of this.questions.responders) held.set(r.subject, r.group);
+        for (const pattern of patterns) {
+            const mode = held.get(pattern);
+            if (mode !== undefined && mode !== group) {
+                const current = mode === null ? "plainly" : `in group ${mode}`;
+                throw new TypeError(`${pattern} is already subscribed ${current} on this client, `
+                    + "and a connection holds a pattern in one mode only: use another client");
+            }
         }
     }
 
@@ -535,6 +554,8 @@ export class Client implements SubscriptionOwner {
     /** The newest `count` retained messages of a concrete subject, oldest first (1.1). A later `subscribe` of
      * the subject goes on from the newest of them, with nothing repeated. */
     async last(subject: string, count = 1): Promise<Message[]> {
+        // LAST subscribes plainly, which would take the subject out of a group this client holds it in.
+        this.checkMode([subject], null);
         await this.connected();
         let gathered!: Promise<Message[]>;
         await this.send(`LAST ${subject} ${count}`, (text: string) => {

@@ -2,7 +2,7 @@
 // WebSocket for "ws://" and "wss://" URLs.
 
 import { Client, ClientOptions } from "./client.js";
-import { defaultMaxLine } from "./protocol.js";
+import { defaultMaxLine, pushHeaderRoom } from "./protocol.js";
 import { webSocketOpener } from "./websocket-transport.js";
 import type { TlsSettings } from "./node-transport.js";
 
@@ -22,7 +22,8 @@ export async function connect(url = "127.0.0.1:7411", options: ConnectOptions = 
     } else {
         // Loaded only here, so that bundles for browsers never meet `net` and `tls`.
         const { nodeOpener } = await import("./node-transport.js");
-        opener = nodeOpener(url, options.tls, (options.maxLine ?? defaultMaxLine) + 64, options.maxPayload ?? 1 << 20);
+        const longestLine = Math.max(options.maxLine ?? defaultMaxLine, defaultMaxLine) + pushHeaderRoom;
+        opener = nodeOpener(url, options.tls, longestLine, options.maxPayload ?? 1 << 20);
     }
     const client = new Client(url, opener, options);
     try {

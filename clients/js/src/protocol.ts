@@ -5,6 +5,11 @@ export type Payload = Uint8Array | string;
 /** What the client assumes the server's max_line is when choosing between PUB and BPUB. */
 export const defaultMaxLine = 65536;
 
+/** What a push line may hold beyond a payload of maxLine bytes, which the server pushes as MSG (PROTOCOL.md, Any
+ * bytes): `MSG `, a subject of up to 255 bytes, a seq of up to 20 digits and two spaces are 281 bytes; the rest
+ * is room for an ANSWER's id and responder. */
+export const pushHeaderRoom = 512;
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const LF = 10;

@@ -31,6 +31,8 @@ export interface QuestionsOwner {
     /** Unsubscribes these patterns unless a subscription still holds them. */
     release(patterns: string[]): Promise<void>;
     warn(line: string): void;
+    /** Throws when the client holds the pattern in another mode (plainly, or in another group). */
+    checkMode(patterns: string[], group: string | null): void;
 }
 
 /** The command that subscribes a responder: plainly, or as a member of its group. */
@@ -94,6 +96,7 @@ export class Questions {
     }
 
     respond(subject: string, handler: Handler, group: string | null): Responder {
+        this.owner.checkMode([subject], group);
         const responder = {
             subject,
             group,
@@ -119,7 +122,10 @@ export class Questions {
         void (async () => {
             try {
                 const answer = toBytes(await responder.handler(question));
-                if (answer.includes(10)) throw new TypeError("an answer must fit on one line");
+                // The server would strip a CR before the LF: the asker would get other bytes than these.
+                if (answer.includes(10) || answer[answer.length - 1] === 13) {
+                    throw new TypeError("an answer must fit on one line (no LF, no CR at its end)");
+                }
                 // `+OK 0` (a late answer) is normal, and a lost connection says nothing the asker would not learn.
                 this.owner.sendQuietly(concat(encode(`ANSWER ${question.id} `), answer, NEWLINE));
             } catch (error) {

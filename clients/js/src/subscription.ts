@@ -71,12 +71,37 @@ export class Subscription implements AsyncIterableIterator<Message> {
 
     async next(): Promise<IteratorResult<Message>> {
         while (this.pending === 0) {
-            if (this.ended) {
-                if (this.ended instanceof Closed || this.ended === unsubscribed) return { value: undefined, done: true };
-                throw this.ended;
-            }
-            await new Promise<void>((resolve) => (this.waiter = resolve));
+            if (this.ended) return this.finished();
+            await this.wait(null);
         }
+        return this.take();
+    }
+
+    private finished(): IteratorResult<Message> {
+        if (this.ended instanceof Closed || this.ended === unsubscribed) return { value: undefined, done: true };
+        throw this.ended;
+    }
+
+    /** Resolves true once a message or the end comes, false after `timeoutMs`; a wait that timed out no longer
+     * listens, so the message that comes later is left for the next reader instead of being taken by nobody. */
+    private wait(timeoutMs: number | null): Promise<boolean> {
+        return new Promise<boolean>((resolve) => {
+            let timer: ReturnType<typeof setTimeout> | undefined;
+            const waiter = () => {
+                clearTimeout(timer);
+                resolve(true);
+            };
+            this.waiter = waiter;
+            if (timeoutMs !== null) {
+                timer = setTimeout(() => {
+                    if (this.waiter === waiter) this.waiter = null;
+                    resolve(false);
+                }, timeoutMs);
+            }
+        });
+    }
+
+    private take(): IteratorResult<Message> {
         const message = this.queue[this.head++];
         if (this.head > 1024 && this.head * 2 > this.queue.length) {
             this.queue = this.queue.slice(this.head);
@@ -91,17 +116,13 @@ export class Subscription implements AsyncIterableIterator<Message> {
 
     /** The next message, or an error after `timeoutMs`. */
     async nextMessage(timeoutMs = 5000): Promise<Message> {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const timeout = new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`no message within ${timeoutMs} ms`)), timeoutMs);
-        });
-        try {
-            const result = await Promise.race([this.next(), timeout]);
-            if (result.done) throw new Closed("subscription ended");
-            return result.value;
-        } finally {
-            clearTimeout(timer);
+        const deadline = Date.now() + timeoutMs;
+        while (this.pending === 0) {
+            if (this.ended && this.finished().done) throw new Closed("subscription ended");
+            const left = deadline - Date.now();
+            if (left <= 0 || !(await this.wait(left))) throw new Error(`no message within ${timeoutMs} ms`);
         }
+        return this.take().value;
     }
 
     async return(): Promise<IteratorResult<Message>> {

@@ -1,5 +1,6 @@
 // Groups, questions, any bytes (1.2) and the RESET push, against a scripted server that speaks exactly the
-// lines PROTOCOL.md gives them (fanoutd does not speak 1.2 yet).
+// lines PROTOCOL.md gives them: the exact lines the client sends, and pushes fanoutd cannot be made to send on
+// demand (RESET, answers from another node). protocol-1-2-fanoutd.test.mjs runs the same verbs against fanoutd.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { connect } from "../dist/index.js";

@@ -1,5 +1,5 @@
 // What the tests run against: a real fanoutd on a loopback port the kernel picks, a proxy the test can cut,
-// and a scripted fake server for the verbs fanoutd does not speak yet (1.2) and for the RESET push.
+// and a scripted fake server for the exact lines of the 1.2 verbs and for the RESET push.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";

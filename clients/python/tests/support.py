@@ -1,6 +1,6 @@
 """What the tests run against: a real fanoutd on a loopback port the kernel picks, a proxy the test can cut,
-and a scripted fake server for the verbs fanoutd does not speak yet (1.2) and for pushes it cannot be made to
-send on demand (RESET)."""
+and a scripted fake server for the exact lines of the 1.2 verbs and for pushes fanoutd cannot be made to send
+on demand (RESET)."""
 from __future__ import annotations
 
 import asyncio

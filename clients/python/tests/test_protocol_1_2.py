@@ -1,5 +1,6 @@
 """Groups, questions, any bytes (1.2) and the RESET push, against a scripted server that speaks exactly the
-lines PROTOCOL.md gives them (fanoutd does not speak 1.2 yet)."""
+lines PROTOCOL.md gives them: the exact lines the client sends, and pushes fanoutd cannot be made to send on
+demand (RESET, answers from another node). test_protocol_1_2_fanoutd runs the same verbs against fanoutd."""
 import asyncio
 import logging
 import unittest

@@ -70,9 +70,10 @@ class Client:
         return self._runner.run(run())
 
     def publish_many(self, items: List[tuple]) -> List[int]:
-        """Publishes (subject, payload) pairs pipelined, and returns their receivers counts in order."""
+        """Publishes (subject, payload) pairs pipelined, and returns their receivers counts in order; see the
+        asyncio client's publish_many for failures."""
         async def run() -> List[int]:
-            return list(await asyncio.gather(*(self._inner.publish(s, p) for s, p in items)))
+            return await self._inner.publish_many(items)
         return self._runner.run(run())
 
     def last(self, subject: str, count: int = 1) -> List[Message]:

@@ -6,15 +6,16 @@ import asyncio
 import logging
 import ssl
 from collections import deque
-from typing import Any, Awaitable, Callable, Deque, Dict, List, Optional, Tuple, Union
+from typing import Any, Awaitable, Callable, Deque, Dict, Iterable, List, Optional, Tuple, Union
 
 from .address import Address
 from .backoff import Backoff
 from .errors import (CLOSING_CODES, CannotConnect, Closed, ConnectionLost, FanoutError, ProtocolViolation,
                      ServerError, server_error)
 from .messages import AskResult, Event, Message
-from .protocol import (DEFAULT_MAX_LINE, Greeting, Payload, Reset, ResumeReply, as_bytes, fields, is_wildcard,
-                       matches, publish_command)
+from .protocol import (DEFAULT_MAX_LINE, PUSH_HEADER_ROOM, Greeting, Payload, Reset, ResumeReply, as_bytes, fields,
+                       is_wildcard, matches, publish_command)
+from .publishing import PublishRun
 from .questions import Handler, Questions, Responder
 from .resume import DUPLICATE, GAP, RESTARTED, ResumeReport, ResumeState
 from .subscription import Subscription
@@ -26,6 +27,9 @@ log = logging.getLogger("fanout")
 # whatever a function makes of the text.
 _TEXT = str
 _INT = int
+# The reader of a PublishRun: one entry in `_pending` for a whole run of publishes, the run in the place of
+# the future.
+_RUN = object()
 
 ROUTES_KEPT = 4096
 
@@ -67,6 +71,12 @@ class Client:
         # LAST replays being gathered: subject -> (messages still due, messages, future).
         self._collectors: Dict[str, Tuple[List[int], List[Message], asyncio.Future]] = {}
         self._questions = Questions(self)
+        # What the replies to publish_nowait calls said since the last flush: receivers summed, failures (the
+        # first kept, the rest counted), and publishes whose connection was lost before their reply.
+        self._unawaited_receivers = 0
+        self._unawaited_error: Optional[ServerError] = None
+        self._unawaited_failed = 0
+        self._unawaited_lost = 0
         self._tasks: set = set()
         self._loop = asyncio.get_running_loop()
 
@@ -80,7 +90,7 @@ class Client:
 
         def factory() -> Wire:
             # The wire is the client's from the start: the greeting may arrive before create_connection returns.
-            self._wire = Wire(self._on_frame, self._on_lost, max(self.max_line, DEFAULT_MAX_LINE) + 64,
+            self._wire = Wire(self._on_frames, self._on_lost, max(self.max_line, DEFAULT_MAX_LINE) + PUSH_HEADER_ROOM,
                               self.max_payload)
             return self._wire
 
@@ -118,8 +128,13 @@ class Client:
             f"connection to {self.address} lost before the reply ({reason}); the command is not sent again, "
             "and may or may not have taken effect")
         pending, self._pending = self._pending, deque()
-        for future, _ in pending:
-            if future is not None and not future.done():
+        for future, reader in pending:
+            if reader is _RUN:
+                if future.future is None:
+                    self._unawaited_lost += future.due
+                elif not future.future.done():
+                    future.future.set_exception(error)
+            elif future is not None and not future.done():
                 future.set_exception(error)
         for _, _, future in self._collectors.values():
             if not future.done():
@@ -223,9 +238,50 @@ class Client:
 
     # Reading
 
+    def _on_frames(self, wire: Wire, frames: List[object]) -> None:
+        pending = self._pending
+        index, count = 0, len(frames)
+        while index < count:
+            if wire is not self._wire:
+                return
+            if pending and pending[0][1] is _RUN:
+                # Replies to a run of publishes, taken in one loop while they are plain `+OK <receivers>`;
+                # anything else (a push, an error, another reply form) goes the usual way.
+                run: PublishRun = pending[0][0]
+                end = min(count, index + run.due)
+                values: List[int] = []
+                try:
+                    while index < end and frames[index][:4] == b"+OK ":  # type: ignore[index]
+                        values.append(int(frames[index][4:]))  # type: ignore[index]
+                        index += 1
+                except ValueError:
+                    pass
+                if values:
+                    if run.results is None:
+                        self._unawaited_receivers += sum(values)
+                    else:
+                        run.results.extend(values)
+                    run.due -= len(values)
+                    if run.due == 0:
+                        pending.popleft()
+                        run.finish()
+                    continue
+            frame = frames[index]
+            index += 1
+            if pending and pending[0][1] is _INT and frame[:4] == b"+OK ":  # type: ignore[index]
+                # The reply to a publish (or SUB, UNSUB...), straight to its future.
+                try:
+                    value = int(frame[4:])  # type: ignore[index]
+                except ValueError:
+                    pass
+                else:
+                    future = pending.popleft()[0]
+                    if future is not None and not future.done():
+                        future.set_result(value)
+                    continue
+            self._on_frame(wire, frame)
+
     def _on_frame(self, wire: Wire, frame: object) -> None:
-        if wire is not self._wire:
-            return
         if isinstance(frame, tuple):
             header, payload = frame
             _, subject, seq, _ = header.split(b" ", 3)
@@ -261,7 +317,11 @@ class Client:
         if not self._pending:
             log.warning("fanout: reply with no command waiting: %r", text[:80])
             return
-        future, reader = self._pending.popleft()
+        future, reader = self._pending[0]
+        if reader is _RUN:
+            self._run_reply(future, text, error)
+            return
+        self._pending.popleft()
         if future is None or future.done():
             if error is not None:
                 log.warning("fanout: %s", error)
@@ -277,6 +337,28 @@ class Client:
                 future.set_result(reader(text.decode("utf-8", "replace")))
             except Exception as failure:  # a malformed reply must not stop the reading of later ones
                 future.set_exception(ProtocolViolation(f"bad reply {text[:80]!r}: {failure}"))
+
+    def _run_reply(self, run: PublishRun, text: bytes, error: Optional[ServerError]) -> None:
+        """One reply of a run of publishes, taken on its own (an error, or a reply not in the usual form)."""
+        run.due -= 1
+        if run.due == 0:
+            self._pending.popleft()
+        if error is None:
+            try:
+                receivers = int(text.split(b" ", 1)[0])
+            except ValueError:
+                error = ProtocolViolation(f"bad reply to PUB: {text[:80]!r}")  # type: ignore[assignment]
+        if run.results is not None:
+            run.results.append(receivers if error is None else error)
+            run.failed += error is not None
+        elif error is None:
+            self._unawaited_receivers += receivers
+        elif self._unawaited_error is None:
+            self._unawaited_error = error
+        else:
+            self._unawaited_failed += 1
+        if run.due == 0:
+            run.finish()
 
     def _error(self, wire: Wire, text: str) -> None:
         code, _, words = text.partition(" ")
@@ -328,6 +410,7 @@ class Client:
         queue group (1.2). Concrete subjects are subscribed with RESUME, from the position `last` left if any."""
         if not patterns:
             raise ValueError("subscribe needs at least one subject")
+        self._check_mode(patterns, group)
         await self._connected()
         subscription = Subscription(self, tuple(patterns), group, self.max_pending)
         self._subscriptions.append(subscription)
@@ -384,6 +467,22 @@ class Client:
         if (dropped or implicit) and self._wire is not None and self._ready.is_set():
             await self._command("UNSUB " + " ".join(dropped + implicit), _INT)
 
+    def _check_mode(self, patterns: Tuple[str, ...], group: Optional[str]) -> None:
+        """Refuses a pattern this client already holds in another mode (plainly, or in another group): the
+        connection holds each pattern once, and a second SUB or QSUB of it would silently move the first
+        subscription's pattern into the new mode (PROTOCOL.md, Groups)."""
+        held: Dict[str, Optional[str]] = {}
+        for subscription in self._subscriptions:
+            for pattern in subscription.patterns:
+                held[pattern] = subscription.group
+        for responder in self._questions.responders:
+            held[responder.subject] = responder.group
+        for pattern in patterns:
+            if pattern in held and held[pattern] != group:
+                mode = "plainly" if held[pattern] is None else f"in group {held[pattern]}"
+                raise ValueError(f"{pattern} is already subscribed {mode} on this client, and a connection holds a "
+                                 "pattern in one mode only: use another client")
+
     def _plain_patterns(self) -> List[str]:
         seen: Dict[str, None] = {}
         for subscription in self._subscriptions:
@@ -436,9 +535,85 @@ class Client:
         self._pending.append((future, _INT))
         return await future
 
+    def publish_nowait(self, subject: str, payload: Payload) -> None:
+        """Publishes without a future of its own: the command is written at once and its reply is still read
+        and checked, in bulk, by the next `flush()`, which sums the receivers and raises what failed. For high
+        rates where the receivers count of each message is not needed (the way a NATS publish has no reply).
+        Raises ConnectionLost when there is no connection ready; it does not wait for one, nor for the output
+        to drain: publish between `flush()` calls no more than you are ready to hold in memory."""
+        wire = self._wire
+        if wire is None or not self._ready.is_set():
+            if self._closed:
+                raise Closed("client closed")
+            raise ConnectionLost(f"not connected to {self.address}")
+        wire.write(publish_command(subject, payload if type(payload) is bytes else as_bytes(payload), self.max_line))
+        pending = self._pending
+        if pending and pending[-1][1] is _RUN and pending[-1][0].future is None:
+            pending[-1][0].due += 1
+        else:
+            pending.append((PublishRun(1), _RUN))  # type: ignore[arg-type]
+
+    def publish_many(self, items: Iterable[Tuple[str, Payload]]) -> Awaitable[List[int]]:
+        """Publishes `(subject, payload)` pairs and resolves to each one's receivers count, in order, once all
+        are answered: the confirmation of `publish` at the cost of one future for the lot. Written when called,
+        like `publish` (waiting first for a connection, or for the output to drain). If any failed, raises the
+        first failure (its text counting the others) after all are answered, with every outcome in its
+        `results` (receivers, or the error)."""
+        wire = self._wire
+        if wire is None or not self._ready.is_set() or not wire.writable.is_set():
+            return self._publish_many_later(list(items))
+        return self._write_run(wire, items)
+
+    async def _publish_many_later(self, items: List[Tuple[str, Payload]]) -> List[int]:
+        await self._connected()
+        await self._writable()
+        wire = self._wire
+        if wire is None:
+            raise ConnectionLost(f"not connected to {self.address}")
+        return await self._write_run(wire, items)
+
+    def _write_run(self, wire: Wire, items: Iterable[Tuple[str, Payload]]) -> asyncio.Future:
+        max_line = self.max_line
+        commands = [publish_command(subject, payload if type(payload) is bytes else as_bytes(payload), max_line)
+                    for subject, payload in items]
+        future = self._loop.create_future()
+        if not commands:
+            future.set_result([])
+            return future
+        wire.write(b"".join(commands))
+        self._pending.append((PublishRun(len(commands), future), _RUN))  # type: ignore[arg-type]
+        return future
+
+    async def flush(self) -> int:
+        """Waits until the server has answered every command sent before it (and the output has drained), and
+        returns the receivers summed over the `publish_nowait` calls answered since the last flush. Raises the
+        first of their failures (a ServerError such as Denied or TooLong, its text saying how many failed), or
+        ConnectionLost when the connection dropped before some of them were answered: those may or may not
+        have been delivered, and are not sent again."""
+        failure: Optional[FanoutError] = None
+        try:
+            # Replies come in command order: once PING's has come, every earlier one has been read.
+            await self._command("PING", _TEXT)
+        except FanoutError as error:
+            failure = error
+        receivers, error, failed, lost = (self._unawaited_receivers, self._unawaited_error,
+                                          self._unawaited_failed, self._unawaited_lost)
+        self._unawaited_receivers, self._unawaited_error, self._unawaited_failed, self._unawaited_lost = (
+            0, None, 0, 0)
+        if lost:
+            raise ConnectionLost(f"connection to {self.address} lost before the replies of {lost} publishes; they "
+                                 "are not sent again, and may or may not have been delivered")
+        if error is not None:
+            raise type(error)(f"{error.text} (and {failed} more publishes failed)", error.code) if failed else error
+        if failure is not None:
+            raise failure
+        return receivers
+
     async def last(self, subject: str, count: int = 1) -> List[Message]:
         """The newest `count` retained messages of a concrete subject, oldest first (1.1). A later `subscribe`
         of the subject goes on from the newest of them, with nothing repeated."""
+        # LAST subscribes plainly, which would take the subject out of a group this client holds it in.
+        self._check_mode((subject,), None)
         await self._connected()
         loop = asyncio.get_running_loop()
         gathered: asyncio.Future = loop.create_future()

@@ -10,6 +10,11 @@ Payload = Union[bytes, bytearray, memoryview, str]
 # make a longer PUB line goes as BPUB.
 DEFAULT_MAX_LINE = 65536
 
+# What a push line may hold beyond a payload of max_line bytes, which the server pushes as MSG (PROTOCOL.md, Any
+# bytes): `MSG `, a subject of up to 255 bytes, a seq of up to 20 digits and two spaces are 281 bytes; the rest
+# is room for an ANSWER's id and responder.
+PUSH_HEADER_ROOM = 512
+
 
 def is_wildcard(pattern: str) -> bool:
     return any(token in ("*", ">") for token in pattern.split("."))
@@ -35,19 +40,12 @@ def as_bytes(payload: Payload) -> bytes:
     return bytes(payload)
 
 
-def fits_line(payload: bytes, subject: str, max_line: int = DEFAULT_MAX_LINE) -> bool:
-    """Whether `PUB <subject> <payload>` can carry the payload: no LF in it, no CR at its end (the server strips
-    a CR before the LF), and the line within max_line."""
-    if b"\n" in payload or payload.endswith(b"\r"):
-        return False
-    return 5 + len(subject) + len(payload) <= max_line
-
-
 def publish_command(subject: str, payload: bytes, max_line: int = DEFAULT_MAX_LINE) -> bytes:
-    """`PUB` when a line can carry the payload, else `BPUB <subject> <length>` and the bytes (1.2)."""
-    if fits_line(payload, subject, max_line):
-        return b"PUB " + subject.encode() + b" " + payload + b"\n"
-    return b"BPUB " + subject.encode() + b" " + str(len(payload)).encode() + b"\n" + payload + b"\n"
+    """`PUB` when a line can carry the payload (no LF in it, no CR at its end since the server strips a CR
+    before the LF, and the line within max_line), else `BPUB <subject> <length>` and the bytes (1.2)."""
+    if b"\n" not in payload and payload[-1:] != b"\r" and 5 + len(subject) + len(payload) <= max_line:
+        return b"PUB %s %s\n" % (subject.encode(), payload)
+    return b"BPUB %s %d\n%s\n" % (subject.encode(), len(payload), payload)
 
 
 def fields(words: list) -> Dict[str, str]:
@@ -137,6 +135,8 @@ class Framer:
 
     def feed(self, data: bytes) -> List[Frame]:
         """Frames completed by `data`: each a line (bytes, without its LF), or a (header, payload) tuple."""
+        if self._header is None and b"BMSG " not in data and (not self._buffer or b"BMSG " not in self._buffer + data):
+            return self._lines(data)
         buffer = self._buffer
         buffer += data
         frames: List[Frame] = []
@@ -171,3 +171,14 @@ class Framer:
             frames.append(line)
         del buffer[:start]
         return frames
+
+    def _lines(self, data: bytes) -> List[Frame]:
+        """`feed` for a chunk without any BMSG header in it: split in one call instead of a search per line."""
+        if self._buffer:
+            data = bytes(self._buffer) + data
+        lines: List[Frame] = data.split(b"\n")  # type: ignore[assignment]
+        rest = lines.pop()
+        if len(rest) > self.max_line + 1:
+            raise ValueError(f"a server line is longer than {self.max_line} bytes")
+        self._buffer = bytearray(rest)
+        return lines

@@ -88,6 +88,7 @@ class Questions:
         self._open.clear()
 
     def respond(self, subject: str, handler: Handler, group: Optional[str]) -> Responder:
+        self._client._check_mode((subject,), group)
         responder = Responder(self, subject, handler, group)
         self.responders.append(responder)
         self._client._background(self._client._command(responder.line, int))
@@ -114,7 +115,8 @@ class Questions:
         if inspect.isawaitable(answer):
             answer = await answer
         data = as_bytes(answer)
-        if b"\n" in data:
-            raise ValueError("an answer must fit on one line")
+        if b"\n" in data or data.endswith(b"\r"):
+            # The server would strip a CR before the LF: the asker would get other bytes than these.
+            raise ValueError("an answer must fit on one line (no LF, no CR at its end)")
         # `+OK 0` (a late answer) is normal, and a lost connection says nothing the asker would not learn.
         self._client._send_quietly(f"ANSWER {question.id} ".encode() + data + b"\n")

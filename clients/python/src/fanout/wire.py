@@ -13,13 +13,14 @@ FLUSH_AT = 256 * 1024
 
 
 class Wire(asyncio.Protocol):
-    """Frames go to `on_frame` in arrival order; `on_lost` is called once, with the reason."""
+    """Frames go to `on_frames` in arrival order, a list for each read (so that a run of replies can be taken in
+    one loop); `on_lost` is called once, with the reason. `on_frames` stops at a frame that loses the wire."""
 
-    def __init__(self, on_frame: Callable[["Wire", object], None], on_lost: Callable[["Wire", str], None],
+    def __init__(self, on_frames: Callable[["Wire", List[object]], None], on_lost: Callable[["Wire", str], None],
                  max_line: int, max_payload: int) -> None:
         self.transport: Optional[asyncio.Transport] = None
         self.framer = Framer(max_line, max_payload)
-        self._on_frame = on_frame
+        self._on_frames = on_frames
         self._on_lost = on_lost
         self._lost = False
         # Set while the transport's write buffer is under its high-water mark.
@@ -40,10 +41,8 @@ class Wire(asyncio.Protocol):
         except ValueError as error:
             self.abort(f"protocol violation: {error}")
             return
-        for frame in frames:
-            if self._lost:
-                return
-            self._on_frame(self, frame)
+        if frames and not self._lost:
+            self._on_frames(self, frames)
 
     def eof_received(self) -> Optional[bool]:
         return False
