@@ -87,6 +87,10 @@ const module_protocol_js = (() => {
 // The wire format, without I/O: subjects, command encoding, and parsing of server lines (PROTOCOL.md).
 /** What the client assumes the server's max_line is when choosing between PUB and BPUB. */
 const defaultMaxLine = 65536;
+/** What a push line may hold beyond a payload of maxLine bytes, which the server pushes as MSG (PROTOCOL.md, Any
+ * bytes): `MSG `, a subject of up to 255 bytes, a seq of up to 20 digits and two spaces are 281 bytes; the rest
+ * is room for an ANSWER's id and responder. */
+const pushHeaderRoom = 512;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const LF = 10;
@@ -264,7 +268,7 @@ function bmsgLength(header) {
     return length;
 }
 
-return { defaultMaxLine, encode, decode, toBytes, isWildcard, matches, fitsLine, concat, publishLine, publishCommand, NEWLINE, parseFields, parseGreeting, parseResumeReply, parseReset, Framer, startsWith, bmsgLength };
+return { defaultMaxLine, pushHeaderRoom, encode, decode, toBytes, isWildcard, matches, fitsLine, concat, publishLine, publishCommand, NEWLINE, parseFields, parseGreeting, parseResumeReply, parseReset, Framer, startsWith, bmsgLength };
 })();
 const module_messages_js = (() => {
 // What the client hands to the application: messages, questions, answers, and connection events.
@@ -359,6 +363,7 @@ class Questions {
         this.open.clear();
     }
     respond(subject, handler, group) {
+        this.owner.checkMode([subject], group);
         const responder = {
             subject,
             group,
@@ -386,8 +391,10 @@ class Questions {
         void (async () => {
             try {
                 const answer = toBytes(await responder.handler(question));
-                if (answer.includes(10))
-                    throw new TypeError("an answer must fit on one line");
+                // The server would strip a CR before the LF: the asker would get other bytes than these.
+                if (answer.includes(10) || answer[answer.length - 1] === 13) {
+                    throw new TypeError("an answer must fit on one line (no LF, no CR at its end)");
+                }
                 // `+OK 0` (a late answer) is normal, and a lost connection says nothing the asker would not learn.
                 this.owner.sendQuietly(concat(encode(`ANSWER ${question.id} `), answer, NEWLINE));
             }
@@ -583,13 +590,37 @@ class Subscription {
     }
     async next() {
         while (this.pending === 0) {
-            if (this.ended) {
-                if (this.ended instanceof Closed || this.ended === unsubscribed)
-                    return { value: undefined, done: true };
-                throw this.ended;
-            }
-            await new Promise((resolve) => (this.waiter = resolve));
+            if (this.ended)
+                return this.finished();
+            await this.wait(null);
         }
+        return this.take();
+    }
+    finished() {
+        if (this.ended instanceof Closed || this.ended === unsubscribed)
+            return { value: undefined, done: true };
+        throw this.ended;
+    }
+    /** Resolves true once a message or the end comes, false after `timeoutMs`; a wait that timed out no longer
+     * listens, so the message that comes later is left for the next reader instead of being taken by nobody. */
+    wait(timeoutMs) {
+        return new Promise((resolve) => {
+            let timer;
+            const waiter = () => {
+                clearTimeout(timer);
+                resolve(true);
+            };
+            this.waiter = waiter;
+            if (timeoutMs !== null) {
+                timer = setTimeout(() => {
+                    if (this.waiter === waiter)
+                        this.waiter = null;
+                    resolve(false);
+                }, timeoutMs);
+            }
+        });
+    }
+    take() {
         const message = this.queue[this.head++];
         if (this.head > 1024 && this.head * 2 > this.queue.length) {
             this.queue = this.queue.slice(this.head);
@@ -603,19 +634,15 @@ class Subscription {
     }
     /** The next message, or an error after `timeoutMs`. */
     async nextMessage(timeoutMs = 5000) {
-        let timer;
-        const timeout = new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`no message within ${timeoutMs} ms`)), timeoutMs);
-        });
-        try {
-            const result = await Promise.race([this.next(), timeout]);
-            if (result.done)
+        const deadline = Date.now() + timeoutMs;
+        while (this.pending === 0) {
+            if (this.ended && this.finished().done)
                 throw new Closed("subscription ended");
-            return result.value;
+            const left = deadline - Date.now();
+            if (left <= 0 || !(await this.wait(left)))
+                throw new Error(`no message within ${timeoutMs} ms`);
         }
-        finally {
-            clearTimeout(timer);
-        }
+        return this.take().value;
     }
     async return() {
         await this.unsubscribe();
@@ -692,6 +719,7 @@ class Client {
                     await this.send(`UNSUB ${dropped.join(" ")}`, "int");
             },
             warn: (line) => this.logger.warn(line),
+            checkMode: (patterns, group) => this.checkMode(patterns, group),
         });
         this.timeout = options.timeout ?? 5000;
         this.maxLine = options.maxLine ?? defaultMaxLine;
@@ -1023,6 +1051,7 @@ class Client {
         if (patterns.length === 0)
             throw new TypeError("subscribe needs at least one subject");
         const group = options.group ?? null;
+        this.checkMode(patterns, group);
         let confirm;
         const confirmed = new Promise((resolve) => (confirm = resolve));
         const subscription = new Subscription(this, patterns, group, this.maxPending, () => this.transport?.canPause ?? true, confirmed);
@@ -1088,6 +1117,25 @@ class Client {
         this.resume.forget(this.plainPatterns());
         if ((dropped.length || implicit.length) && this.ready) {
             await this.send(`UNSUB ${[...dropped, ...implicit].join(" ")}`, "int");
+        }
+    }
+    /** Refuses a pattern this client already holds in another mode (plainly, or in another group): the
+     * connection holds each pattern once, and a second SUB or QSUB of it would silently move the first
+     * subscription's pattern into the new mode (PROTOCOL.md, Groups). */
+    checkMode(patterns, group) {
+        const held = new Map();
+        for (const s of this.subscriptions)
+            for (const p of s.patterns)
+                held.set(p, s.group);
+        for (const r of this.questions.responders)
+            held.set(r.subject, r.group);
+        for (const pattern of patterns) {
+            const mode = held.get(pattern);
+            if (mode !== undefined && mode !== group) {
+                const current = mode === null ? "plainly" : `in group ${mode}`;
+                throw new TypeError(`${pattern} is already subscribed ${current} on this client, `
+                    + "and a connection holds a pattern in one mode only: use another client");
+            }
         }
     }
     plainPatterns() {
@@ -1162,6 +1210,8 @@ class Client {
     /** The newest `count` retained messages of a concrete subject, oldest first (1.1). A later `subscribe` of
      * the subject goes on from the newest of them, with nothing repeated. */
     async last(subject, count = 1) {
+        // LAST subscribes plainly, which would take the subject out of a group this client holds it in.
+        this.checkMode([subject], null);
         await this.connected();
         let gathered;
         await this.send(`LAST ${subject} ${count}`, (text) => {
