@@ -237,6 +237,11 @@ struct Protocol12Tests {
         #expect(try subscriber.readBytes(10) == body + [0x0A])
         let event = try stream.stdout.waitForLine(containing: "payload_base64", timeout: 10)
         #expect(event == #"data: {"subject":"doc.x","seq":1,"payload_base64":"dHdvCmxpbmVz"}"#)
+        // A line payload that is not UTF-8 cannot be a JSON string faithfully either.
+        try subscriber.send([UInt8]("PUB doc.x ".utf8) + [0xFF, 0x41] + [0x0A])
+        #expect(try subscriber.readLine() == "+OK 2")
+        let latin = try stream.stdout.waitForLine(containing: #""seq":2"#, timeout: 10)
+        #expect(latin == #"data: {"subject":"doc.x","seq":2,"payload_base64":"/0E="}"#)
         kill(stream.process.processIdentifier, SIGKILL)
         _ = stream.finish(timeout: 10)
     }

@@ -130,7 +130,12 @@ final class EventStreamTransport: TransportAdapter {
                 framing.events.append(.init(body: bodyStart..<framing.eventBodies.count, seq: message.seq, isMessage: true))
                 return
             }
-            if let message = MessageLine(line) {
+            if let message = MessageLine(line), !UTF8Validation.isValid(message.payload) {
+                // Bytes that are not UTF-8 cannot be a JSON string faithfully: base64, as a BMSG's are.
+                framing.eventBodies.append(contentsOf: binaryEvent(subject: quotedSubject, seq: message.seq,
+                                                                   payload: message.payload).utf8)
+                framing.events.append(.init(body: bodyStart..<framing.eventBodies.count, seq: message.seq, isMessage: true))
+            } else if let message = MessageLine(line) {
                 let payload = JSONText.quoted(String(decoding: message.payload, as: UTF8.self))
                 framing.eventBodies.append(contentsOf: "data: {\"subject\":\(quotedSubject),\"seq\":".utf8)
                 Encoder.appendDecimal(message.seq, to: &framing.eventBodies)
@@ -150,6 +155,14 @@ final class EventStreamTransport: TransportAdapter {
     }
 
     private func appendEvent(for line: UnsafeRawBufferPointer) {
+        if let message = MessageLine(line), !UTF8Validation.isValid(message.payload) {
+            let subject = String(decoding: message.subject, as: UTF8.self)
+            if let index = session.subjects.firstIndex(of: subject) { session.positions[index] = message.seq }
+            if let id = session.eventID { session.scratch.append(contentsOf: "id: \(id)\n".utf8) }
+            session.scratch.append(contentsOf: Self.binaryEvent(subject: JSONText.quoted(subject), seq: message.seq,
+                                                                payload: message.payload).utf8)
+            return
+        }
         let text = String(decoding: line, as: UTF8.self)
         if text.hasPrefix("MSG ") {
             let parts = text.dropFirst(4).split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)

@@ -131,12 +131,25 @@ final class WebSocketTransport: TransportAdapter {
     }
 
     /// Frames server output: a text frame per line, and a binary frame per `BMSG` push (header, LF, bytes, LF),
-    /// since its bytes may hold anything.
+    /// since its bytes may hold anything. A text frame must be UTF-8 (RFC 6455 §8.1): a `MSG` whose payload is
+    /// not goes as the `BMSG` push of the same message, in a binary frame, and any other such line (a `PONG`
+    /// echoing such bytes) has them replaced by U+FFFD.
     static func appendFrames(pushes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         ServerOutput.forEachUnit(in: pushes) { unit in
             switch unit {
-            case .line(let line): WebSocketEncoder.appendFrame(.text, payload: line, to: &out)
-            case .binary(_, _, let whole): WebSocketEncoder.appendFrame(.binary, payload: whole, to: &out)
+            case .line(let line) where UTF8Validation.isValid(line):
+                WebSocketEncoder.appendFrame(.text, payload: line, to: &out)
+            case .line(let line):
+                if let message = MessageLine(line) {
+                    var push: [UInt8] = []
+                    Encoder.appendPush(subject: message.subject, seq: message.seq, payload: message.payload, maxLine: 0,
+                                       to: &push)
+                    WebSocketEncoder.appendFrame(.binary, payload: push, to: &out)
+                } else {
+                    WebSocketEncoder.appendFrame(.text, payload: Array(String(decoding: line, as: UTF8.self).utf8), to: &out)
+                }
+            case .binary(_, _, let whole):
+                WebSocketEncoder.appendFrame(.binary, payload: whole, to: &out)
             }
         }
     }

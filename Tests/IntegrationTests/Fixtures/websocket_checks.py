@@ -353,6 +353,12 @@ async def binary(http, tcp):
     expect(header == f"BMSG bin.x 1 {len(payload)}", f"TCP header: {header!r}")
     body = await asyncio.wait_for(reader.readexactly(len(payload) + 1), TIMEOUT)
     expect(body == payload + b"\n", "TCP bytes")
+    # A PUB whose payload is not UTF-8 cannot go in a text frame (RFC 6455 8.1): it comes as its BMSG push.
+    writer.write(b"PUB bin.latin \xff\xfe not utf-8\n")
+    expect(await tcp_line(reader) == "+OK 2", "PUB of bytes that are not UTF-8")
+    frame = await asyncio.wait_for(sub.recv(), TIMEOUT)
+    expect(frame == b"BMSG bin.latin 1 12\n\xff\xfe not utf-8\n", f"a binary frame: {frame!r}")
+    expect((await asyncio.wait_for(reader.readline(), TIMEOUT)) == b"MSG bin.latin 1 \xff\xfe not utf-8\n", "TCP: MSG")
     # A binary message over max_payload is dropped as it comes; the connection goes on.
     await pub.send(b"BPUB bin.z 2000000\n" + b"\x00" * 2000000 + b"\n", text=False)
     expect((await recv(pub)).startswith("-ERR too-long"), "an oversize BPUB frame")
