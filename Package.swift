@@ -154,7 +154,12 @@ let package = Package(
                 "FanoutClient", "FanoutEventLoop", "FanoutBench", "FanoutHTTP", "FanoutProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: uncheckedExclusivityInRelease
+            // Without loop-invariant code motion: on this module's commands the optimizer's LICM ran for more than
+            // ten minutes of a release build (quadratic in a function's loops and accesses); the hot loops of the
+            // load generator live in FanoutBench, which keeps it.
+            swiftSettings: uncheckedExclusivityInRelease + [
+                .unsafeFlags(["-Xllvm", "-sil-disable-pass=loop-invariant-code-motion"], .when(configuration: .release)),
+            ]
         ),
         // Helpers shared by the test targets (a seeded random generator).
         .target(name: "FanoutTestSupport", path: "Tests/Support"),
