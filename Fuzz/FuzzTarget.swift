@@ -90,6 +90,7 @@ private func checkSubjects(_ bytes: UnsafeRawBufferPointer) {
 
 private func frameEvents(_ bytes: UnsafeRawBufferPointer, chunk: Int) -> [String] {
     var decoder = WebSocketDecoder(maxMessage: 100)
+    decoder.maxBinaryMessage = 300
     var out: [String] = []
     var start = 0
     while start < bytes.count {
@@ -102,6 +103,9 @@ private func frameEvents(_ bytes: UnsafeRawBufferPointer, chunk: Int) -> [String
                     precondition(text.count <= 100, "a message over the limit was handed out")
                     precondition(UTF8Validation.isValid(text), "invalid UTF-8 handed out as text")
                     out.append("text:" + String(decoding: text, as: UTF8.self))
+                case .binary(let message):
+                    precondition(message.count <= 300, "a binary message over the limit was handed out")
+                    out.append("binary:\(message.count)")
                 case .ping(let payload):
                     precondition(payload.count <= 125, "a ping over 125 bytes")
                     out.append("ping:\(payload.count)")
@@ -111,7 +115,7 @@ private func frameEvents(_ bytes: UnsafeRawBufferPointer, chunk: Int) -> [String
                     precondition([1002, 1003, 1007, 1009].contains(code), "unexpected close code \(code)")
                     out.append("fail:\(code)")
                 case .tooLong(let limit):
-                    precondition(limit == 100, "the limit reported is not the decoder's own")
+                    precondition(limit == 100 || limit == 300, "the limit reported is not the decoder's own")
                     out.append("tooLong")
                 }
                 return true

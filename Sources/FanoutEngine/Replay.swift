@@ -27,12 +27,20 @@ public struct ReplayRequest: Sendable {
 /// output limit has room for (hundreds of thousands of short ones), and the server sends one slice per loop
 /// pass, so that it never holds the loop for long.
 public protocol ReplayStream: AnyObject {
-    /// Appends the `MSG` lines of the next messages, oldest first, until `bytes` has grown by `limit` or more
-    /// or none are left. Returns whether messages are left.
-    func encode(into bytes: inout [UInt8], limit: Int) -> Bool
+    /// Appends the pushes of the next messages, oldest first, until `bytes` has grown by `limit` or more or
+    /// none are left: `MSG` lines, or `BMSG` for a payload a line of `maxLine` cannot carry, the form each was
+    /// first pushed in (`Encoder.appendPush`). Returns whether messages are left.
+    func encode(into bytes: inout [UInt8], limit: Int, maxLine: Int) -> Bool
 
     /// Lets go of what the replay holds: called once, when it has ended or its connection has gone.
     func finish()
+}
+
+extension ReplayStream {
+    /// `encode(into:limit:maxLine:)` with no line limit: only payloads with an LF become `BMSG`.
+    public func encode(into bytes: inout [UInt8], limit: Int) -> Bool {
+        encode(into: &bytes, limit: limit, maxLine: .max)
+    }
 }
 
 /// An engine's answer to a `ReplayRequest`: the reply's figures and the replayed messages.
@@ -72,7 +80,7 @@ public final class FetchedReplay: ReplayStream {
         self.messages = messages[...]
     }
 
-    public func encode(into bytes: inout [UInt8], limit: Int) -> Bool {
+    public func encode(into bytes: inout [UInt8], limit: Int, maxLine: Int) -> Bool {
         let stop = bytes.count.addingReportingOverflow(limit)
         let end = stop.overflow ? Int.max : stop.partialValue
         var name = subject
@@ -80,8 +88,8 @@ public final class FetchedReplay: ReplayStream {
             while bytes.count < end, let message = messages.first {
                 messages.removeFirst()
                 message.payload.withUnsafeBytes { payload in
-                    Encoder.appendMessage(subject: UnsafeRawBufferPointer(subjectBytes), seq: message.seq,
-                                          payload: payload, to: &bytes)
+                    Encoder.appendPush(subject: UnsafeRawBufferPointer(subjectBytes), seq: message.seq,
+                                       payload: payload, maxLine: maxLine, to: &bytes)
                 }
             }
         }

@@ -60,13 +60,15 @@ enum EngineScripts {
 
     /// A batch of PUBs, grouped by subject. KEYS: the shard's epoch, its numberings, then per subject its
     /// position and its stream. ARGV: the candidate shard epoch, then per subject: its channel, how many
-    /// messages, its max_messages (0: no history), max_age ms (0: none), idle expiry ms, and the payloads.
+    /// messages (with a `b` after it when a payload holds an LF), its max_messages (0: no history), max_age ms
+    /// (0: none), idle expiry ms, and the payloads.
     ///
     /// Per subject it numbers all its messages at once, keeps each (trimmed to about max_messages: Redis's
     /// approximate trimming, which costs a fraction of exact trimming; replays cut to max_messages exactly,
     /// and by age a few entries per call), and makes one PUBLISH of `<epoch> <first seq> <payload>`, the
-    /// payloads joined by LF (a payload never holds one), which every node splits back into messages with
-    /// consecutive seqs. Returns the receivers of each subject's PUBLISH, in order.
+    /// payloads joined by LF, which every node splits back into messages with consecutive seqs; a batch with a
+    /// payload that holds an LF (BPUB) is framed instead, `<epoch> <first seq>b <lengths, by commas>` LF, and
+    /// the payloads end to end, so any bytes pass through unchanged. Returns the receivers of each subject's PUBLISH, in order.
     ///
     /// Cost per call: one GET of the shard epoch, then three Redis commands per subject (GET, SET, PUBLISH; with history also a PEXPIRE and an
     /// XRANGE when max_age is set) plus one XADD per message kept; the batch is bounded (`PublishBatch`).
@@ -78,7 +80,9 @@ enum EngineScripts {
         local at = 2
         for group = 1, (#KEYS - 2) / 2 do
           local position, stream = KEYS[1 + 2 * group], KEYS[2 + 2 * group]
-          local channel, count = ARGV[at], tonumber(ARGV[at + 1])
+          local channel, countText = ARGV[at], ARGV[at + 1]
+          local framed = string.sub(countText, -1) == 'b'
+          local count = tonumber(framed and string.sub(countText, 1, -2) or countText)
           local maxlen, maxAge, expiry = ARGV[at + 2], ARGV[at + 3], ARGV[at + 4]
           at = at + 5
         """ + "\n" + readPosition + """
@@ -105,8 +109,15 @@ enum EngineScripts {
             end
             redis.call('PEXPIRE', stream, expiry)
           end
-          local line = table.concat(ARGV, '\\n', at, at + count - 1)
-          result[#result + 1] = redis.call('PUBLISH', channel, epoch .. ' ' .. first .. ' ' .. line)
+          local message
+          if framed then
+            local lengths = {}
+            for index = 0, count - 1 do lengths[#lengths + 1] = #ARGV[at + index] end
+            message = epoch .. ' ' .. first .. 'b ' .. table.concat(lengths, ',') .. '\\n' .. table.concat(ARGV, '', at, at + count - 1)
+          else
+            message = epoch .. ' ' .. first .. ' ' .. table.concat(ARGV, '\\n', at, at + count - 1)
+          end
+          result[#result + 1] = redis.call('PUBLISH', channel, message)
           at = at + count
         end
         return result

@@ -1,4 +1,7 @@
 import FanoutRedis
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Who is told of PUBs' outcomes, by ticket: one per publishing connection, so that a PUB costs no closure.
 public protocol PublishReceipts: AnyObject {
@@ -34,6 +37,8 @@ final class PublishBatch {
         /// max_messages, max_age and the idle expiry as bulk strings: the subject's history rule.
         let rule: [UInt8]
         var count = 0
+        /// A payload holds an LF: the PUBLISH frames the payloads by length (`EngineScripts.publish`).
+        var framed = false
         var first = -1
         var last = -1
     }
@@ -79,6 +84,9 @@ final class PublishBatch {
         if groups[index].last >= 0 { list[groups[index].last].next = position } else { groups[index].first = position }
         groups[index].last = position
         groups[index].count += 1
+        if !groups[index].framed, let base = payload.baseAddress, memchr(base, 0x0A, payload.count) != nil {
+            groups[index].framed = true
+        }
     }
 
     /// Empties the batch, keeping its capacity.
@@ -126,7 +134,7 @@ final class PublishBatch {
                 for group in groups {
                     let subject = UnsafeRawBufferPointer(rebasing: subjects[group.subjectStart..<(group.subjectStart + group.subjectCount)])
                     SubjectKeys.appendChannel(of: subject, to: &output)
-                    RedisCommand.appendBulk(String(group.count), to: &output)
+                    RedisCommand.appendBulk(group.framed ? "\(group.count)b" : String(group.count), to: &output)
                     output.append(contentsOf: group.rule)
                     var next = group.first
                     while next >= 0 {

@@ -6,6 +6,10 @@ import FanoutRedis
 /// subject with history filled from its stream before its live messages go on.
 extension RedisEngine {
     func received(_ message: RedisShard.Message, on shard: RedisShard) {
+        if message.pattern == nil, shard.index == 0, let question = questionEvent(channel: message.channel, payload: message.payload) {
+            if let question { onQuestion(question) }
+            return
+        }
         guard let subject = SubjectKeys.subject(ofChannel: message.channel) else { return }
         // One copy per message: the first glob in effect that covers the channel brings it, else the channel.
         let covering = shardStates[shard.index].activeGlobs.first { message.channel.starts(with: $0.prefix) }
@@ -15,7 +19,7 @@ extension RedisEngine {
             return
         }
         let bytes = message.payload
-        guard let (epoch, firstSeq, start) = Self.parseHead(bytes) else { return }
+        guard let (epoch, firstSeq, start, lengths) = Self.parseHead(bytes) else { return }
         let entry = tracked[subject]
         if firstSeq == 0 {
             // A replay's marker (seq 0 is never a message's): this node's, or another's to ignore.
@@ -33,11 +37,19 @@ extension RedisEngine {
             position = found
             for (subject, held) in dropped { flushCatchUp(held, subject: subject) }
         }
-        // A batch of the subject's messages: payloads joined by LF, with consecutive seqs.
+        // A batch of the subject's messages, with consecutive seqs: payloads joined by LF, or, when one holds an
+        // LF (BPUB), laid end to end after their lengths.
         var seq = firstSeq
         var lineStart = start
+        var framed = lengths?.makeIterator()
         while true {
-            let lineEnd = bytes[lineStart...].firstIndex(of: 10) ?? bytes.endIndex
+            let lineEnd: Int
+            if framed != nil {
+                guard let length = framed!.next(), lineStart + length <= bytes.endIndex else { return }
+                lineEnd = lineStart + length
+            } else {
+                lineEnd = bytes[lineStart...].firstIndex(of: 10) ?? bytes.endIndex
+            }
             let payload = Array(bytes[lineStart..<lineEnd])
             if let entry {
                 for replay in entry.replays where replay.messages.count < Self.replayBufferLimit {
@@ -52,7 +64,7 @@ extension RedisEngine {
                 deliver(subject, epoch: epoch, seq: seq, payload: payload, at: position)
             }
             guard lineEnd < bytes.endIndex else { return }
-            lineStart = lineEnd + 1
+            lineStart = framed == nil ? lineEnd + 1 : lineEnd
             seq += 1
         }
     }
@@ -66,19 +78,32 @@ extension RedisEngine {
             if epoch.hasPrefix(candidateEpoch + ".") { candidateEpoch = MemoryEngine.freshEpoch() }
             onNewEpoch(subject, epoch)
         }
-        onDeliver(Delivery(subject: subject, seq: seq, payload: payload, reset: reset))
+        onDeliver(Delivery(subject: subject, seq: seq, payload: payload, reset: reset, epoch: epoch))
     }
 
     /// `<epoch> <seq> <payloads>`: the epoch, the (first) seq and where the payloads begin.
-    static func parseHead(_ bytes: [UInt8]) -> (String, UInt64, Int)? {
+    /// Splits `<epoch> <first seq> <payloads>`: where the payloads start, and, for the framed form
+    /// `<epoch> <first seq>b <length>,<length>,...\n<payloads end to end>` (a batch with a payload that holds an
+    /// LF), their lengths.
+    static func parseHead(_ bytes: [UInt8]) -> (String, UInt64, Int, [Int]?)? {
         guard let first = bytes.firstIndex(of: UInt8(ascii: " ")),
               let second = bytes[(first + 1)...].firstIndex(of: UInt8(ascii: " ")) else { return nil }
         var seq: UInt64 = 0
-        for byte in bytes[(first + 1)..<second] {
+        var digitsEnd = second
+        if second > first + 1 && bytes[second - 1] == UInt8(ascii: "b") { digitsEnd = second - 1 }
+        for byte in bytes[(first + 1)..<digitsEnd] {
             guard byte >= 48 && byte <= 57 else { return nil }
             seq = seq &* 10 &+ UInt64(byte - 48)
         }
-        return (String(decoding: bytes[..<first], as: UTF8.self), seq, second + 1)
+        let epoch = String(decoding: bytes[..<first], as: UTF8.self)
+        guard digitsEnd < second else { return (epoch, seq, second + 1, nil) }
+        guard let newline = bytes[(second + 1)...].firstIndex(of: 10) else { return nil }
+        var lengths: [Int] = []
+        for field in bytes[(second + 1)..<newline].split(separator: UInt8(ascii: ",")) {
+            guard let length = Int(String(decoding: field, as: UTF8.self)), length >= 0 else { return nil }
+            lengths.append(length)
+        }
+        return (epoch, seq, newline + 1, lengths)
     }
 
     // MARK: After a reconnection

@@ -46,6 +46,8 @@ public final class RedisEngine {
         public let seq: UInt64
         public let payload: [UInt8]
         public var reset: Reset?
+        /// The subject's epoch: with `seq`, what names the message across nodes (a group's claim).
+        public var epoch = ""
     }
 
     /// A replay's answer, plus the live messages that came while it was read: to be sent right after it.
@@ -97,6 +99,8 @@ public final class RedisEngine {
 
     /// Live messages for local subscribers.
     public var onDeliver: (Delivery) -> Void = { _ in }
+    /// Questions across nodes: one put to this node's receivers, or what came back for one it put.
+    public var onQuestion: (QuestionEvent) -> Void = { _ in }
     /// A shard's status changed (for logs).
     public var onShardStatus: (RedisShard) -> Void = { _ in }
     /// A subject (or a shard) continues under a new epoch: its numbering restarted.
@@ -127,6 +131,7 @@ public final class RedisEngine {
     }
 
     public func start() {
+        subscribeToQuestions()
         for shard in shards { shard.start() }
     }
 

@@ -26,6 +26,7 @@ extension SubjectIndex {
             }
         }
         stored.groups[group] = made
+        groupSetCount += 1
     }
 
     /// Removes `member` from `group`'s members on `pattern`; returns whether it was there.
@@ -63,7 +64,8 @@ extension SubjectIndex {
     }
 
     func dropGroup(_ group: String, of stored: Pattern) {
-        stored.groups[group] = nil
+        guard stored.groups.removeValue(forKey: group) != nil else { return }
+        groupSetCount -= 1
         if stored.groups.isEmpty {
             stored.groups = [:]
             forgetGroups(of: stored)

@@ -56,6 +56,8 @@ public final class SubjectIndex<Member: Subscriber> {
     /// Patterns that some group holds; 0 keeps groups off the publish path.
     @usableFromInline var groupPatternCount = 0
     @usableFromInline var wildcardGroupPatternCount = 0
+    /// Member sets of groups, one per group and pattern it holds: INFO's `groups`. O(1).
+    public internal(set) var groupSetCount = 0
     /// The mark of the latest `forEachReceiver` walk: a member carrying it was visited by that walk.
     public var lastMark: UInt64 = 0
     /// Where the next `sweepStep` starts.
@@ -99,6 +101,7 @@ public final class SubjectIndex<Member: Subscriber> {
     /// Forgets a pattern: from the map, the list and, for a wildcard, its path in the trie.
     func remove(_ stored: Pattern) {
         if !stored.groups.isEmpty {
+            groupSetCount -= stored.groups.count
             stored.groups = [:]
             forgetGroups(of: stored)
         }

@@ -57,6 +57,10 @@ struct ConfigLoader {
         if let value = try reader.int("max_line") { server.limits.maxLine = value }
         if let value = try reader.int("max_connections") { server.limits.maxConnections = value }
         if let value = try reader.int("max_subscriptions") { server.limits.maxSubscriptions = value }
+        if let value = try reader.int("max_payload") { server.limits.maxPayload = value }
+        if let value = try reader.int("max_asks") { server.limits.maxAsks = value }
+        if let value = try reader.int("max_ask_timeout") { server.limits.maxAskTimeoutMilliseconds = value }
+        if let value = try reader.int("max_open_questions") { server.limits.maxOpenQuestions = value }
         if let value = try reader.int("max_pending_bytes") { server.limits.maxPendingBytes = value }
         if let value = try reader.int("backpressure_bytes") { server.limits.backpressureBytes = value }
         if let value = try reader.int("send_buffer_bytes") { server.limits.sendBufferBytes = value }

@@ -67,6 +67,12 @@ struct LineFramerTests {
         ])
     }
 
+    @Test(arguments: [1, 2, 100])
+    func payloadsOfLineEndsAreBytesLikeAnyOther(chunkSize: Int) {
+        #expect(frame(Array("SKIP 3\n\n\n\n\nPING\nREAD 2\n\n\n\nPING\n".utf8), maxLine: 10, chunkSize: chunkSize)
+                == ["SKIP 3", "PING", "READ 2", "<payload:\n\n>", "PING"])
+    }
+
     @Test(arguments: [1, 3, 100])
     func aPayloadLongerThanALineIsTakenWhole(chunkSize: Int) {
         let body = String(repeating: "p", count: 50)

@@ -45,6 +45,11 @@ struct SubjectKeysTests {
         #expect(RedisEngine.parseHead(Array("ep.3 42 ".utf8))?.2 == 8)
         #expect(RedisEngine.parseHead(Array("ep 4x2 a".utf8)) == nil)
         #expect(RedisEngine.parseHead(Array("nospace".utf8)) == nil)
+        // The framed form, for payloads that hold an LF.
+        let framed = Array("ep.3 7b 3,0,2\na\nbxy".utf8)
+        let head = RedisEngine.parseHead(framed)
+        #expect(head?.1 == 7 && head?.3 == [3, 0, 2] && head.map { text(Array(framed[$0.2...])) } == "a\nbxy")
+        #expect(RedisEngine.parseHead(Array("ep 7b 3,x\nabc".utf8)) == nil)
     }
 
     /// The whole replay's lines.

@@ -5,7 +5,8 @@ import Testing
 struct HTTPPublishTests {
     /// The body is the payload; the answer counts receivers and names the seq; errors carry the protocol's code.
     @Test func publishAndItsErrors() throws {
-        let daemon = try Daemon(arguments: ["--http-listen", "127.0.0.1:0"], environment: ["FANOUTD_MAX_LINE": "512"])
+        let daemon = try Daemon(arguments: ["--http-listen", "127.0.0.1:0"],
+                                environment: ["FANOUTD_MAX_LINE": "512", "FANOUTD_MAX_PAYLOAD": "1024"])
         let port = try daemon.httpPort()
         let subscriber = try daemon.client()
         #expect(try subscriber.command("SUB news.*") == "+OK 1")
@@ -18,9 +19,17 @@ struct HTTPPublishTests {
 
         let badSubject = try curl(["-X", "POST", "-d", "x", "http://127.0.0.1:\(port)/publish/news..uk"])
         #expect(badSubject.status == 400 && badSubject.body.joined().contains(#""error":"bad-subject""#), "\(badSubject)")
+        // Any bytes (1.2): a body a line cannot carry is published as BPUB and pushed as BMSG.
         let twoLines = try curl(["-X", "POST", "--data-binary", "a\nb", url])
-        #expect(twoLines.status == 400 && twoLines.body.joined().contains(#""error":"syntax""#))
-        let tooLong = try curl(["-X", "POST", "--data-binary", String(repeating: "x", count: 600), url])
+        #expect(twoLines.status == 200 && twoLines.body == [#"{"receivers":1,"seq":3}"#], "\(twoLines)")
+        #expect(try subscriber.readLine() == "BMSG news.uk 3 3")
+        #expect(try subscriber.readLine() == "a")
+        #expect(try subscriber.readLine() == "b")
+        let longerThanALine = try curl(["-X", "POST", "--data-binary", String(repeating: "y", count: 600), url])
+        #expect(longerThanALine.status == 200, "\(longerThanALine)")
+        #expect(try subscriber.readLine() == "BMSG news.uk 4 600")
+        #expect(try subscriber.readLine() == String(repeating: "y", count: 600))
+        let tooLong = try curl(["-X", "POST", "--data-binary", String(repeating: "x", count: 1100), url])
         #expect(tooLong.status == 413 && tooLong.body.joined().contains(#""error":"too-long""#), "\(tooLong)")
         let get = try curl([url])
         #expect(get.status == 405)

@@ -207,7 +207,7 @@ struct HistoryTests {
         // The largest seq is a position past the last one: it means nothing here, and is not an error.
         #expect(try client.command("RESUME orders.a \(epoch) 18446744073709551615").hasSuffix("missed=unknown"))
         #expect(try client.command("LAST orders.a 18446744073709551615").hasSuffix("replayed=0 missed=0"))
-        #expect(try client.command("HELP").hasSuffix(" RESUME LAST"))
+        #expect(try client.command("HELP").contains(" RESUME LAST"))
     }
 
     @Test func reloadAppliesChangedRules() throws {

@@ -25,9 +25,9 @@ final class HistoryCursor {
 
     func stillNeeds(_ seq: UInt64) -> Bool { seq >= next && seq <= last }
 
-    /// Appends the `MSG` lines of the next messages until `bytes` has grown by `limit` or more, or the range
+    /// Appends the pushes (`MSG` or `BMSG`) of the next messages until `bytes` has grown by `limit` or more, or the range
     /// is sent. Returns whether messages are left.
-    func encode(subject: UnsafeRawBufferPointer, into bytes: inout [UInt8], limit: Int) -> Bool {
+    func encode(subject: UnsafeRawBufferPointer, into bytes: inout [UInt8], limit: Int, maxLine: Int) -> Bool {
         let stop = bytes.count + limit
         while next <= last && bytes.count < stop {
             guard let message = take() else {
@@ -36,7 +36,7 @@ final class HistoryCursor {
                 break
             }
             message.payload.withUnsafeBytes { payload in
-                Encoder.appendMessage(subject: subject, seq: message.seq, payload: payload, to: &bytes)
+                Encoder.appendPush(subject: subject, seq: message.seq, payload: payload, maxLine: maxLine, to: &bytes)
             }
             next = message.seq + 1
         }

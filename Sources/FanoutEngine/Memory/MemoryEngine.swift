@@ -164,8 +164,10 @@ public final class MemoryEngine: Engine {
             self.store = store
         }
 
-        func encode(into bytes: inout [UInt8], limit: Int) -> Bool {
-            subject.withUTF8 { cursor.encode(subject: UnsafeRawBufferPointer($0), into: &bytes, limit: limit) }
+        func encode(into bytes: inout [UInt8], limit: Int, maxLine: Int) -> Bool {
+            subject.withUTF8 {
+                cursor.encode(subject: UnsafeRawBufferPointer($0), into: &bytes, limit: limit, maxLine: maxLine)
+            }
         }
 
         func finish() {

@@ -9,6 +9,9 @@ public struct WebSocketDecoder {
     public enum Event {
         /// One whole text message, unmasked, defragmented and valid UTF-8. Valid only during the handler call.
         case text(UnsafeRawBufferPointer)
+        /// One whole binary message, unmasked and defragmented (only when `maxBinaryMessage` > 0). Valid only
+        /// during the handler call.
+        case binary(UnsafeRawBufferPointer)
         /// A ping: its payload (at most 125 bytes) is to be echoed in a pong.
         case ping(UnsafeRawBufferPointer)
         case pong
@@ -24,6 +27,8 @@ public struct WebSocketDecoder {
 
     /// Longest text message accepted, all fragments together. May change between feeds (reload).
     public var maxMessage: Int
+    /// Longest binary message accepted; 0 refuses binary frames (close 1003). May change between feeds.
+    public var maxBinaryMessage = 0
     /// Whether a close or a failure has been read: nothing more is decoded.
     public private(set) var isFinished = false
 
@@ -33,6 +38,8 @@ public struct WebSocketDecoder {
     private var message: [UInt8] = []
     /// Whether a fragmented text message is in progress (its first frame had FIN clear).
     private var inFragmentedMessage = false
+    /// Whether the message being assembled is binary.
+    private var messageIsBinary = false
     private var control: [UInt8] = []
 
     private struct Frame {
@@ -90,12 +97,17 @@ public struct WebSocketDecoder {
     /// Completes a frame whose payload is all read; returns the handler's wish to go on.
     private mutating func finishFrame(_ done: Frame, _ handler: (Event) -> Bool) -> Bool {
         switch done.opcode {
-        case .text, .continuation:
+        case .text, .continuation, .binary:
             guard done.fin else {
                 inFragmentedMessage = true
                 return true
             }
             inFragmentedMessage = false
+            if messageIsBinary {
+                let goOn = message.withUnsafeBytes { handler(.binary($0)) }
+                Self.reset(&message)
+                return goOn
+            }
             let valid = message.withUnsafeBytes { UTF8Validation.isValid($0) }
             guard valid else {
                 _ = fail((WebSocketCloseCode.invalidPayload, "text message is not valid UTF-8"), handler, 0)
@@ -130,8 +142,6 @@ public struct WebSocketDecoder {
             isFinished = true
             _ = handler(.close(code: code))
             return false
-        case .binary:
-            return true  // refused at its header
         }
     }
 
@@ -165,19 +175,30 @@ public struct WebSocketDecoder {
             var value: UInt64 = 0
             for index in 2..<10 { value = value << 8 | UInt64(header[index]) }
             guard value >> 63 == 0 else { return (consumed, Self.protocolError("frame length has its top bit set")) }
-            guard value <= UInt64(maxMessage) else { return (consumed, .tooLong(limit: maxMessage)) }
+            guard value <= UInt64(limit(for: header[0])) else { return (consumed, .tooLong(limit: limit(for: header[0]))) }
             length = Int(value)
         }
         let opcode = WebSocketOpcode(rawValue: header[0] & 0x0F)!
         if opcode.isControl && length > 125 {
             return (consumed, Self.protocolError("control frame longer than 125 bytes"))
         }
-        if !opcode.isControl && message.count + length > maxMessage { return (consumed, .tooLong(limit: maxMessage)) }
+        if !opcode.isControl && message.count + length > limit(for: header[0]) {
+            return (consumed, .tooLong(limit: limit(for: header[0])))
+        }
+        if opcode == .text || opcode == .binary { messageIsBinary = opcode == .binary }
         let m = header.count - 4
         frame = Frame(opcode: opcode, fin: header[0] & 0x80 != 0, remaining: length,
                       mask: (header[m], header[m + 1], header[m + 2], header[m + 3]))
         header.removeAll(keepingCapacity: true)
         return (consumed, nil)
+    }
+
+    /// The message limit that applies to a frame whose first byte is `first`: a continuation continues the
+    /// message's kind.
+    private func limit(for first: UInt8) -> Int {
+        let opcode = WebSocketOpcode(rawValue: first & 0x0F)
+        let binary = opcode == .binary || (opcode == .continuation && messageIsBinary)
+        return binary ? maxBinaryMessage : maxMessage
     }
 
     /// Checks what the first two bytes say: reserved bits, opcode, masking, control-frame fragmentation.
@@ -188,12 +209,14 @@ public struct WebSocketDecoder {
             return (WebSocketCloseCode.protocolError, "unknown opcode \(first & 0x0F)")
         }
         guard header[1] & 0x80 != 0 else { return (WebSocketCloseCode.protocolError, "client frames must be masked") }
-        if opcode == .binary { return (WebSocketCloseCode.unsupportedData, "binary frames are not accepted; send text lines") }
+        if opcode == .binary && maxBinaryMessage == 0 {
+            return (WebSocketCloseCode.unsupportedData, "binary frames are not accepted; send text lines")
+        }
         if opcode.isControl && first & 0x80 == 0 { return (WebSocketCloseCode.protocolError, "fragmented control frame") }
         if opcode == .continuation && !inFragmentedMessage {
             return (WebSocketCloseCode.protocolError, "continuation frame without a message to continue")
         }
-        if opcode == .text && inFragmentedMessage {
+        if (opcode == .text || opcode == .binary) && inFragmentedMessage {
             return (WebSocketCloseCode.protocolError, "new message before the fragmented one finished")
         }
         return nil

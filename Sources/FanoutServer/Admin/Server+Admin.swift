@@ -36,6 +36,13 @@ extension Server {
             ("backlog_bytes", String(memory.backlogWatch.lastQueued)),
             ("index_bytes_estimate", String(indexBytes)),
             ("memory_drops", String(memory.backlogWatch.drops)),
+            ("groups", String(index.groupSetCount)),
+            ("group_deliveries", String(stats.groupDeliveries)),
+            ("binary_published", String(stats.binaryPublished)),
+            ("open_questions", String(questions.byNumber.count)),
+            ("questions", String(stats.questions)),
+            ("answers", String(stats.answers)),
+            ("ask_timeouts", String(stats.askTimeouts)),
         ] + clusterInfoFields()
         return fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }

@@ -69,6 +69,9 @@ final class ClusterNode {
     var outcomeUnknown: UInt64 = 0
     /// RESET pushes made since start: a subject's numbering restarted, or messages were lost to this node.
     var resets: UInt64 = 0
+    /// Runs of a group's messages this node claimed and delivered, and runs another node took (1.2).
+    var groupClaimsWon: UInt64 = 0
+    var groupClaimsLost: UInt64 = 0
     /// Subjects continuing under a new epoch: after a shard lost its data, one per subject it held, so the
     /// log names the first of each interval and sums up the rest.
     var newEpochLog: LogThrottle?

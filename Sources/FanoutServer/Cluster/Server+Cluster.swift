@@ -23,6 +23,7 @@ extension Server {
                                      maxRetry: settings.downAfter)))
         let node = ClusterNode(engine: engine, settings: settings)
         engine.onDeliver = { [unowned self] delivery in self.deliverFromCluster(delivery) }
+        engine.onQuestion = { [unowned self] event in self.clusterQuestionEvent(event) }
         engine.onShardStatus = { [unowned self] shard in
             switch shard.status {
             case .up: self.logger.notice("cluster: shard \(shard.index) \(shard.endpoint) up")

@@ -1,4 +1,5 @@
 import FanoutEventLoop
+import FanoutMulticast
 import FanoutProtocol
 import FanoutRedisEngine
 
@@ -25,7 +26,15 @@ extension Server {
                 gatherRunReceivers()
             }
             fanout.run.seq = delivery.seq
-            let receivers = fanout.run.receivers.count &+ fanout.run.adaptedReceivers.count &+ fanout.run.waiting.count
+            let plain = fanout.run.receivers.count &+ fanout.run.adaptedReceivers.count &+ fanout.run.waiting.count
+            var receivers = plain
+            if !fanout.run.groups.isEmpty {
+                // Groups are served once this node's claim of the run comes back (`claimForGroups`).
+                if fanout.run.clusterEpoch != delivery.epoch { claimForGroups() }
+                fanout.run.clusterEpoch = delivery.epoch
+                fanout.run.groupMessages.append((delivery.seq, delivery.payload))
+                if fanout.run.groupMessages.count >= 256 { claimForGroups() }
+            }
             guard receivers > 0 else { return }
             stats.delivered += UInt64(receivers)
             if let reset = delivery.reset {
@@ -35,7 +44,9 @@ extension Server {
                 node.resets += 1
             }
             delivery.payload.withUnsafeBytes { payload in
-                Encoder.appendMessage(subject: subjectBytes, seq: delivery.seq, payload: payload, to: &fanout.run.bytes)
+                // Any bytes pass through Redis unchanged: a payload a line cannot carry is pushed as BMSG.
+                Encoder.appendPush(subject: subjectBytes, seq: delivery.seq, payload: payload,
+                                   maxLine: configuration.limits.maxLine, to: &fanout.run.bytes)
             }
             if fanout.run.bytes.count >= PublishRun.flushBytes { flushRunBytes() }
         }
@@ -44,5 +55,57 @@ extension Server {
     /// Writes out a run of messages from Redis and forgets it.
     func flushClusterRun() {
         if fanout.run.isDelivered { closeRun() }
+    }
+
+    /// Claims the run's messages so far for each of its groups on the subject's shard; for each group whose
+    /// claim this node wins, one member per message gets them, chosen when the claim comes back (a member
+    /// that vanished meanwhile is not chosen). Messages go in claim order, which is seq order.
+    func claimForGroups() {
+        guard let node = cluster, !fanout.run.groupMessages.isEmpty else { return }
+        let messages = fanout.run.groupMessages
+        fanout.run.groupMessages.removeAll()
+        let subject = fanout.run.subjectString
+        var names: [String] = []
+        for group in fanout.run.groups where names.last != group.name { names.append(group.name) }
+        for name in names {
+            node.engine.claim(subject: subject, group: name, epoch: fanout.run.clusterEpoch,
+                              first: messages[0].seq, last: messages[messages.count - 1].seq) { [weak self] won in
+                guard won, let self, self.cluster === node else {
+                    if !won { node.groupClaimsLost += 1 }
+                    return
+                }
+                node.groupClaimsWon += 1
+                self.deliverClaimed(messages, subject: subject, group: name)
+            }
+        }
+    }
+
+    /// Hands claimed messages to one member each of `group` on this node, never one that gets the subject
+    /// plainly (it has them already).
+    private func deliverClaimed(_ messages: [(seq: UInt64, payload: [UInt8])], subject: String, group: String) {
+        var groups: [(name: String, members: MulticastGroup<ClientConnection>)] = []
+        index.forEachGroup(of: subject) { name, members in if name == group { groups.append((name, members)) } }
+        guard !groups.isEmpty else { return }
+        index.forEachReceiver(of: subject) { _ in }
+        let plainMark = index.lastMark
+        let marks = BacklogMarks(configuration.limits)
+        var subjectBytes = subject
+        subjectBytes.withUTF8 { subjectBuffer in
+            for message in messages {
+                forEachChosenMember(of: groups, excluding: nil) { member in
+                    guard member.deliveryMark != plainMark else { return }
+                    var push: [UInt8] = []
+                    message.payload.withUnsafeBytes { payload in
+                        Encoder.appendPush(subject: UnsafeRawBufferPointer(subjectBuffer), seq: message.seq,
+                                           payload: payload, maxLine: configuration.limits.maxLine, to: &push)
+                    }
+                    deliver(push, to: member)
+                    stats.delivered += 1
+                    stats.groupDeliveries += 1
+                    let pending = member.pendingBytes
+                    if pending > marks.watchAbove { applyBacklogMarks(marks, to: member, pending: pending) }
+                }
+            }
+        }
     }
 }

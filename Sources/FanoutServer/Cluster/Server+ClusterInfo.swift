@@ -14,6 +14,8 @@ extension Server {
             ("cluster_unavailable", String(node.unavailable)),
             ("cluster_outcome_unknown", String(node.outcomeUnknown)),
             ("cluster_resets", String(node.resets)),
+            ("cluster_group_claims_won", String(node.groupClaimsWon)),
+            ("cluster_group_claims_lost", String(node.groupClaimsLost)),
         ]
         let now = ContinuousClock.now
         for shard in engine.shards {

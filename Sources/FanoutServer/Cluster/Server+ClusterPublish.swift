@@ -38,7 +38,7 @@ extension Server {
         fillReply(reply, ticket: ticket, pending, of: connection)
     }
 
-    private func fillReply(_ reply: [UInt8], ticket: UInt64, _ pending: ClusterNode.PendingReplies,
+    func fillReply(_ reply: [UInt8], ticket: UInt64, _ pending: ClusterNode.PendingReplies,
                            of connection: ClientConnection) {
         guard ticket >= pending.firstTicket else { return }
         let position = Int(ticket - pending.firstTicket)
@@ -113,6 +113,13 @@ extension Server {
             if clusterDefers(line, of: connection, node: node, unlessPublishing: true) { return true }
             guard refusal(of: command, by: connection) == nil else { return clusterDefers(line, of: connection, node: node) }
             clusterPublish(subject: subject, payload: payload, from: connection, node: node)
+            return true
+        case .ask(let subject, let timeout, let maxAnswers, let payload):
+            // Like a PUB: its reply takes a slot among the PUB replies, filled when Redis has put it to the nodes.
+            if clusterDefers(line, of: connection, node: node, unlessPublishing: true) { return true }
+            guard refusal(of: command, by: connection) == nil else { return clusterDefers(line, of: connection, node: node) }
+            clusterAsk(subject: subject, timeoutMilliseconds: timeout, maxAnswers: maxAnswers, payload: payload,
+                       from: connection, node: node)
             return true
         case .resume(let subject, let position):
             if clusterDefers(line, of: connection, node: node) { return true }

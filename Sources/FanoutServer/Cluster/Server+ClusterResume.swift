@@ -46,7 +46,11 @@ extension Server {
         }
         // Messages that arrived before the answer go out before the reply; later ones see the replay job.
         flushClusterRun()
-        if !connection.subscriptions.contains(subject) { addSubscriptions([subject], for: connection) }
+        if !connection.subscriptions.contains(subject) {
+            addSubscriptions([subject], for: connection)
+        } else if connection.groupOfPattern[subject] != nil {
+            changeMode(of: subject, to: nil, for: connection)  // RESUME and LAST subscribe plainly
+        }
         let answer = replay.answer
         connection.send(resumeReply(answer, for: connection))
         // What came while the stream was read follows the replay, ahead of anything later.
@@ -55,8 +59,8 @@ extension Server {
         subjectBytes.withUTF8 { subjectBuffer in
             for delivery in replay.following {
                 delivery.payload.withUnsafeBytes { payload in
-                    Encoder.appendMessage(subject: UnsafeRawBufferPointer(subjectBuffer), seq: delivery.seq,
-                                          payload: payload, to: &following)
+                    Encoder.appendPush(subject: UnsafeRawBufferPointer(subjectBuffer), seq: delivery.seq,
+                                       payload: payload, maxLine: configuration.limits.maxLine, to: &following)
                 }
             }
         }

@@ -148,16 +148,24 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         set { if newValue != nil || extras != nil { madeExtras.binarySubject = newValue } }
     }
 
-    /// Open questions this connection asked.
-    var openAsks: Int {
-        get { extras?.openAsks ?? 0 }
-        set { if newValue != 0 || extras != nil { madeExtras.openAsks = newValue } }
+    /// Numbers of the open questions this connection asked (at most max_asks).
+    var asks: [UInt64] {
+        get { extras?.asks ?? [] }
+        _modify { yield &madeExtras.asks }
     }
+
+    var openAsks: Int { extras?.asks.count ?? 0 }
 
     /// Questions put to this connection, by number (closed ones pruned lazily).
     var questionsPut: [UInt64] {
         get { extras?.questionsPut ?? [] }
         _modify { yield &madeExtras.questionsPut }
+    }
+
+    /// Several nodes: ids of the questions put to this connection through the cluster.
+    var remoteQuestionsPut: [String] {
+        get { extras?.remoteQuestionsPut ?? [] }
+        _modify { yield &madeExtras.remoteQuestionsPut }
     }
 
     /// Unsent output bytes, those waiting behind a replay included.

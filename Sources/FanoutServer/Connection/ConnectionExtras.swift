@@ -26,10 +26,12 @@ final class ConnectionExtras {
     var groupOfPattern: [String: String] = [:]
     /// A BPUB whose header was accepted: its subject, until its payload is read.
     var binarySubject: [UInt8]?
-    /// Open questions this connection asked.
-    var openAsks = 0
+    /// Numbers of the open questions this connection asked (at most max_asks).
+    var asks: [UInt64] = []
     /// Questions put to this connection (their numbers), for its departure; closed ones are pruned lazily.
     var questionsPut: [UInt64] = []
+    /// Several nodes: ids of the questions put to this connection through the cluster.
+    var remoteQuestionsPut: [String] = []
     /// The transport's adapter, for a connection that is not on the line protocol itself.
     var adapter: TransportAdapter?
 }

@@ -37,7 +37,9 @@ extension Server {
             job.end()
         }
         if !connection.heldPublishers.isEmpty { releasePublishers(heldBy: connection) }
-        if connection.openAsks > 0 || !connection.questionsPut.isEmpty { questionsLeft(by: connection) }
+        if connection.openAsks > 0 || !connection.questionsPut.isEmpty || !connection.remoteQuestionsPut.isEmpty {
+            questionsLeft(by: connection)
+        }
         forgetSubscriptions(of: connection)
         connection.authDeadline = nil
         connection.retryDelay = nil

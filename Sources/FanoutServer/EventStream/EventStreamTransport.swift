@@ -19,14 +19,39 @@ final class EventStreamTransport: TransportAdapter {
     override func write(_ lines: UnsafeRawBufferPointer, to connection: ClientConnection) {
         guard let socket = connection.socket else { return }
         session.scratch.removeAll(keepingCapacity: session.scratch.capacity <= 4096)
-        var start = 0
-        while start < lines.count {
-            var end = start
-            while end < lines.count && lines[end] != 0x0A { end += 1 }
-            appendEvent(for: UnsafeRawBufferPointer(rebasing: lines[start..<end]))
-            start = end + 1
+        ServerOutput.forEachUnit(in: lines) { unit in
+            switch unit {
+            case .line(let line):
+                appendEvent(for: line)
+            case .binary(let header, let payload, _):
+                guard let message = BinaryHeader(header) else { return }
+                if let index = session.subjects.firstIndex(of: message.subject) { session.positions[index] = message.seq }
+                if let id = session.eventID { session.scratch.append(contentsOf: "id: \(id)\n".utf8) }
+                session.scratch.append(contentsOf: Self.binaryEvent(subject: JSONText.quoted(message.subject),
+                                                                    seq: message.seq, payload: payload).utf8)
+            }
         }
         socket.write(session.scratch)
+    }
+
+    /// A message whose payload a line cannot carry: its bytes in base64, as `payload_base64`.
+    static func binaryEvent(subject quotedSubject: String, seq: UInt64, payload: UnsafeRawBufferPointer) -> String {
+        "data: {\"subject\":\(quotedSubject),\"seq\":\(seq),\"payload_base64\":\"\(Base64.encode(Array(payload)))\"}\n\n"
+    }
+
+    /// The subject and seq of a `BMSG <subject> <seq> <length>` header.
+    struct BinaryHeader {
+        let subject: String
+        let seq: UInt64
+
+        init?(_ header: UnsafeRawBufferPointer) {
+            let words = header.split(separator: UInt8(ascii: " "))
+            guard words.count == 4, let seq = DecimalDigits.parse(UnsafeRawBufferPointer(rebasing: words[2])) else {
+                return nil
+            }
+            subject = String(decoding: words[1], as: UTF8.self)
+            self.seq = seq
+        }
     }
 
     /// The farewell as an `error` event.
@@ -96,12 +121,15 @@ final class EventStreamTransport: TransportAdapter {
         framing.eventBodies.removeAll(keepingCapacity: framing.eventBodies.capacity <= 1 << 20)
         framing.events.removeAll(keepingCapacity: true)
         let quotedSubject = JSONText.quoted(framing.subject)
-        var start = 0
-        while start < lines.count {
-            var end = start
-            while end < lines.count && lines[end] != 0x0A { end += 1 }
-            let line = UnsafeRawBufferPointer(rebasing: lines[start..<end])
+        ServerOutput.forEachUnit(in: lines) { unit in
             let bodyStart = framing.eventBodies.count
+            guard case .line(let line) = unit else {
+                guard case .binary(let header, let payload, _) = unit, let message = BinaryHeader(header) else { return }
+                framing.eventBodies.append(contentsOf: binaryEvent(subject: quotedSubject, seq: message.seq,
+                                                                   payload: payload).utf8)
+                framing.events.append(.init(body: bodyStart..<framing.eventBodies.count, seq: message.seq, isMessage: true))
+                return
+            }
             if let message = MessageLine(line) {
                 let payload = JSONText.quoted(String(decoding: message.payload, as: UTF8.self))
                 framing.eventBodies.append(contentsOf: "data: {\"subject\":\(quotedSubject),\"seq\":".utf8)
@@ -112,7 +140,6 @@ final class EventStreamTransport: TransportAdapter {
                 framing.eventBodies.append(contentsOf: Self.resetEvent(subject: subject, epoch: epoch, seq: seq, missed: missed).utf8)
                 framing.events.append(.init(body: bodyStart..<framing.eventBodies.count, seq: seq, isMessage: false))
             }
-            start = end + 1
         }
     }
 

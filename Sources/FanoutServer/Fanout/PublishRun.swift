@@ -48,6 +48,9 @@ struct PublishRun {
     /// What the run's messages queue to the group members chosen for them, flushed after `bytes`.
     var groupDeliveries: [GroupDelivery] = []
     var groupDeliverySlots: [ObjectIdentifier: Int] = [:]
+    /// A delivered run's messages waiting for this node's claim for its groups (several nodes), and their epoch.
+    var groupMessages: [(seq: UInt64, payload: [UInt8])] = []
+    var clusterEpoch = ""
     /// The publisher's `+OK <receivers>` replies to the run's PUBs, written in one piece ahead of the run's
     /// lines: a write per reply cost a third of a publish without subscribers.
     var replies: [UInt8] = []
@@ -115,6 +118,7 @@ struct PublishRun {
         if !groups.isEmpty { groups.removeAll() }
         if !waiting.isEmpty { waiting.removeAll(keepingCapacity: true) }
         if !adaptedReceivers.isEmpty { adaptedReceivers.removeAll(keepingCapacity: true) }
+        if !groupMessages.isEmpty { groupMessages.removeAll() }
         bytes.removeAll(keepingCapacity: true)
         position = nil
         retains = false

@@ -67,6 +67,7 @@ extension Server {
         guard fanout.run.isOpen, !fanout.isFlushing else { return }
         flushRunReplies()
         flushRunBytes()
+        if !fanout.run.groupMessages.isEmpty { claimForGroups() }
         let subject = fanout.run.subjectString
         if let position = fanout.run.position {
             engine.closeRun(subject: subject, at: position, lastSeq: fanout.run.seq)

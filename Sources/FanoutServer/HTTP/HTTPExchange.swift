@@ -42,9 +42,9 @@ final class HTTPExchange: BufferedSocketDelegate {
                     finish(HTTPResponse(status: status, text: reason + "\n"))
                     return chunk.count
                 case .complete(let parsed, let consumed):
-                    if parsed.contentLength > server.configuration.limits.maxLine {
+                    if parsed.contentLength > server.configuration.limits.maxPayload {
                         finish(.json(status: 413, Server.errorJSON(code: "too-long",
-                            "body exceeds max_line=\(server.configuration.limits.maxLine) bytes")))
+                            "body exceeds max_payload=\(server.configuration.limits.maxPayload) bytes")))
                         return chunk.count
                     }
                     head = parsed

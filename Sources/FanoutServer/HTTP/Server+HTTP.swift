@@ -64,6 +64,7 @@ extension Server {
                       subjectCount: index.storedPatternCount,
                       pendingBytes: connections.values.reduce(0) { $0 + $1.pendingBytes })
         metrics?.sync(memoryDrops: memory.backlogWatch.drops, history: engine.historyFigures)
+        metrics?.sync(groups: index.groupSetCount, openQuestions: questions.byNumber.count)
         return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
                             body: metricsExposition?() ?? [])
     }

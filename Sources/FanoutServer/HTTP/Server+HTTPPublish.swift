@@ -7,7 +7,8 @@ extension Server {
     /// limits, numbering and fan-out are exactly the protocol's. Answers `{"receivers":n,"seq":s}`, or the
     /// protocol's error code in JSON with 400, 401, 403, 413 or 503.
     ///
-    /// Cost: one PUB (the body is at most max_line bytes, checked before it is read).
+    /// Any bytes up to max_payload (checked before the body is read): a body a line can carry is executed as
+    /// `PUB`, any other as `BPUB` with the body as its bytes. Cost: one publish.
     func publishOverHTTP(_ head: HTTPRequestHead, body: [UInt8], exchange: HTTPExchange) {
         guard head.method == "POST" else {
             return exchange.finish(HTTPResponse(status: 405, headers: [("Allow", "POST")], body: Array("use POST\n".utf8)))
@@ -16,12 +17,9 @@ extension Server {
         if lifecycle.isShuttingDown {
             return exchange.finish(HTTPRefusal(status: 503, code: "shutting-down", "server is shutting down").response)
         }
-        // The payload is the rest of one protocol line: no LF in it, and a subject is one word.
-        if subject.isEmpty || subject.contains(" ") {
+        // A subject is one word.
+        if subject.isEmpty || subject.contains(" ") || subject.contains("\t") {
             return exchange.finish(HTTPRefusal(status: 400, code: "bad-subject", "the path names one subject: /publish/<subject>").response)
-        }
-        if body.contains(0x0A) || body.last == 0x0D {
-            return exchange.finish(HTTPRefusal(status: 400, code: "syntax", "the payload is one line: no LF, no trailing CR").response)
         }
         let grant: SharedPermissions
         switch httpGrant(token: Self.bearerToken(head), peerHost: exchange.peer.host) {
@@ -44,10 +42,14 @@ extension Server {
             self.answerPublish(reply, seq: seq, exchange: exchange)
         }
         publisher.adapter = request
-        if line.count > configuration.limits.maxLine {
-            lineTooLong(from: publisher)
-        } else {
+        if line.count <= configuration.limits.maxLine && !body.contains(0x0A) && body.last != 0x0D {
             line.withUnsafeBytes { execute($0, from: publisher) }
+        } else {
+            // Any other body goes as BPUB: the header, then the bytes, on the same path as a client's.
+            let header = Array("BPUB \(subject) \(body.count)".utf8)
+            if case .readPayload = header.withUnsafeBytes({ execute($0, from: publisher) }) {
+                body.withUnsafeBytes { publishBinary($0, from: publisher) }
+            }
         }
         seq = cluster == nil ? fanout.run.seq : nil
         finishRuns()

@@ -33,7 +33,8 @@ extension Server {
                 continue
             }
             work.replayScratch.removeAll(keepingCapacity: true)
-            let more = stream.encode(into: &work.replayScratch, limit: PublishRun.flushBytes)
+            let more = stream.encode(into: &work.replayScratch, limit: PublishRun.flushBytes,
+                                         maxLine: configuration.limits.maxLine)
             job.connection.send(work.replayScratch)
             let pending = job.connection.pendingBytes
             if pending > BacklogWatch.mark { watchBacklog(of: job.connection) }

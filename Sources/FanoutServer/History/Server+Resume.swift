@@ -8,7 +8,11 @@ import FanoutProtocol
 extension Server {
     func resume(_ connection: ClientConnection, subject: String, kind: ReplayRequest.Kind) {
         guard mayResume(connection, subject: subject) else { return }
-        if !connection.subscriptions.contains(subject) { addSubscriptions([subject], for: connection) }
+        if !connection.subscriptions.contains(subject) {
+            addSubscriptions([subject], for: connection)
+        } else if connection.groupOfPattern[subject] != nil {
+            changeMode(of: subject, to: nil, for: connection)  // RESUME and LAST subscribe plainly
+        }
         // The reply and the replay together stay within the connection's output limit: what does not fit is
         // left out (oldest first) and counted as missed, never turned into a slow-consumer drop.
         let replyRoom = 96 + subject.utf8.count

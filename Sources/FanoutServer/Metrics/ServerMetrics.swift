@@ -22,6 +22,12 @@ final class ServerMetrics {
     private let historyMessages = Gauge(label: "fanout_history_messages")
     private let historyBytes = Gauge(label: "fanout_history_bytes")
     private let historyEvicted = Counter(label: "fanout_history_evicted_total")
+    private let groups = Gauge(label: "fanout_groups")
+    private let openQuestions = Gauge(label: "fanout_open_questions")
+    private let groupDeliveries = Counter(label: "fanout_group_deliveries_total")
+    private let questions = Counter(label: "fanout_questions_total")
+    private let answers = Counter(label: "fanout_answers_total")
+    private let askTimeouts = Counter(label: "fanout_ask_timeouts_total")
     private var reportedMemoryDrops: UInt64 = 0
     private var reportedHistoryEvicted: UInt64 = 0
     /// From a message being queued to a connection until that connection's output has been written out.
@@ -40,7 +46,17 @@ final class ServerMetrics {
         slowConsumers.increment(by: Int64(stats.slowConsumers - reported.slowConsumers))
         limitRefusals.increment(by: Int64(stats.limitRefusals - reported.limitRefusals))
         replayed.increment(by: Int64(stats.replayed - reported.replayed))
+        groupDeliveries.increment(by: Int64(stats.groupDeliveries - reported.groupDeliveries))
+        questions.increment(by: Int64(stats.questions - reported.questions))
+        answers.increment(by: Int64(stats.answers - reported.answers))
+        askTimeouts.increment(by: Int64(stats.askTimeouts - reported.askTimeouts))
         reported = stats
+    }
+
+    /// Groups and open questions, as INFO shows them.
+    func sync(groups groupCount: Int, openQuestions open: Int) {
+        groups.record(groupCount)
+        openQuestions.record(open)
     }
 
     /// The memory bound's drops and the engine's history, beside the counters above.

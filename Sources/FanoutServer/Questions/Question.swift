@@ -12,17 +12,24 @@ final class Question {
     /// Connection id → whether it answered, for each connection the question was put to and that has not
     /// vanished.
     var pending: [UInt64: Bool]
-    let asked: Int
+    private(set) var asked: Int
     let maxAnswers: UInt64
     var answered = 0
     var gone = 0
+    /// Several nodes: how many nodes the question reached (nil until Redis says), and how many have said how
+    /// many connections they asked. A standalone question waits for no report.
+    var nodesReached: Int?
+    private(set) var reports = 0
+    let isClustered: Bool
     /// Closes the question at its timeout: a libevent timer, kept in libevent's min-heap of timeouts.
     var deadline: LoopTimer?
 
-    init(number: UInt64, id: String, asker: ClientConnection, askedIDs: [UInt64], maxAnswers: UInt64) {
+    init(number: UInt64, id: String, asker: ClientConnection, askedIDs: [UInt64], maxAnswers: UInt64,
+         isClustered: Bool = false) {
         self.number = number
         self.id = id
         self.asker = asker
+        self.isClustered = isClustered
         self.asked = askedIDs.count
         self.maxAnswers = maxAnswers
         var pending = [UInt64: Bool](minimumCapacity: askedIDs.count)
@@ -32,11 +39,33 @@ final class Question {
 
     /// Every asked connection answered or vanished, or the cap of answers is reached.
     var isComplete: Bool {
-        answered + gone >= asked || (maxAnswers > 0 && UInt64(answered) >= maxAnswers)
+        if maxAnswers > 0 && UInt64(answered) >= maxAnswers { return true }
+        if isClustered, nodesReached.map({ reports < $0 }) ?? true { return false }
+        return answered + gone >= asked
+    }
+
+    /// A node said how many of its connections it asked.
+    func report(asked count: Int) {
+        reports += 1
+        asked += count
     }
 
     /// Bytes a question holds, for the memory bound: the object, its timer and its table of asked connections.
     var estimatedBytes: Int { 256 + asked * 24 }
+}
+
+/// A question another node (or this one, on several nodes) put to this node's connections: whom it asked,
+/// so that an answer or a departure is told to the node that asked.
+final class RemoteQuestion {
+    let origin: String
+    /// Connection id → whether it answered.
+    var pending: [UInt64: Bool] = [:]
+    /// Forgets the question at its timeout.
+    var expiry: LoopTimer?
+
+    init(origin: String) {
+        self.origin = origin
+    }
 }
 
 /// The server's open questions, by number; ids are `<prefix>.<number>`, where the prefix is new each time the
@@ -47,6 +76,8 @@ final class Question {
 /// libevent's min-heap.
 struct QuestionTable {
     var byNumber: [UInt64: Question] = [:]
+    /// Several nodes: the questions put to this node's connections, by id, until their timeout.
+    var remote: [String: RemoteQuestion] = [:]
     private(set) var lastNumber: UInt64 = 0
     /// Bytes the open questions hold, counted by max_memory.
     var bytes = 0

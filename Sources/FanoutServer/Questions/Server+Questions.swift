@@ -9,15 +9,8 @@ extension Server {
     func ask(subject: UnsafeRawBufferPointer, timeoutMilliseconds: UInt64, maxAnswers: UInt64,
              payload: UnsafeRawBufferPointer, from asker: ClientConnection) {
         let limits = configuration.limits
-        if timeoutMilliseconds > UInt64(limits.maxAskTimeoutMilliseconds) {
-            return refuseAsk("timeout \(timeoutMilliseconds) ms exceeds max_ask_timeout=\(limits.maxAskTimeoutMilliseconds)",
-                             to: asker)
-        }
-        if asker.openAsks >= limits.maxAsks {
-            return refuseAsk("max_asks=\(limits.maxAsks) questions already open on this connection", to: asker)
-        }
-        if questions.byNumber.count >= limits.maxOpenQuestions {
-            return refuseAsk("max_open_questions=\(limits.maxOpenQuestions) open on the server", to: asker)
+        if let refusal = askRefusal(timeoutMilliseconds: timeoutMilliseconds, asker: asker) {
+            return refuseAsk(refusal, to: asker)
         }
         let subjectString = String(decoding: subject, as: UTF8.self)
         let receivers = questionReceivers(of: subjectString, asker: asker)
@@ -52,7 +45,7 @@ extension Server {
         }
         questions.byNumber[number] = question
         questions.bytes += question.estimatedBytes
-        asker.openAsks += 1
+        asker.asks.append(number)
         if question.isComplete { return closeQuestion(question) }
         let deadline = LoopTimer(loop: loop) { [unowned self, unowned question] in
             self.stats.askTimeouts += 1
@@ -60,6 +53,19 @@ extension Server {
         }
         deadline.schedule(after: .milliseconds(Int64(timeoutMilliseconds)))
         question.deadline = deadline
+    }
+
+    /// Why an ASK is refused with `-ERR limit`, or nil: its timeout, the asker's open questions, the server's.
+    func askRefusal(timeoutMilliseconds: UInt64, asker: ClientConnection) -> String? {
+        let limits = configuration.limits
+        if timeoutMilliseconds > UInt64(limits.maxAskTimeoutMilliseconds) {
+            return "timeout \(timeoutMilliseconds) ms exceeds max_ask_timeout=\(limits.maxAskTimeoutMilliseconds)"
+        }
+        if asker.openAsks >= limits.maxAsks { return "max_asks=\(limits.maxAsks) questions already open on this connection" }
+        if questions.byNumber.count >= limits.maxOpenQuestions {
+            return "max_open_questions=\(limits.maxOpenQuestions) open on the server"
+        }
+        return nil
     }
 
     /// The connections a question goes to: every live plain receiver and one member of each group, chosen as
@@ -90,6 +96,7 @@ extension Server {
     /// `ANSWER <id> <payload>`: `+OK 1` when taken (and pushed to the asker), `+OK 0` when the question is
     /// closed, was not put to this connection, or was answered by it already.
     func answer(id: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, from responder: ClientConnection) {
+        if cluster != nil { return clusterAnswer(id: id, payload: payload, from: responder) }
         guard let number = questions.number(of: id), let question = questions.byNumber[number],
               question.pending[responder.id] == false else {
             responder.send(Encoder.ok("0"))
@@ -112,14 +119,15 @@ extension Server {
     }
 
     /// Closes a question once: the asker gets its `DONE` (after every `ANSWER` push, which went before it).
-    func closeQuestion(_ question: Question) {
+    /// `quietly`: no DONE (the ASK was answered with an error). O(max_asks) for the asker's list.
+    func closeQuestion(_ question: Question, quietly: Bool = false) {
         guard questions.byNumber.removeValue(forKey: question.number) != nil else { return }
         questions.bytes -= question.estimatedBytes
         question.deadline?.cancel()
         question.deadline = nil
         guard let asker = question.asker else { return }
-        asker.openAsks -= 1
-        guard asker.socket != nil else { return }
+        if let slot = asker.asks.firstIndex(of: question.number) { asker.asks.remove(at: slot) }
+        guard asker.socket != nil, !quietly else { return }
         deliver(Array(Encoder.done(id: question.id, asked: question.asked, answered: question.answered,
                                    gone: question.gone).utf8), to: asker)
     }
@@ -127,11 +135,12 @@ extension Server {
     /// A departing connection: the questions it asked close (later answers get `+OK 0`), and it counts as
     /// gone in the questions put to it that it had not answered, so no one waits for it.
     func questionsLeft(by connection: ClientConnection) {
-        if connection.openAsks > 0 {
-            let asked = questions.byNumber.values.filter { $0.asker === connection || $0.asker == nil }
-            for question in asked { closeQuestion(question) }
-            connection.openAsks = 0
+        // O(its open questions, at most max_asks).
+        for number in connection.asks {
+            if let question = questions.byNumber[number] { closeQuestion(question) }
         }
+        connection.asks = []
+        if !connection.remoteQuestionsPut.isEmpty { clusterQuestionsLeft(by: connection) }
         let put = connection.questionsPut
         connection.questionsPut = []
         for number in put {
@@ -144,7 +153,7 @@ extension Server {
 
     /// Remembers that a question was put to `receiver`, pruning closed ones as the list doubles: O(1) amortised,
     /// and the list stays within twice the questions open on it.
-    private func notePut(_ number: UInt64, to receiver: ClientConnection) {
+    func notePut(_ number: UInt64, to receiver: ClientConnection) {
         let count = receiver.questionsPut.count
         if count >= 16 && count & (count - 1) == 0 {
             receiver.questionsPut.removeAll { questions.byNumber[$0] == nil }
@@ -152,7 +161,7 @@ extension Server {
         receiver.questionsPut.append(number)
     }
 
-    private func refuseAsk(_ text: String, to asker: ClientConnection) {
+    func refuseAsk(_ text: String, to asker: ClientConnection) {
         stats.limitRefusals += 1
         asker.send(ProtocolError(.limit, text).line)
     }

@@ -1,5 +1,9 @@
 import FanoutEventLoop
 import FanoutHTTP
+import FanoutProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The WebSocket transport (RFC 6455 over the HTTP listener): frames in, protocol lines out of each text
 /// message; lines out, one text frame each. Everything else (commands, limits, backpressure, slow consumers)
@@ -13,9 +17,11 @@ final class WebSocketTransport: TransportAdapter {
     /// How the client ended the connection, or how its framing failed: acted on after the read.
     private var ending: DisconnectReason?
 
-    init(maxLine: Int) {
+    init(maxLine: Int, maxPayload: Int) {
         // A message is one or more lines; a line of max_line bytes may come with its CRLF.
         decoder = WebSocketDecoder(maxMessage: maxLine + 2)
+        // A binary message is one BPUB: its header line, its bytes and their line end.
+        decoder.maxBinaryMessage = maxLine + 2 + maxPayload + 2
     }
 
     /// Each text message's lines go to the dispatch in order, pings are answered, a close is answered and ends
@@ -39,6 +45,10 @@ final class WebSocketTransport: TransportAdapter {
                     }
                     turn.lines &+= 1
                 }
+            case .binary(let message):
+                guard connection.gate.isOpen else { break }
+                Self.executeBinary(message, from: connection)
+                turn.lines &+= 1
             case .ping(let payload):
                 var frame: [UInt8] = []
                 WebSocketEncoder.appendFrame(.pong, payload: payload, to: &frame)
@@ -70,7 +80,7 @@ final class WebSocketTransport: TransportAdapter {
     override func write(_ lines: UnsafeRawBufferPointer, to connection: ClientConnection) {
         guard let socket = connection.socket, !closeSent else { return }
         scratch.removeAll(keepingCapacity: scratch.capacity <= 4096)
-        WebSocketEncoder.appendTextFrames(lines: lines, to: &scratch)
+        Self.appendFrames(pushes: lines, to: &scratch)
         socket.write(scratch)
     }
 
@@ -82,7 +92,7 @@ final class WebSocketTransport: TransportAdapter {
         if !framing.webSocketFramed {
             framing.webSocketFramed = true
             framing.webSocketFrames.removeAll(keepingCapacity: true)
-            WebSocketEncoder.appendTextFrames(lines: lines, to: &framing.webSocketFrames)
+            Self.appendFrames(pushes: lines, to: &framing.webSocketFrames)
         }
         RunFraming.write(framing.webSocketFrames, receivers: framing.receivers, sharedAs: &framing.sharedFrames,
                          to: socket)
@@ -112,6 +122,45 @@ final class WebSocketTransport: TransportAdapter {
         guard let socket = connection.socket, !closeSent else { return }
         socket.write(WebSocketEncoder.closeFrame(code: code, reason: reason))
         closeSent = true
+    }
+
+    /// Frames server output: a text frame per line, and a binary frame per `BMSG` push (header, LF, bytes, LF),
+    /// since its bytes may hold anything.
+    static func appendFrames(pushes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        ServerOutput.forEachUnit(in: pushes) { unit in
+            switch unit {
+            case .line(let line): WebSocketEncoder.appendFrame(.text, payload: line, to: &out)
+            case .binary(_, _, let whole): WebSocketEncoder.appendFrame(.binary, payload: whole, to: &out)
+            }
+        }
+    }
+
+    /// A binary message is one `BPUB` command whole: its header line, the announced bytes, LF or CRLF. The
+    /// header goes through the dispatch as any line; an accepted one publishes the bytes. A message whose bytes
+    /// do not match its header is `-ERR syntax`; the WebSocket's own framing is intact, so it stays open.
+    static func executeBinary(_ message: UnsafeRawBufferPointer, from connection: ClientConnection) {
+        let server = connection.server
+        guard let base = message.baseAddress,
+              let newline = memchr(base, 0x0A, message.count).map({ base.distance(to: UnsafeRawPointer($0)) }) else {
+            return server.execute(message, from: connection) == .goOn ? () : refuseBinary(connection)
+        }
+        var headerEnd = newline
+        if headerEnd > 0 && message[headerEnd - 1] == 0x0D { headerEnd -= 1 }
+        let next = server.execute(UnsafeRawBufferPointer(start: base, count: headerEnd), from: connection)
+        guard case .readPayload(let length) = next else { return }
+        // The bytes, then LF or CRLF (a missing line end at the frame's end is forgiven: the frame delimits).
+        let start = newline + 1
+        let rest = message.count - start
+        let ending = UnsafeRawBufferPointer(rebasing: message[min(message.count, start + length)...])
+        let endsWell = rest >= length && (ending.isEmpty || ending.elementsEqual([0x0A]) || ending.elementsEqual([0x0D, 0x0A]))
+        guard endsWell else { return refuseBinary(connection) }
+        server.publishBinary(UnsafeRawBufferPointer(start: base + start, count: length), from: connection)
+    }
+
+    private static func refuseBinary(_ connection: ClientConnection) {
+        connection.binarySubject = nil
+        connection.server.closeRun()
+        connection.send(ProtocolError(.syntax, "a binary message must be one BPUB: header, LF, its bytes, LF").line)
     }
 
     /// Calls `body` with each line of a text message (LF-separated; CR before LF and a last LF dropped).

@@ -98,9 +98,13 @@ async def roundtrip(http, tcp):
 
 async def close_codes(http, tcp):
     url = f"ws://127.0.0.1:{http}/ws"
+    # A binary frame is one BPUB (1.2): anything else in one is answered, and the connection stays.
     ws = await greeted(url)
     await ws.send(b"\x00\x01", text=False)
-    await closed_with(ws, 1003)
+    expect((await recv(ws)).startswith("-ERR "), "a binary frame that is no command")
+    await ws.send(b"BPUB a 3\nabcd", text=False)
+    expect((await recv(ws)).startswith("-ERR syntax"), "a binary frame whose bytes do not match its header")
+    await ws.close()
     ws = await greeted(url)
     await ws.send(b"PING \xc3\x28", text=True)
     await closed_with(ws, 1007)
@@ -330,6 +334,33 @@ async def delivered(http, tcp):
     writer.close()
 
 
+async def binary(http, tcp):
+    """1.2's any bytes: a BPUB as one binary frame reaches a WebSocket subscriber as one binary frame holding the
+    BMSG push whole and a TCP subscriber as BMSG; a payload a line can carry arrives as a text MSG frame."""
+    sub = await greeted(f"ws://127.0.0.1:{http}/ws")
+    await sub.send("SUB bin.>")
+    expect(await recv(sub) == "+OK 1", "SUB's reply")
+    reader, writer = await tcp_client(tcp)
+    writer.write(b"SUB bin.>\n")
+    expect(await tcp_line(reader) == "+OK 1", "TCP SUB's reply")
+    pub = await greeted(f"ws://127.0.0.1:{http}/ws")
+    payload = b"line one\nline\x00two\r\n\xff"
+    await pub.send(b"BPUB bin.x %d\n" % len(payload) + payload + b"\n", text=False)
+    expect(await recv(pub) == "+OK 2", "BPUB's reply")
+    frame = await asyncio.wait_for(sub.recv(), TIMEOUT)
+    expect(frame == b"BMSG bin.x 1 %d\n" % len(payload) + payload + b"\n", f"one binary frame: {frame!r}")
+    header = await tcp_line(reader)
+    expect(header == f"BMSG bin.x 1 {len(payload)}", f"TCP header: {header!r}")
+    body = await asyncio.wait_for(reader.readexactly(len(payload) + 1), TIMEOUT)
+    expect(body == payload + b"\n", "TCP bytes")
+    await pub.send(b"BPUB bin.y 5\nplain\n", text=False)
+    expect(await recv(pub) == "+OK 2", "second BPUB's reply")
+    expect(await recv(sub) == "MSG bin.y 1 plain", "a line payload as text")
+    await pub.close()
+    await sub.close()
+    writer.close()
+
+
 async def reset(http, tcp):
     """On a clustered node whose shard restarted without its data (the test restarts it): a RESET line reaches a
     WebSocket subscriber as a text frame, right before the new numbering's first message."""
@@ -376,7 +407,7 @@ async def mixed_run(http, tcp):
     stream_writer.close()
 
 
-CHECKS = {f.__name__.replace("_", "-"): f for f in [roundtrip, close_codes, bad_handshakes, allowed_origin, auth, shutdown,
+CHECKS = {f.__name__.replace("_", "-"): f for f in [roundtrip, binary, close_codes, bad_handshakes, allowed_origin, auth, shutdown,
                                                     slow_consumer, delivered, reset, mixed_run]}
 
 if __name__ == "__main__":

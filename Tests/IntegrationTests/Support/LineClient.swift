@@ -111,6 +111,16 @@ final class LineClient: @unchecked Sendable {
         }
     }
 
+    /// Reads exactly `count` bytes (a BMSG payload and what follows). Throws on timeout or EOF.
+    func readBytes(_ count: Int) throws -> [UInt8] {
+        while buffer.count - start < count {
+            guard try fill() else { throw TestFailure("connection closed") }
+        }
+        let bytes = Array(buffer[start..<start + count])
+        start += count
+        return bytes
+    }
+
     /// Reads more bytes into the buffer; false at EOF.
     private func fill() throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)

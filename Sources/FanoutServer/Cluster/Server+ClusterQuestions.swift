@@ -1,0 +1,176 @@
+import FanoutEventLoop
+import FanoutMulticast
+import FanoutProtocol
+import FanoutRedisEngine
+
+/// Questions on several nodes (1.2): the asking node puts the question to every node through Redis
+/// (`RedisEngine+Questions.swift`); each node asks its own receivers (one member per group cluster-wide,
+/// by claim) and tells the asking node how many it asked, each answer, and each asked connection that
+/// vanished unanswered. The asking node closes the question as a standalone server does, once every node it
+/// reached has reported: `DONE`'s counts add up across nodes.
+extension Server {
+    /// ASK on a clustered node: the reply (`+OK <id> <nodes>`) takes its place among the connection's pending
+    /// replies and is filled when Redis has put the question to the nodes.
+    func clusterAsk(subject: UnsafeRawBufferPointer, timeoutMilliseconds: UInt64, maxAnswers: UInt64,
+                    payload: UnsafeRawBufferPointer, from asker: ClientConnection, node: ClusterNode) {
+        if let refusal = askRefusal(timeoutMilliseconds: timeoutMilliseconds, asker: asker) {
+            if !clusterQueues(ProtocolError(.limit, refusal).line, for: asker, node: node) { refuseAsk(refusal, to: asker) }
+            return
+        }
+        let number = questions.nextNumber()
+        let id = questions.id(of: number)
+        stats.questions += 1
+        let question = Question(number: number, id: id, asker: asker, askedIDs: [], maxAnswers: maxAnswers,
+                                isClustered: true)
+        questions.byNumber[number] = question
+        questions.bytes += question.estimatedBytes
+        asker.asks.append(number)
+        let deadline = LoopTimer(loop: loop) { [unowned self, unowned question] in
+            self.stats.askTimeouts += 1
+            self.closeQuestion(question)
+        }
+        deadline.schedule(after: .milliseconds(Int64(timeoutMilliseconds)))
+        question.deadline = deadline
+        let pending = node.replies(of: asker, server: self)
+        let ticket = pending.firstTicket + UInt64(pending.slots.count)
+        pending.slots.append(nil)
+        node.engine.ask(id: id, askerConnection: asker.id, timeoutMilliseconds: timeoutMilliseconds,
+                        subject: String(decoding: subject, as: UTF8.self), payload: payload) { [weak self, weak pending] result in
+            guard let self, let pending, let connection = pending.connection, connection.socket != nil else { return }
+            switch result {
+            case .success(let nodes):
+                question.nodesReached = Int(nodes)
+                self.fillReply(Array(Encoder.ok("\(id) \(nodes)").utf8), ticket: ticket, pending, of: connection)
+                if question.isComplete { self.closeQuestion(question) }
+            case .failure(let failure):
+                node.unavailable += 1
+                self.fillReply(Array(ProtocolError(.unavailable, failure.description).line.utf8), ticket: ticket, pending,
+                               of: connection)
+                // Nobody was asked: the question closes quietly, with no DONE after an error.
+                self.closeQuestion(question, quietly: true)
+            }
+        }
+    }
+
+    /// What Redis brought about questions.
+    func clusterQuestionEvent(_ event: RedisEngine.QuestionEvent) {
+        guard let node = cluster else { return }
+        switch event {
+        case .asked(let id, let origin, let askerConnection, let timeout, let subject, let payload):
+            putRemoteQuestion(id: id, origin: origin, askerConnection: origin == node.engine.nodeID ? askerConnection : nil,
+                              timeoutMilliseconds: timeout, subject: subject, payload: payload, node: node)
+        case .report(let id, let asked):
+            guard let question = openQuestion(id) else { return }
+            question.report(asked: asked)
+            if question.isComplete { closeQuestion(question) }
+        case .answer(let id, let responder, let payload):
+            guard let question = openQuestion(id) else { return }
+            question.answered += 1
+            stats.answers += 1
+            if let asker = question.asker, asker.socket != nil {
+                var push: [UInt8] = []
+                payload.withUnsafeBytes { Encoder.appendAnswer(id: id, responder: responder, payload: $0, to: &push) }
+                deliver(push, to: asker)
+                let marks = BacklogMarks(configuration.limits)
+                let pendingBytes = asker.pendingBytes
+                if pendingBytes > marks.watchAbove { applyBacklogMarks(marks, to: asker, pending: pendingBytes) }
+            }
+            if question.isComplete { closeQuestion(question) }
+        case .gone(let id, let count):
+            guard let question = openQuestion(id) else { return }
+            question.gone += count
+            if question.isComplete { closeQuestion(question) }
+        }
+    }
+
+    private func openQuestion(_ id: String) -> Question? {
+        var id = id
+        return id.withUTF8 { bytes in questions.number(of: UnsafeRawBufferPointer(bytes)) }.flatMap { questions.byNumber[$0] }
+    }
+
+    /// Asks this node's receivers of a question put through the cluster: its plain receivers at once, and
+    /// for each group with a member here, one member if this node's claim for the group wins. Then tells the
+    /// asking node how many it asked.
+    private func putRemoteQuestion(id: String, origin: String, askerConnection: UInt64?, timeoutMilliseconds: UInt64,
+                                   subject: String, payload: [UInt8], node: ClusterNode) {
+        let asker = askerConnection.flatMap { connections[$0] }
+        let remote = RemoteQuestion(origin: origin)
+        var push: [UInt8] = []
+        var subjectBytes = subject
+        subjectBytes.withUTF8 { subjectBuffer in
+            payload.withUnsafeBytes { Encoder.appendQuestion(subject: UnsafeRawBufferPointer(subjectBuffer), id: id, payload: $0, to: &push) }
+        }
+        var asked = 0
+        let withholds = auth.anyUserWithholds
+        func put(to receiver: ClientConnection) {
+            guard receiver.socket != nil, remote.pending[receiver.id] == nil else { return }
+            if withholds && receiver.permissions?.withholds(subject) == true { return }
+            remote.pending[receiver.id] = false
+            // Pruned of expired and answered questions as it doubles: O(1) amortised, bounded by what is open.
+            let count = receiver.remoteQuestionsPut.count
+            if count >= 16 && count & (count - 1) == 0 {
+                receiver.remoteQuestionsPut.removeAll { self.questions.remote[$0]?.pending[receiver.id] != false }
+            }
+            receiver.remoteQuestionsPut.append(id)
+            deliver(push, to: receiver)
+            asked += 1
+        }
+        index.forEachReceiver(of: subject) { connection in
+            if connection !== asker { put(to: connection) }
+        }
+        var groupNames: [String] = []
+        index.forEachGroup(of: subject) { name, _ in if !groupNames.contains(name) { groupNames.append(name) } }
+        questions.remote[id] = remote
+        let expiry = LoopTimer(loop: loop) { [unowned self] in self.questions.remote[id] = nil }
+        expiry.schedule(after: .milliseconds(Int64(timeoutMilliseconds) + 1000))
+        remote.expiry = expiry
+        var claimsLeft = groupNames.count
+        let report = { [unowned self] in
+            node.engine.tellOrigin(origin, Array("R \(id) \(asked)".utf8))
+            _ = self
+        }
+        guard claimsLeft > 0 else { return report() }
+        for name in groupNames {
+            node.engine.claimQuestion(id: id, group: name, timeoutMilliseconds: timeoutMilliseconds) { [weak self] won in
+                defer {
+                    claimsLeft -= 1
+                    if claimsLeft == 0 { report() }
+                }
+                guard won, let self, self.cluster === node else { return }
+                var groups: [(name: String, members: MulticastGroup<ClientConnection>)] = []
+                self.index.forEachGroup(of: subject) { groupName, members in
+                    if groupName == name { groups.append((groupName, members)) }
+                }
+                self.forEachChosenMember(of: groups, excluding: asker) { member in put(to: member) }
+            }
+        }
+    }
+
+    /// ANSWER on a clustered node: taken when the question was put to this connection through the cluster
+    /// and it has not answered; then sent to the asking node.
+    func clusterAnswer(id: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, from responder: ClientConnection) {
+        let key = String(decoding: id, as: UTF8.self)
+        guard let node = cluster, let remote = questions.remote[key], remote.pending[responder.id] == false else {
+            responder.send(Encoder.ok("0"))
+            return
+        }
+        remote.pending[responder.id] = true
+        responder.send(Encoder.ok("1"))
+        var message = Array("A \(key) \(node.engine.nodeID)/\(responder.id) ".utf8)
+        message.append(contentsOf: payload)
+        node.engine.tellOrigin(remote.origin, message)
+    }
+
+    /// A departing connection on a clustered node: each question put to it through the cluster that it had
+    /// not answered is told to its asking node as one gone.
+    func clusterQuestionsLeft(by connection: ClientConnection) {
+        let ids = connection.remoteQuestionsPut
+        connection.remoteQuestionsPut = []
+        guard let node = cluster else { return }
+        for id in ids {
+            guard let remote = questions.remote[id], remote.pending[connection.id] == false else { continue }
+            remote.pending[connection.id] = nil
+            node.engine.tellOrigin(remote.origin, Array("G \(id) 1".utf8))
+        }
+    }
+}
