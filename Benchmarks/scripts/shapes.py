@@ -12,13 +12,13 @@ before and after the bench) per unit of work, and the generator's CPU time over 
 generator polls, so over 90% means a rate is partly the generator's, and the CPU column is the one to read.
 
 fanoutd runs with its defaults, except for the large payloads flat out: there a second fanoutd has
-max_pending_bytes at 256 MiB, and a third also send_buffer_bytes 0 (the kernel's own send buffer sizing,
-as Redis and NATS have). fanoutd answers a publish once it is queued, so a window of 10 bounds what the publisher has in
-flight, not what the subscribers have still to read; the generator's one core reads 10 bytes for every byte
-it publishes and falls behind, and with the default 8 MiB (or 32 MiB, Redis's own pub/sub limit) its
-subscribers are dropped as slow consumers within a second. Redis, which writes to subscribers in the same
-loop pass that reads the publish, did not pass its limit in these runs. (backpressure_bytes would pace the
-publisher instead; at 4 MiB it cut fanoutd's rate to a quarter.)
+max_pending_bytes at 256 MiB, and a third also send_buffer_bytes 0 (the kernel's own send buffer sizing, as
+Redis and NATS have). fanoutd answers a publish once it is queued, so a window of 10 bounds what the publisher
+has in flight, not what the subscribers have still to read; the generator's one core reads 10 bytes for every
+byte it publishes and falls behind, and with the default 8 MiB (or 32 MiB, Redis's own pub/sub limit) its
+subscribers were dropped as slow consumers within a few thousand messages. Redis, which writes to subscribers
+in the same loop pass that reads the publish, did not pass its limit in these runs. (backpressure_bytes would
+pace the publisher instead; at 4 MiB it cut fanoutd's rate to a quarter.)
 """
 import argparse
 import json

@@ -27,7 +27,7 @@ final class Responder {
                 // ASK <subject> <id> <payload>
                 guard let second = FrameScan.space(2, in: bytes, position..<end),
                       FrameScan.space(3, in: bytes, position..<end) != nil else {
-                    return .failure(BenchFailure(description: "unexpected push: \(FrameScan.text(bytes, position..<end))"))
+                    return FrameScan.failure("unexpected push", bytes, position..<end)
                 }
                 connection.append(Self.answer)
                 // The id, its space, the payload and the LF, as they lie.
@@ -35,7 +35,7 @@ final class Responder {
             case UInt8(ascii: "+"):
                 break
             default:
-                return .failure(BenchFailure(description: "responder: unexpected line: \(FrameScan.text(bytes, position..<end))"))
+                return FrameScan.failure("responder: unexpected line", bytes, position..<end)
             }
             position = end + 1
         }
@@ -50,8 +50,8 @@ final class Responder {
                 // MSG <subject> <sid> <reply> <n>\r\n<payload>\r\n
                 guard let third = FrameScan.space(3, in: bytes, position..<end),
                       FrameScan.space(4, in: bytes, position..<end) != nil,
-                      let length = DeliverySink.lastNumber(UnsafeRawBufferPointer(rebasing: bytes[position..<end])) else {
-                    return .failure(BenchFailure(description: "responder: no reply subject: \(FrameScan.text(bytes, position..<end))"))
+                      let length = FrameScan.lastNumber(bytes, position..<end) else {
+                    return FrameScan.failure("responder: no reply subject", bytes, position..<end)
                 }
                 let frameEnd = end + 1 + length + 2
                 guard frameEnd <= bytes.count else { return .success(position) }
@@ -65,7 +65,7 @@ final class Responder {
             case UInt8(ascii: "+"):
                 break
             default:
-                return .failure(BenchFailure(description: "responder: unexpected line: \(FrameScan.text(bytes, position..<end))"))
+                return FrameScan.failure("responder: unexpected line", bytes, position..<end)
             }
             position = end + 1
         }
@@ -158,7 +158,7 @@ final class Asker {
                 guard let second = FrameScan.space(2, in: bytes, position..<end),
                       let id = FrameScan.trailingNumber(bytes, (position + 4)..<second),
                       unconfirmedStart < unconfirmed.count else {
-                    return .failure(BenchFailure(description: "unexpected reply to ASK: \(FrameScan.text(bytes, position..<end))"))
+                    return FrameScan.failure("unexpected reply to ASK", bytes, position..<end)
                 }
                 openByNumber[id] = unconfirmed[unconfirmedStart]
                 unconfirmedStart += 1
@@ -174,12 +174,12 @@ final class Asker {
                       let second = FrameScan.space(2, in: bytes, position..<end),
                       let id = FrameScan.trailingNumber(bytes, (first + 1)..<second),
                       let sentAt = openByNumber.removeValue(forKey: id) else {
-                    return .failure(BenchFailure(description: "unexpected DONE: \(FrameScan.text(bytes, position..<end))"))
+                    return FrameScan.failure("unexpected DONE", bytes, position..<end)
                 }
                 tally.close(sentAt: sentAt, now: now)
                 open -= 1
             default:
-                return .failure(BenchFailure(description: "asker: unexpected line: \(FrameScan.text(bytes, position..<end))"))
+                return FrameScan.failure("asker: unexpected line", bytes, position..<end)
             }
             position = end + 1
         }
@@ -196,8 +196,8 @@ final class Asker {
                 guard let first = FrameScan.space(1, in: bytes, position..<end),
                       let second = FrameScan.space(2, in: bytes, position..<end),
                       let request = FrameScan.trailingNumber(bytes, (first + 1)..<second), Int(request) < quota,
-                      let length = DeliverySink.lastNumber(UnsafeRawBufferPointer(rebasing: bytes[position..<end])) else {
-                    return .failure(BenchFailure(description: "unexpected reply: \(FrameScan.text(bytes, position..<end))"))
+                      let length = FrameScan.lastNumber(bytes, position..<end) else {
+                    return FrameScan.failure("unexpected reply", bytes, position..<end)
                 }
                 let frameEnd = end + 1 + length + 2
                 guard frameEnd <= bytes.count else { return .success(position) }
@@ -214,7 +214,7 @@ final class Asker {
             case UInt8(ascii: "+"):
                 break
             default:
-                return .failure(BenchFailure(description: "asker: unexpected line: \(FrameScan.text(bytes, position..<end))"))
+                return FrameScan.failure("asker: unexpected line", bytes, position..<end)
             }
             position = end + 1
         }

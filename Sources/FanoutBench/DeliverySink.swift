@@ -149,7 +149,8 @@ final class DeliverySink {
                 guard end + 1 + length + 1 <= bytes.count else { break }
                 count += 1
                 if takesSample() {
-                    tally.sample(payload: UnsafeRawBufferPointer(rebasing: bytes[(end + 1)..<(end + 1 + length)]), at: now)
+                    let payload = UnsafeRawBufferPointer(rebasing: bytes[(end + 1)..<(end + 1 + length)])
+                    tally.sample(payload: payload, at: now)
                 }
                 position = end + 1 + length + 1
                 continue
@@ -186,12 +187,13 @@ final class DeliverySink {
                 guard end + 1 + length + 2 <= bytes.count else { return (count, position, nil) }
                 count += 1
                 if takesSample() {
-                    tally.sample(payload: UnsafeRawBufferPointer(rebasing: bytes[(end + 1)..<(end + 1 + length)]), at: now)
+                    let payload = UnsafeRawBufferPointer(rebasing: bytes[(end + 1)..<(end + 1 + length)])
+                    tally.sample(payload: payload, at: now)
                 }
                 position = end + 1 + length + 2
                 continue
             case UInt8(ascii: "P"):
-                if line.starts(with: "PING".utf8) { _ = "PONG\r\n".utf8.withContiguousStorageIfAvailable { stream.send(UnsafeRawBufferPointer($0)) } }
+                if line.starts(with: "PING".utf8) { Self.pong.withUnsafeBytes { _ = stream.send($0) } }
             case UInt8(ascii: "+"):
                 break
             default:
@@ -201,6 +203,8 @@ final class DeliverySink {
         }
         return (count, position, nil)
     }
+
+    private static let pong = Array("PONG\r\n".utf8)
 
     /// The decimal number that ends a header line (a trailing CR allowed): a `BMSG` or NATS `MSG` length.
     static func lastNumber(_ line: UnsafeRawBufferPointer) -> Int? {

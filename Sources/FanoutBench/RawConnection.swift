@@ -126,7 +126,9 @@ enum FrameScan {
     /// The index of the first LF at or after `from`, or nil.
     @inline(__always)
     static func newline(_ bytes: UnsafeRawBufferPointer, from: Int) -> Int? {
-        guard from < bytes.count, let found = memchr(bytes.baseAddress! + from, 0x0A, bytes.count - from) else { return nil }
+        guard from < bytes.count, let found = memchr(bytes.baseAddress! + from, 0x0A, bytes.count - from) else {
+            return nil
+        }
         return bytes.baseAddress!.distance(to: UnsafeRawPointer(found))
     }
 
@@ -152,5 +154,16 @@ enum FrameScan {
 
     static func text(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
         String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+
+    /// The length that ends the header line `bytes[range]` (a NATS `MSG`), or nil.
+    static func lastNumber(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int? {
+        DeliverySink.lastNumber(UnsafeRawBufferPointer(rebasing: bytes[range]))
+    }
+
+    /// Giving up on the line `bytes[range]`, quoted after `what`.
+    static func failure(_ what: String, _ bytes: UnsafeRawBufferPointer,
+                        _ range: Range<Int>) -> Result<Int, BenchFailure> {
+        .failure(BenchFailure(description: "\(what): \(text(bytes, range))"))
     }
 }

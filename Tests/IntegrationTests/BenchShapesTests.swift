@@ -15,7 +15,8 @@ struct BenchShapesTests {
     /// A group of 5 members shares the messages: each one is delivered once, not 5 times.
     @Test func groupDeliversEachMessageOnce() throws {
         let daemon = try Daemon()
-        let run = try #require(try results(["--subscribers", "5", "--group", "workers", "--messages", "3000"], daemon).first)
+        let arguments = ["--subscribers", "5", "--group", "workers", "--messages", "3000"]
+        let run = try #require(try results(arguments, daemon).first)
         #expect(run["delivered"] as? Int == 3000)
         #expect(run["lost"] as? Int == 0)
     }
