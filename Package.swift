@@ -72,12 +72,20 @@ let package = Package(
             ],
             swiftSettings: uncheckedExclusivityInRelease
         ),
+        // History on disk: segment files of checksummed records, the start-up recovery that reads and repairs
+        // them, and the write-behind thread. The only file I/O of history; no loop, no engine.
+        .target(
+            name: "FanoutHistoryDisk",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: uncheckedExclusivityInRelease
+        ),
         // Engines: where each subject's messages get their order (and, with history, are kept). The in-memory
         // engine is the embedded default. No I/O of its own.
         .target(
             name: "FanoutEngine",
             dependencies: [
-                "FanoutProtocol", "FanoutCollections", .product(name: "DequeModule", package: "swift-collections"),
+                "FanoutProtocol", "FanoutCollections", "FanoutHistoryDisk",
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: uncheckedExclusivityInRelease
         ),
@@ -102,7 +110,7 @@ let package = Package(
             name: "FanoutServer",
             dependencies: [
                 "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol", "FanoutEngine", "FanoutHTTP", "FanoutCollections",
-                "FanoutRedis", "FanoutRedisEngine", "FanoutSubjects",
+                "FanoutRedis", "FanoutRedisEngine", "FanoutSubjects", "FanoutHistoryDisk",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -114,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "fanoutd",
             dependencies: [
-                "FanoutServer", "FanoutConfig", "FanoutHTTP", "FanoutProtocol",
+                "FanoutServer", "FanoutConfig", "FanoutHTTP", "FanoutProtocol", "FanoutHistoryDisk",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -150,7 +158,7 @@ let package = Package(
         ),
         // Helpers shared by the test targets (a seeded random generator).
         .target(name: "FanoutTestSupport", path: "Tests/Support"),
-        .testTarget(name: "FanoutClientTests", dependencies: ["FanoutClient"]),
+        .testTarget(name: "FanoutClientTests", dependencies: ["FanoutClient", "FanoutProtocol"]),
         .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
         .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(name: "FanoutServerTests", dependencies: ["FanoutEventLoop", "FanoutServer", "FanoutProtocol", "FanoutTestSupport"]),
@@ -159,7 +167,7 @@ let package = Package(
             dependencies: ["FanoutSubjects", "FanoutMulticast", "FanoutProtocol", "FanoutTestSupport"]
         ),
         .testTarget(name: "FanoutHTTPTests", dependencies: ["FanoutHTTP", "FanoutTestSupport"]),
-        .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol"]),
+        .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol", "FanoutHistoryDisk"]),
         .testTarget(name: "FanoutRedisTests", dependencies: ["FanoutRedis", "FanoutRedisEngine", "FanoutEngine", "FanoutEventLoop", "FanoutTestSupport"]),
         .testTarget(name: "FanoutConfigTests", dependencies: ["FanoutConfig"]),
         .testTarget(

@@ -12,6 +12,7 @@
 // 4. As an HTTP request head: the parser must give the same outcome however the input is split and hold
 //    no more than its limit; a head it accepts keeps the path it was given and a sane Content-Length.
 // 5. As a configuration file (ConfigFuzzCheck.swift).
+// 6. As a history segment file (HistoryRecordFuzzCheck.swift).
 
 final class FuzzMember: Subscriber {
     let pattern: String
@@ -106,6 +107,8 @@ private func frameEvents(_ bytes: UnsafeRawBufferPointer, chunk: Int) -> [String
                 case .binary(let message):
                     precondition(message.count <= 300, "a binary message over the limit was handed out")
                     out.append("binary:\(message.count)")
+                case .binaryTooLong:
+                    out.append("binaryTooLong")
                 case .ping(let payload):
                     precondition(payload.count <= 125, "a ping over 125 bytes")
                     out.append("ping:\(payload.count)")
@@ -164,5 +167,6 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let pieces = requestOutcome(bytes, chunk: 1 + size % 3)
     precondition(oneRead == pieces, "request parsing depends on how the input was split: \(oneRead) vs \(pieces)")
     checkConfigText(bytes)
+    checkHistoryRecords(bytes)
     return 0
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the line framer, the command parser, the subject index, the WebSocket frame decoder, the HTTP
-# request-head parser and the configuration's YAML reader with libFuzzer (and AddressSanitizer).
+# request-head parser, the configuration's YAML reader and the history record reader with libFuzzer (and
+# AddressSanitizer).
 #   scripts/fuzz.sh [seconds]        default 60; exits non-zero if the fuzzer finds a crash
 # The harness (Fuzz/*.swift) is compiled with the modules' sources into one binary: SwiftPM's
 # executable linking clashes with libFuzzer's own main, so swiftc is called directly.
@@ -16,8 +17,9 @@ mkdir -p "$work/src" "$work/corpus" "$work/artifacts"
 index_files=$(ls Sources/FanoutSubjects/*.swift | grep -v '/PatternListing.swift')
 for file in Sources/FanoutProtocol/*.swift Sources/FanoutMulticast/*.swift Sources/FanoutCollections/*.swift \
             Sources/FanoutHTTP/*/*.swift Sources/FanoutConfig/*.swift \
+            Sources/FanoutHistoryDisk/CRC32C.swift Sources/FanoutHistoryDisk/HistoryRecord.swift \
             $index_files Fuzz/*.swift; do
-    sed -E '/^(public )?import (FanoutProtocol|FanoutMulticast|FanoutCollections|FanoutHTTP|FanoutConfig|FanoutSubjects)$/d' "$file" > "$work/src/$(basename "$(dirname "$file")")-$(basename "$file")"
+    sed -E '/^(public )?import (FanoutProtocol|FanoutMulticast|FanoutCollections|FanoutHTTP|FanoutConfig|FanoutSubjects|FanoutHistoryDisk)$/d' "$file" > "$work/src/$(basename "$(dirname "$file")")-$(basename "$file")"
 done
 rm -f "$work/fuzz-parser"
 # gold warns about every ASan helper symbol it cannot export; those lines say nothing about our code.

@@ -14,6 +14,8 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     case closed
     /// The server sent something that is not protocol version 1.
     case protocolViolation(String)
+    /// The request cannot be sent as given (a payload a line cannot carry, for a verb that needs a line).
+    case invalid(String)
 
     public var description: String {
         switch self {
@@ -23,6 +25,7 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case .disconnected(let why): "connection lost: \(why)"
         case .closed: "client closed"
         case .protocolViolation(let line): "unexpected line from server: \(line)"
+        case .invalid(let why): why
         }
     }
 }
@@ -83,6 +86,8 @@ public struct ClientOptions: Sendable {
     public var tls: TLSSettings?
     /// Longest server line accepted (pushes carry payloads up to the server's own max_line).
     public var maxLine: Int = 1 << 20
+    /// Largest `BMSG` payload accepted (protocol 1.2; the server's `max_payload` defaults to 1 MiB).
+    public var maxPayload: Int = 64 << 20
 
     public init(timeout: Duration = .seconds(5), reconnect: ReconnectPolicy = ReconnectPolicy(), token: String? = nil) {
         self.timeout = timeout

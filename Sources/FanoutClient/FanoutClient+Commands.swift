@@ -28,7 +28,8 @@ extension FanoutClient {
     /// RESUME (or LAST) per concrete subject when the server has them, then one SUB of the rest.
     func sendSubscribe(_ patterns: [String], last: UInt64?, completion: ((Result<Int, ClientError>) -> Void)?) {
         guard !patterns.isEmpty, last != nil || resumeState.canResume else {
-            send("SUB " + patterns.joined(separator: " "), .subscription(patterns: patterns, subscribing: true, completion))
+            send("SUB " + patterns.joined(separator: " "),
+                 .subscription(patterns: patterns, group: nil, subscribing: true, completion))
             return
         }
         let wildcards = patterns.filter(Subject.isWildcard)
@@ -41,13 +42,13 @@ extension FanoutClient {
         }
         if !wildcards.isEmpty {
             send("SUB " + wildcards.joined(separator: " "),
-                 .subscription(patterns: wildcards, subscribing: true, replies.take))
+                 .subscription(patterns: wildcards, group: nil, subscribing: true, replies.take))
         }
     }
 
     func sendUnsubscribe(_ patterns: [String], completion: ((Result<Int, ClientError>) -> Void)?) {
         guard !patterns.isEmpty else {
-            send("UNSUB", .subscription(patterns: [], subscribing: false, completion))
+            send("UNSUB", .subscription(patterns: [], group: nil, subscribing: false, completion))
             return
         }
         // Subjects a restore resumed because they came through these patterns hold subscriptions of their
@@ -57,7 +58,8 @@ extension FanoutClient {
         var length = 0
         func flush() {
             guard !batch.isEmpty else { return }
-            send("UNSUB " + batch.joined(separator: " "), .subscription(patterns: batch, subscribing: false, nil))
+            send("UNSUB " + batch.joined(separator: " "),
+                 .subscription(patterns: batch, group: nil, subscribing: false, nil))
             batch = []
             length = 0
         }
@@ -67,13 +69,20 @@ extension FanoutClient {
             length += subject.utf8.count + 1
         }
         flush()
-        send("UNSUB " + patterns.joined(separator: " "), .subscription(patterns: patterns, subscribing: false, completion))
+        send("UNSUB " + patterns.joined(separator: " "),
+             .subscription(patterns: patterns, group: nil, subscribing: false, completion))
     }
 
-    /// Publishes `payload` to `subject`; the completion, if any, gets the receivers count.
+    /// Publishes `payload` to `subject`; the completion, if any, gets the receivers count. A payload that a line
+    /// cannot carry (an LF in it, or a CR at its end, which the server would take for a line end) goes as
+    /// `BPUB` (protocol 1.2), so every payload arrives as it was.
     public func publish(
         _ subject: String, payload: UnsafeRawBufferPointer, completion: ((Result<Int, ClientError>) -> Void)? = nil
     ) {
+        guard Self.lineCarries(payload) else {
+            publishBinary(subject, payload: payload, completion: completion)
+            return
+        }
         guard phase == .ready else {
             let copy = Array(payload)
             whenReady(failing: { completion?(.failure($0)) }) { [unowned self] in
@@ -108,6 +117,30 @@ extension FanoutClient {
     }
 
     static let pubPrefix: [UInt8] = Array("PUB ".utf8)
+
+    /// Whether `payload` can be the last field of a command line: no LF in it, and no CR at its end (a CR
+    /// right before the LF is stripped by the server's framer).
+    public static func lineCarries(_ payload: UnsafeRawBufferPointer) -> Bool {
+        !payload.contains(0x0A) && payload.last != 0x0D
+    }
+
+    /// Sends `prefix`, `payload` and a LF as one command line (ASK, ANSWER), holding a copy of the payload
+    /// while the connection is not ready.
+    func send(prefix: String, payload: UnsafeRawBufferPointer, _ kind: PendingReply.Kind) {
+        guard phase == .ready else {
+            let copy = Array(payload)
+            whenReady(failing: { PendingReply(kind: kind).fail($0) }) { [unowned self] in
+                copy.withUnsafeBytes { self.send(prefix: prefix, payload: $0, kind) }
+            }
+            return
+        }
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: prefix.utf8)
+        scratch.append(contentsOf: payload)
+        scratch.append(UInt8(ascii: "\n"))
+        socket?.write(scratch)
+        pending.append(PendingReply(kind: kind))
+    }
 
     func send(_ line: String, _ kind: PendingReply.Kind) {
         guard phase == .ready else {

@@ -82,6 +82,11 @@ extension FanoutClient {
         let waiting = held
         held.removeAll()
         for entry in waiting { entry.fail(error) }
+        // The server closes the questions of a connection that goes: their DONE will never come.
+        let open = questions.values
+        questions.removeAll()
+        binaryHeader = nil
+        for question in open { question.finish(.failure(error)) }
     }
 
     func greeted(serverName name: String, epoch: String?) {

@@ -3,11 +3,13 @@ import FanoutProtocol
 /// Subscriptions restored after a reconnect, and the RESUME replies that say what came back: the plan is
 /// `ResumeState`'s; its replies are counted so that one `.resubscribed` event reports the whole restore.
 extension FanoutClient {
-    /// Sends what `ResumeState` plans after a reconnect. Nothing but AUTH (answered by now) was written on
-    /// this connection, and what was issued meanwhile is held until after this, so these replies come first.
+    /// Sends what `ResumeState` plans after a reconnect for the plain patterns, then one `QSUB` per group.
+    /// Nothing but AUTH (answered by now) was written on this connection, and what was issued meanwhile is
+    /// held until after this, so these replies come first.
     func restoreSubscriptions() {
-        let plan = resumeState.restorePlan(subscriptions: subscriptions)
-        restoring = (plan.resumes.count + (plan.patterns.isEmpty ? 0 : 1), 0)
+        let plan = resumeState.restorePlan(subscriptions: plainSubscriptions)
+        let grouped = groupedSubscriptions
+        restoring = (plan.resumes.count + (plan.patterns.isEmpty ? 0 : 1) + grouped.count, 0)
         var lines = ""
         for resume in plan.resumes {
             lines += resume.request.line(subject: resume.subject) + "\n"
@@ -16,7 +18,11 @@ extension FanoutClient {
         }
         if !plan.patterns.isEmpty {
             lines += "SUB " + plan.patterns.joined(separator: " ") + "\n"
-            pending.append(PendingReply(kind: .resubscribe(patterns: plan.patterns)))
+            pending.append(PendingReply(kind: .resubscribe(patterns: plan.patterns, group: nil)))
+        }
+        for (group, patterns) in grouped {
+            lines += "QSUB \(group) " + patterns.joined(separator: " ") + "\n"
+            pending.append(PendingReply(kind: .resubscribe(patterns: patterns, group: group)))
         }
         if !lines.isEmpty { socket?.write(lines) }
     }

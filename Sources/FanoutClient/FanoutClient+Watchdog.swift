@@ -28,5 +28,6 @@ extension FanoutClient {
         } else {
             replyProgressMark = nil
         }
+        if !questions.isEmpty { failOverdueQuestions(now: now) }
     }
 }

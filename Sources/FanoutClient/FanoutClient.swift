@@ -30,6 +30,9 @@ public final class FanoutClient: BufferedSocketDelegate {
     public var onEvent: ((ClientEvent) -> Void)?
     /// Every pushed message (after per-subject handlers), when set.
     public var onMessage: ((Message) -> Void)?
+    /// Every question put to this connection (protocol 1.2); answer with `answer(_:payload:completion:)`. A
+    /// question is delivered whether or not a subscription's handler matches its subject.
+    public var onQuestion: ((Question) -> Void)?
     /// Called after each batch of lines read from the socket: a moment to flush output built per message.
     public var afterReadBatch: (() -> Void)?
 
@@ -56,6 +59,13 @@ public final class FanoutClient: BufferedSocketDelegate {
 
     /// Patterns the server confirmed, in subscription order (restored after a reconnect).
     public internal(set) var subscriptions: [String] = []
+    /// The group of each pattern held as a group member (QSUB, protocol 1.2); the others are plain.
+    public internal(set) var groups: [String: String] = [:]
+    /// Questions this client asked that are still open, by id. Bound: the server's `max_asks` per connection
+    /// (default 1000), since it refuses an ASK beyond it.
+    var questions: [String: OpenQuestion] = [:]
+    /// The `BMSG` whose payload the framer reads next.
+    var binaryHeader: (subject: String, seq: UInt64)?
     var handlers: [(pattern: String, handler: (Message) -> Void)] = []
     var resumeState = ResumeState()
     /// Replies still due for the commands that restore subscriptions after a reconnect, and the patterns

@@ -79,7 +79,10 @@ public enum CommandParser {
             let idStart = skipSeparators(line, from: cursor)
             let idEnd = wordEnd(line, from: idStart)
             let id = UnsafeRawBufferPointer(rebasing: line[idStart..<idEnd])
-            guard Token.isValid(id) else { throw ProtocolError(.syntax, "ANSWER needs a question id and a payload") }
+            guard !id.isEmpty else { throw ProtocolError(.syntax, "ANSWER needs a question id and a payload") }
+            guard Token.isValid(id) else {
+                throw ProtocolError(.syntax, "a question id is 1 to 64 bytes of [A-Za-z0-9_.-]")
+            }
             let payloadStart = min(idEnd + 1, line.count)
             return .answer(id: id, payload: UnsafeRawBufferPointer(rebasing: line[payloadStart...]))
         case .bpub:

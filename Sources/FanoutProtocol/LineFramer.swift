@@ -35,37 +35,53 @@ public struct LineFramer {
         case skipPayload(Int)
     }
 
-    private enum Mode {
-        case lines
-        /// Payload bytes still to come; `keep` false discards them.
-        case payload(remaining: Int, keep: Bool)
-        /// The payload is complete; its LF (after an optional CR) is next.
-        case payloadEnd(keep: Bool, sawCR: Bool)
-    }
+    // Packed, since a server holds a framer per connection: 21 bytes, which the connection's one-byte fields
+    // after it fill up to the next 8. The unfinished line and a payload split across chunks share `partial`
+    // (a payload starts only after a complete line), and the mode is `flags`.
+    private var partial: [UInt8] = []
+    /// Payload bytes still to come, in a payload.
+    private var payloadLeft = 0
+    private var maxLineStorage: Int32
+    private var flags: UInt8 = 0
+
+    private static let discardingFlag: UInt8 = 1 << 0
+    /// In a payload (or its line end).
+    private static let payloadFlag: UInt8 = 1 << 1
+    /// The payload is read, not dropped.
+    private static let keepFlag: UInt8 = 1 << 2
+    /// The payload's bytes are all in; its LF (after an optional CR) is next.
+    private static let endFlag: UInt8 = 1 << 3
+    private static let sawCRFlag: UInt8 = 1 << 4
 
     /// Longest accepted line in bytes, LF and the CR before it excluded. May change between feeds (reload).
-    public var maxLine: Int
-    private var partial: [UInt8] = []
-    private var discarding = false
-    private var mode = Mode.lines
-    /// A payload split across chunks, gathered up to its announced length.
-    private var payload: [UInt8] = []
+    public var maxLine: Int {
+        get { Int(maxLineStorage) }
+        set { maxLineStorage = Int32(clamping: newValue) }
+    }
+
+    private var discarding: Bool {
+        get { flags & Self.discardingFlag != 0 }
+        set { flags = newValue ? flags | Self.discardingFlag : flags & ~Self.discardingFlag }
+    }
 
     public init(maxLine: Int) {
         precondition(maxLine > 0, "maxLine must be positive")
-        self.maxLine = maxLine
+        self.maxLineStorage = Int32(clamping: maxLine)
     }
 
     /// Bytes held from an unfinished line (at most `maxLine + 1`) or an unfinished payload (at most its length).
-    public var bufferedCount: Int { partial.count + payload.count }
+    public var bufferedCount: Int { partial.count }
 
     /// The bytes of the unfinished line held so far.
-    public var pendingBytes: [UInt8] { partial }
+    public var pendingBytes: [UInt8] { flags & Self.payloadFlag == 0 ? partial : [] }
 
     /// Whether the framer is inside a payload (or its line end) rather than between lines.
-    public var isInsidePayload: Bool {
-        if case .lines = mode { return false }
-        return true
+    public var isInsidePayload: Bool { flags & Self.payloadFlag != 0 }
+
+    /// Back to reading lines, keeping only `discarding`.
+    private mutating func endPayload() {
+        flags &= Self.discardingFlag
+        payloadLeft = 0
     }
 
     /// Feeds one chunk. `handler` returns `.stop` to stop early (backpressure); the return value is how many
@@ -75,62 +91,61 @@ public struct LineFramer {
         let count = chunk.count
         guard let base = chunk.baseAddress else { return 0 }
         while position < count {
-            switch mode {
-            case .lines:
-                break
-            case .payload(let remaining, let keep):
-                let available = count - position
-                if keep && payload.isEmpty && available > remaining {
-                    // The whole payload and the byte after it are in this chunk: hand it out in place.
-                    let end = position + remaining
-                    let after = base.load(fromByteOffset: end, as: UInt8.self)
-                    let lineEnd: Int?
-                    if after == 0x0A {
-                        lineEnd = end + 1
-                    } else if after == 0x0D && end + 1 < count {
-                        lineEnd = base.load(fromByteOffset: end + 1, as: UInt8.self) == 0x0A ? end + 2 : nil
-                    } else if after == 0x0D {
-                        lineEnd = -1  // the LF is in the next chunk: gather below
-                    } else {
-                        lineEnd = nil
+            if flags & Self.payloadFlag != 0 {
+                let keep = flags & Self.keepFlag != 0
+                if flags & Self.endFlag == 0 {
+                    let remaining = payloadLeft
+                    let available = count - position
+                    if keep && partial.isEmpty && available > remaining {
+                        // The whole payload and the byte after it are in this chunk: hand it out in place.
+                        let end = position + remaining
+                        let after = base.load(fromByteOffset: end, as: UInt8.self)
+                        var lineEnd: Int?
+                        var later = false
+                        if after == 0x0A {
+                            lineEnd = end + 1
+                        } else if after == 0x0D && end + 1 < count {
+                            if base.load(fromByteOffset: end + 1, as: UInt8.self) == 0x0A { lineEnd = end + 2 }
+                        } else if after == 0x0D {
+                            later = true  // the LF is in the next chunk: gather below
+                        }
+                        if let lineEnd {
+                            endPayload()
+                            let next = handler(.payload(UnsafeRawBufferPointer(start: base + position, count: remaining)))
+                            position = lineEnd
+                            if next == .stop { return position }
+                            continue
+                        }
+                        if !later {
+                            endPayload()
+                            position = end
+                            if handler(.badPayloadEnd) == .stop { return position }
+                            continue
+                        }
                     }
-                    if let lineEnd, lineEnd > 0 {
-                        mode = .lines
-                        let next = handler(.payload(UnsafeRawBufferPointer(start: base + position, count: remaining)))
-                        position = lineEnd
-                        if next == .stop { return position }
-                        continue
-                    }
-                    if lineEnd == nil {
-                        mode = .lines
-                        position = end
-                        if handler(.badPayloadEnd) == .stop { return position }
-                        continue
-                    }
+                    let take = min(remaining, available)
+                    if keep { partial.append(contentsOf: UnsafeRawBufferPointer(start: base + position, count: take)) }
+                    position += take
+                    payloadLeft = remaining - take
+                    if payloadLeft == 0 { flags |= Self.endFlag }
+                    continue
                 }
-                let take = min(remaining, available)
-                if keep { payload.append(contentsOf: UnsafeRawBufferPointer(start: base + position, count: take)) }
-                position += take
-                mode = take == remaining ? .payloadEnd(keep: keep, sawCR: false)
-                    : .payload(remaining: remaining - take, keep: keep)
-                continue
-            case .payloadEnd(let keep, let sawCR):
                 let byte = base.load(fromByteOffset: position, as: UInt8.self)
-                if byte == 0x0D && !sawCR {
-                    mode = .payloadEnd(keep: keep, sawCR: true)
+                if byte == 0x0D && flags & Self.sawCRFlag == 0 {
+                    flags |= Self.sawCRFlag
                     position += 1
                     continue
                 }
-                mode = .lines
+                endPayload()
                 guard byte == 0x0A else {
-                    payload.removeAll(keepingCapacity: false)
+                    partial.removeAll(keepingCapacity: false)
                     if handler(.badPayloadEnd) == .stop { return position }
                     continue
                 }
                 position += 1
                 guard keep else { continue }
-                let next = payload.withUnsafeBytes { handler(.payload($0)) }
-                payload.removeAll(keepingCapacity: payload.capacity <= 4096)
+                let next = partial.withUnsafeBytes { handler(.payload($0)) }
+                partial.removeAll(keepingCapacity: partial.capacity <= 4096)
                 if next == .stop { return position }
                 continue
             }
@@ -162,8 +177,14 @@ public struct LineFramer {
             switch next {
             case .goOn: break
             case .stop: return position
-            case .readPayload(let length): mode = .payload(remaining: max(0, length), keep: true)
-            case .skipPayload(let length): mode = .payload(remaining: max(0, length), keep: false)
+            case .readPayload(let length):
+                flags |= Self.payloadFlag | Self.keepFlag
+                payloadLeft = max(0, length)
+                if payloadLeft == 0 { flags |= Self.endFlag }
+            case .skipPayload(let length):
+                flags |= Self.payloadFlag
+                payloadLeft = max(0, length)
+                if payloadLeft == 0 { flags |= Self.endFlag }
             }
         }
         return count

@@ -26,3 +26,42 @@ public struct MessageLine {
         payload = UnsafeRawBufferPointer(rebasing: line[min(seqEnd + 1, line.count)...])
     }
 }
+
+/// The header of a `BMSG <subject> <seq> <length>` push (1.2), borrowing its bytes: `length` payload bytes and
+/// a LF follow it.
+public struct BinaryMessageHeader {
+    public let subject: UnsafeRawBufferPointer
+    public let seq: UInt64
+    public let length: Int
+
+    /// Parses a line without its LF; nil when it is not a well-formed `BMSG` header.
+    public init?(_ line: UnsafeRawBufferPointer) {
+        guard line.starts(with: "BMSG ".utf8), let (words, rest) = PushWords.split(line, words: 4), rest.isEmpty,
+              !words[1].isEmpty, let seq = DecimalDigits.parse(words[2]),
+              let length = DecimalDigits.parse(words[3]), length <= UInt64(Int.max / 2) else { return nil }
+        subject = words[1]
+        self.seq = seq
+        self.length = Int(length)
+    }
+}
+
+/// Splits a push into its leading words, each ended by one space, and the rest of the line: the payload of
+/// `MSG`, `ASK` and `ANSWER` is every byte after the space that ends the last word.
+enum PushWords {
+    /// The first `count` words and what follows the space after the last one (empty when the line ends there).
+    /// Nil when the line has fewer words, or an empty one (two spaces in a row).
+    static func split(_ line: UnsafeRawBufferPointer, words count: Int)
+        -> (words: [UnsafeRawBufferPointer], rest: UnsafeRawBufferPointer)? {
+        var words: [UnsafeRawBufferPointer] = []
+        words.reserveCapacity(count)
+        var start = 0
+        while words.count < count {
+            let end = line[start...].firstIndex(of: UInt8(ascii: " ")) ?? line.count
+            guard end > start else { return nil }
+            words.append(UnsafeRawBufferPointer(rebasing: line[start..<end]))
+            start = end + 1
+            if end == line.count && words.count < count { return nil }
+        }
+        return (words, UnsafeRawBufferPointer(rebasing: line[min(start, line.count)...]))
+    }
+}

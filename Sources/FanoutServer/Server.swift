@@ -39,6 +39,8 @@ public final class Server {
     /// Open questions (ASK), their answers' routes and timeouts.
     var questions = QuestionTable()
     var metrics: ServerMetrics?
+    /// Output held until history records are synced (`history_fsync: always`).
+    var durableAcknowledgements = DurableAcknowledgements()
     private var hooks = ServerHooks()
 
     /// Told about readiness, reloads, shutdown and status (systemd's sd_notify, in the daemon).
@@ -69,8 +71,7 @@ public final class Server {
         self.configuration = configuration
         self.logger = logger
         self.loop = try EventLoop()
-        self.engine = MemoryEngine(subjectLimit: configuration.limits.maxTrackedSubjects,
-                                   history: configuration.history.rules, historyMaxBytes: configuration.history.maxBytes)
+        self.engine = try Self.makeEngine(configuration, logger: logger)
         self.logger.logLevel = configuration.logLevel
         self.auth.anyUserWithholds = Self.withholds(configuration)
         engine.isSubscribed = { [index] subject in index.hasReceivers(for: subject) }
@@ -194,7 +195,9 @@ public final class Server {
         memory.tearDown()
         work.tearDown()
         auth.tearDown()
+        durableAcknowledgements.tearDown()
         loop.dropLingeringSockets()
+        closeHistoryDisk()
         logger.notice("stopped")
     }
 }

@@ -20,6 +20,7 @@ extension SubjectIndex {
         made.add(member)
         if stored.groups.isEmpty {
             groupPatternCount += 1
+            groupHolders[pattern] = stored
             if stored.isWildcard {
                 groupTrie.insert(pattern, set: stored)
                 wildcardGroupPatternCount += 1
@@ -63,6 +64,18 @@ extension SubjectIndex {
         }
     }
 
+    /// Each group's member set: its pattern, its group and its live members, in no order, at most `limit`
+    /// of them; returns how many there are. O(group member sets) (a listing, not the publish path).
+    public func groupListing(limit: Int) -> (total: Int, sets: [(pattern: String, group: String, members: Int)]) {
+        var sets: [(pattern: String, group: String, members: Int)] = []
+        for (name, stored) in groupHolders {
+            for (group, members) in stored.groups where sets.count < limit {
+                sets.append((name, group, members.liveCount))
+            }
+        }
+        return (groupSetCount, sets.sorted { ($0.pattern, $0.group) < ($1.pattern, $1.group) })
+    }
+
     func dropGroup(_ group: String, of stored: Pattern) {
         guard stored.groups.removeValue(forKey: group) != nil else { return }
         groupSetCount -= 1
@@ -75,6 +88,7 @@ extension SubjectIndex {
     /// The pattern holds no group any more: off the group walk.
     func forgetGroups(of stored: Pattern) {
         groupPatternCount -= 1
+        groupHolders[stored.name] = nil
         if stored.isWildcard {
             groupTrie.remove(stored.name)
             wildcardGroupPatternCount -= 1

@@ -29,8 +29,15 @@ public final class SubjectIndex<Member: Subscriber> {
         @usableFromInline let set = MulticastDelegate<Member>()
         /// The groups whose members hold this pattern (QSUB), by group name; empty for most patterns.
         @usableFromInline var groups: [String: MulticastGroup<Member>] = [:]
+        // A 32-bit position and the flag after it keep the object in glibc's 64-byte chunks with `groups`
+        // (16 of header, 16, 8, 8, 4, 1): one per subscribed pattern.
+        private var position: Int32 = 0
         let isWildcard: Bool
-        var listPosition = 0
+
+        var listPosition: Int {
+            get { Int(position) }
+            set { position = Int32(truncatingIfNeeded: newValue) }
+        }
 
         init(name: String, isWildcard: Bool) {
             self.name = name
@@ -55,6 +62,8 @@ public final class SubjectIndex<Member: Subscriber> {
     @usableFromInline let groupTrie = WildcardTrie<Pattern>()
     /// Patterns that some group holds; 0 keeps groups off the publish path.
     @usableFromInline var groupPatternCount = 0
+    /// The patterns that some group holds, by name: what a listing of groups walks.
+    var groupHolders: [String: Pattern] = [:]
     @usableFromInline var wildcardGroupPatternCount = 0
     /// Member sets of groups, one per group and pattern it holds: INFO's `groups`. O(1).
     public internal(set) var groupSetCount = 0

@@ -5,13 +5,31 @@ import Foundation
 
 /// The options every subcommand shares: where the server is and how long to wait for it.
 struct ConnectionOptions: ParsableArguments {
+    @OptionGroup var target: ServerOptions
+
+    @Option(name: .long, help: ArgumentHelp("Seconds to wait for connecting and for each reply.", valueName: "seconds"))
+    var timeout: Double = 5
+
+    func validate() throws {
+        guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
+    }
+
+    var serverText: String { target.serverText }
+
+    func resolvedAddress() throws -> SocketAddress { try target.resolvedAddress() }
+
+    func clientOptions(reconnect: ReconnectPolicy = .never) -> ClientOptions {
+        target.clientOptions(timeout: .milliseconds(Int64(timeout * 1000)), reconnect: reconnect)
+    }
+}
+
+/// Where the server is and how to reach it: for `ask`, whose `--timeout` is the question's, with the usual
+/// seconds for connecting and replies.
+struct ServerOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "Server address, HOST:PORT, [V6HOST]:PORT or unix:PATH (default: $FANOUT_SERVER, else 127.0.0.1:7411).",
         valueName: "address"))
     var server: String?
-
-    @Option(name: .long, help: ArgumentHelp("Seconds to wait for connecting and for each reply.", valueName: "seconds"))
-    var timeout: Double = 5
 
     @Option(name: .long, help: ArgumentHelp("Token for AUTH (default: $FANOUT_TOKEN).", valueName: "token"))
     var token: String?
@@ -31,7 +49,6 @@ struct ConnectionOptions: ParsableArguments {
     func validate() throws {
         if !tls && (ca != nil || cert != nil || key != nil) { throw ValidationError("--ca, --cert and --key need --tls") }
         if (cert == nil) != (key == nil) { throw ValidationError("--cert and --key go together") }
-        guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
         _ = try resolvedAddress()
     }
 
@@ -47,8 +64,8 @@ struct ConnectionOptions: ParsableArguments {
         }
     }
 
-    func clientOptions(reconnect: ReconnectPolicy = .never) -> ClientOptions {
-        var options = ClientOptions(timeout: .milliseconds(Int64(timeout * 1000)), reconnect: reconnect,
+    func clientOptions(timeout: Duration = .seconds(5), reconnect: ReconnectPolicy = .never) -> ClientOptions {
+        var options = ClientOptions(timeout: timeout, reconnect: reconnect,
                                     token: token ?? ProcessInfo.processInfo.environment["FANOUT_TOKEN"])
         if tls {
             let host = serverText.hasPrefix("[") ? String(serverText.dropFirst().prefix { $0 != "]" })
@@ -64,12 +81,18 @@ enum ExitStatus {
     static let serverError: Int32 = 1
     static let connection: Int32 = 2
     static let timeout: Int32 = 3
+    /// `ask`: the question closed with no answer.
+    static let noAnswer: Int32 = 4
+    static let usage: Int32 = 64
+    /// `ask --reduce`: an answer the reduction cannot take (not a number for sum, min, max, and, or).
+    static let badAnswer: Int32 = 65
 
     static func code(for error: ClientError) -> Int32 {
         switch error {
         case .server: serverError
         case .timeout: timeout
         case .cannotConnect, .disconnected, .closed, .protocolViolation: connection
+        case .invalid: usage
         }
     }
 }

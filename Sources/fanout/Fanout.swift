@@ -5,13 +5,16 @@ import FanoutProtocol
 struct Fanout: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fanout",
-        abstract: "Subscribe, publish and inspect a Fanout server, and measure it.",
+        abstract: "Subscribe, publish, ask and answer on a Fanout server, inspect it, and measure it.",
         discussion: """
             Examples:
               fanout sub 'news.>'                   print each message's payload
               fanout pub news.uk 'hello world'      publish; print the receivers
               tail -f app.log | fanout pub logs.app publish each input line
               fanout sub 'logs.>' | grep ERROR
+              fanout sub --group workers jobs       one message to one member of the group
+              fanout ask svc.time now               ask every responder; print each answer
+              fanout answer svc.upper -- tr a-z A-Z answer each question with a command's output
               fanout info
               fanout bench --subscribers 100 --messages 200000
 
@@ -19,9 +22,11 @@ struct Fanout: ParsableCommand {
             --timeout.
 
             Exit codes: 0 success, 1 the server answered -ERR, 2 cannot connect or connection lost, \
-            3 timed out, 64 bad usage.
+            3 timed out, 4 ask got no answer, 64 bad usage, 65 ask --reduce met an answer it cannot reduce.
             """,
         version: FanoutVersion.current,
-        subcommands: [Sub.self, Pub.self, Info.self, Channels.self, Clients.self, Ping.self, Bench.self]
+        subcommands: [
+            Sub.self, Pub.self, Ask.self, Answer.self, Info.self, Channels.self, Clients.self, Ping.self, Bench.self,
+        ]
     )
 }

@@ -9,10 +9,14 @@ final class Session {
     let client: FanoutClient
     private var failure: ClientError?
 
-    init(_ options: ConnectionOptions, reconnect: ReconnectPolicy = .never) throws {
+    convenience init(_ options: ConnectionOptions, reconnect: ReconnectPolicy = .never) throws {
+        try self.init(address: try options.resolvedAddress(), options: options.clientOptions(reconnect: reconnect))
+    }
+
+    init(address: SocketAddress, options: ClientOptions) throws {
         SignalWatcher.ignoreBrokenPipe()
         loop = try EventLoop()
-        client = FanoutClient(loop: loop, address: try options.resolvedAddress(), options: options.clientOptions(reconnect: reconnect))
+        client = FanoutClient(loop: loop, address: address, options: options)
     }
 
     /// Connects, then calls `body` once greeted; returns when `finish` is called, exiting on failure.

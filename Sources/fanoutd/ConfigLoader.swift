@@ -1,4 +1,5 @@
 import FanoutConfig
+import FanoutHistoryDisk
 import FanoutServer
 import Logging
 
@@ -71,6 +72,14 @@ struct ConfigLoader {
         if let value = try reader.int("max_tracked_subjects") { server.limits.maxTrackedSubjects = value }
         if let value = try reader.int("max_memory") { server.limits.maxMemory = value }
         if let value = try reader.int("history_max_bytes") { server.history.maxBytes = value }
+        if let text = try reader.string("history_dir") { server.history.directory = text.isEmpty || text == "off" ? nil : text }
+        if let text = try reader.string("history_fsync") {
+            guard let policy = FsyncPolicy(rawValue: text) else {
+                throw Problem(line: reader.line(of: "history_fsync"),
+                              "history_fsync: expected always, everysec or no, found '\(text)'")
+            }
+            server.history.fsync = policy
+        }
         if let text = try reader.string("log_level") {
             guard let parsed = Logger.Level(rawValue: text.lowercased()) else {
                 throw Problem(line: reader.line(of: "log_level"),

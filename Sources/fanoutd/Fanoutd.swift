@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutConfig
+import FanoutHistoryDisk
 import FanoutEventLoop
 import FanoutHTTP
 import FanoutProtocol
@@ -34,7 +35,8 @@ struct Fanoutd: ParsableCommand {
             Under systemd: Type=notify readiness, STATUS= lines, the watchdog, and socket activation \
             (LISTEN_FDS) are supported; logs carry syslog priorities when stderr is the journal.
 
-            Exit codes: 0 stopped cleanly, 1 could not start (e.g. address in use), 78 bad configuration.
+            Exit codes: 0 stopped cleanly, 1 could not start (e.g. address in use), 73 history_dir unusable, \
+            78 bad configuration.
             """,
         version: FanoutVersion.current
     )
@@ -135,6 +137,9 @@ struct Fanoutd: ParsableCommand {
             unsetenv("LISTEN_FDNAMES")
             try server.start(inheritedFDs: inherited.protocol, inheritedHTTPFD: inherited.http)
             try server.run()
+        } catch let error as DiskError {
+            // EX_CANTCREAT: the history directory cannot be made, read or written.
+            Self.fail("history_dir: \(error)", code: 73)
         } catch {
             Self.fail("\(error)", code: 1)
         }
@@ -167,6 +172,8 @@ struct Fanoutd: ParsableCommand {
             max_memory: \(server.limits.maxMemory == 0 ? "0 (off)" : String(server.limits.maxMemory))
             history: \(server.history.rules.isEmpty ? "none" : "")\(server.history.rules.map { "\n  - \($0)" }.joined())
             history_max_bytes: \(server.history.maxBytes)
+            history_dir: \(server.history.directory ?? "off")
+            history_fsync: \(server.history.fsync.rawValue)
             log_level: \(server.logLevel.rawValue)
             http_listen: \(server.listeners.httpListen ?? "off")
             http_allowed_origins: \(server.listeners.httpAllowedOrigins.isEmpty ? "same host" : server.listeners.httpAllowedOrigins.joined(separator: ", "))

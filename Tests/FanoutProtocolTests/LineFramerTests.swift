@@ -146,3 +146,12 @@ struct LineFramerTests {
         }
     }
 }
+
+@Suite("LineFramer's size")
+struct LineFramerSizeTests {
+    /// A server holds a framer per connection: 21 bytes, so that the connection's one-byte fields after it
+    /// fill its last 8-byte slot (payload state included).
+    @Test func aFramerTakes21Bytes() {
+        #expect(MemoryLayout<LineFramer>.size == 21)
+    }
+}

@@ -60,6 +60,20 @@ struct BrowserTests {
         try publish("orders.feed order-5")
         try browser.sendLine("go")
 
+        // 1.2: a group member shows in the subjects table, and answers the page's question.
+        try waitForStep("group-joined")
+        let responder = try Netcat(port: daemon.port)
+        _ = try responder.output.waitForLine(containing: "+HELLO", timeout: 10)
+        try responder.send("QSUB workers svc.*\n")
+        _ = try responder.output.waitForLine(containing: "+OK 1", timeout: 10)
+        try browser.sendLine("go")
+        try waitForStep("asked")
+        let question = try responder.output.waitForLine(containing: "ASK svc.ping ", timeout: 10)
+        let id = question.split(separator: " ")[2]
+        #expect(question == "ASK svc.ping \(id) ping?")
+        try responder.send("ANSWER \(id) pong\n")
+        try browser.sendLine("go")
+
         let run = browser.finish(timeout: 90)
         #expect(run.status == 0 && run.stdout.contains("ok browser"), "\((run.stdout + run.stderr).joined(separator: "\n"))")
     }

@@ -241,6 +241,18 @@ struct Protocol12Tests {
         _ = stream.finish(timeout: 10)
     }
 
+    /// GET /groups lists each group with the pattern it holds and its live members, for the console.
+    @Test func groupsAreListedOverHTTP() throws {
+        let daemon = try Daemon(arguments: Self.http)
+        let members = try (0..<2).map { _ in try daemon.client() }
+        #expect(try members[0].command("QSUB workers jobs.*") == "+OK 1")
+        #expect(try members[1].command("QSUB workers jobs.* other.x") == "+OK 2")
+        let listing = try curl(["http://127.0.0.1:\(try daemon.httpPort())/groups"])
+        #expect(listing.status == 200)
+        #expect(listing.body == [#"{"total":2,"groups":[{"pattern":"jobs.*","group":"workers","members":2},"#
+            + #"{"pattern":"other.x","group":"workers","members":1}]}"#], "\(listing)")
+    }
+
     /// BPUB as one WebSocket binary frame, BMSG as one binary frame; other binary frames are answered.
     @Test func anyBytesOverWebSocket() throws {
         let daemon = try Daemon(arguments: Self.http)

@@ -29,6 +29,8 @@ final class HistoryStore {
         /// any run of consecutive messages is one subtraction.
         let payloadBytesThrough: UInt64
         let payload: [UInt8]
+        /// The segment file that holds its record, or 0 when it has none (no history directory).
+        var segment: UInt32 = 0
     }
 
     /// A subject's retained messages, oldest first, with consecutive seqs.
@@ -69,7 +71,7 @@ final class HistoryStore {
     /// Messages removed or freed at most by one `expireStep`: about a millisecond of work.
     static let removalsPerStep = 4096
     /// Messages of dropped logs, freed a slice per step instead of all at once.
-    private var graveyard = Deque<Deque<Message>>()
+    private var graveyard = Deque<(subjectBytes: Int, messages: Deque<Message>)>()
 
     private(set) var rules: [HistoryRule]
     private(set) var maxBytes: Int
@@ -83,6 +85,9 @@ final class HistoryStore {
     private var heap: [Log] = []
     private var nextOrdinal: UInt64 = 0
     private var sweepCursor = 0
+    /// Which segment files still hold retained records, when history is on disk: told of every message that
+    /// leaves.
+    var ledger: SegmentLedger?
 
     init(rules: [HistoryRule], maxBytes: Int) {
         self.rules = rules
@@ -113,11 +118,22 @@ final class HistoryStore {
 
     /// Keeps `payload` as message `seq` of `log`, then trims that subject to its rule and everything to
     /// `maxBytes`.
-    func append(_ log: Log, seq: UInt64, payload: UnsafeRawBufferPointer, at now: ContinuousClock.Instant) {
+    /// Returns the payload as kept, for a history directory's record to share.
+    @discardableResult
+    func append(_ log: Log, seq: UInt64, payload: UnsafeRawBufferPointer, at now: ContinuousClock.Instant,
+                segment: UInt32 = 0) -> [UInt8] {
+        append(log, seq: seq, payload: Array(payload), at: now, trimmedAt: now, segment: segment)
+    }
+
+    /// `append` of a message retained at `time` (a recovered one, older than `now`).
+    @discardableResult
+    func append(_ log: Log, seq: UInt64, payload kept: [UInt8], at time: ContinuousClock.Instant,
+                trimmedAt now: ContinuousClock.Instant, segment: UInt32) -> [UInt8] {
         if let last = log.messages.last, last.seq + 1 != seq { clear(log) }
-        log.payloadBytesAppended &+= UInt64(payload.count)
-        let message = Message(seq: seq, ordinal: nextOrdinal, atNanoseconds: nanoseconds(at: now),
-                              payloadBytesThrough: log.payloadBytesAppended, payload: Array(payload))
+        log.payloadBytesAppended &+= UInt64(kept.count)
+        let message = Message(seq: seq, ordinal: nextOrdinal, atNanoseconds: nanoseconds(at: time),
+                              payloadBytesThrough: log.payloadBytesAppended, payload: kept, segment: segment)
+        let payload = kept
         nextOrdinal &+= 1
         log.messages.append(message)
         let size = payload.count + Self.overheadPerMessage
@@ -132,6 +148,7 @@ final class HistoryStore {
             removeOldest(of: oldest)
             evicted += 1
         }
+        return kept
     }
 
     /// Drops up to `limit` of what the subject's rule says is too old; returns how many it dropped.
@@ -199,10 +216,15 @@ final class HistoryStore {
     private func freeDropped(limit: Int) -> Int {
         var freed = 0
         while freed < limit, !graveyard.isEmpty {
-            let take = min(limit - freed, graveyard[0].count)
-            graveyard[0].removeFirst(take)
+            let take = min(limit - freed, graveyard[0].messages.count)
+            if let ledger {
+                for message in graveyard[0].messages.prefix(take) {
+                    ledger.release(message.segment, subjectBytes: graveyard[0].subjectBytes, payloadBytes: message.payload.count)
+                }
+            }
+            graveyard[0].messages.removeFirst(take)
             freed += take
-            if graveyard[0].isEmpty { graveyard.removeFirst() }
+            if graveyard[0].messages.isEmpty { graveyard.removeFirst() }
         }
         return freed
     }
@@ -238,10 +260,33 @@ final class HistoryStore {
         }
     }
 
+    // MARK: History on disk
+
+    /// Calls `body` with the logs from position `cursor` on, in no particular order, until it has returned
+    /// `budget` in all or every log was seen; returns whether every log was seen (`cursor` is then 0 again).
+    func walkLogs(from cursor: inout Int, budget: Int, _ body: (Log) -> Int) -> Bool {
+        var spent = 0
+        while spent < budget {
+            guard cursor < all.count else {
+                cursor = 0
+                return true
+            }
+            spent += body(all[cursor])
+            cursor += 1
+        }
+        return false
+    }
+
+    /// Wall-clock nanoseconds of a message retained at `atNanoseconds`, given the wall clock now.
+    func wallNanoseconds(of message: Message, wallNow: Int64) -> Int64 {
+        wallNow - (nanoseconds(at: .now) - message.atNanoseconds)
+    }
+
     // MARK: Removal
 
     private func removeOldest(of log: Log) {
         guard let removed = log.messages.popFirst() else { return }
+        ledger?.release(removed.segment, subjectBytes: log.subject.utf8.count, payloadBytes: removed.payload.count)
         if !log.cursors.isEmpty { rescue(removed, from: log) }
         let size = removed.payload.count + Self.overheadPerMessage
         log.bytes -= size
@@ -268,7 +313,7 @@ final class HistoryStore {
         bytes -= log.bytes
         count -= log.messages.count
         log.bytes = 0
-        if !log.messages.isEmpty { graveyard.append(log.messages) }
+        if !log.messages.isEmpty { graveyard.append((log.subject.utf8.count, log.messages)) }
         log.messages = Deque()
         if log.heapIndex >= 0 { heapRemove(log) }
     }

@@ -1,3 +1,4 @@
+import FanoutHistoryDisk
 import FanoutProtocol
 
 /// The embedded engine: numbering and history in this process's memory, bounded by `subjectLimit` and the
@@ -7,14 +8,18 @@ public final class MemoryEngine: Engine {
     public struct RunPosition {
         let slot: SequenceTable.Slot
         let log: HistoryStore.Log?
+        /// The subject's numbering serial, when its records go to disk.
+        let serial: UInt64
 
         /// Whether the run's messages are retained (and `retain` is to be called for each).
         public var retains: Bool { log != nil }
     }
 
     public let epoch: String
-    private var sequences: SequenceTable
-    private let history: HistoryStore
+    var sequences: SequenceTable
+    let history: HistoryStore
+    /// History on disk (`history_dir`), or nil when it lives in memory only.
+    var journal: HistoryJournal?
     /// Whether anyone subscribes to a subject: the numbering of one that nobody follows is forgotten first.
     public var isSubscribed: (String) -> Bool = { _ in false }
 
@@ -42,19 +47,41 @@ public final class MemoryEngine: Engine {
     // MARK: Numbering
 
     public func openRun(subject: String) -> (lastSeq: UInt64, position: RunPosition) {
-        let found = sequences.find(subject)
-        return (found.last, RunPosition(slot: found.slot, log: history.logForAppending(subject)))
+        var found = sequences.find(subject)
+        let log = history.logForAppending(subject)
+        guard let journal, log != nil else { return (found.last, RunPosition(slot: found.slot, log: log, serial: 0)) }
+        journal.wallNow = HistoryJournal.wallNanoseconds()
+        // A record names its subject's serial: enter a new subject now, so that it has one.
+        var serial = sequences.serial(at: found.slot)
+        if serial == nil {
+            let entered = sequences.ensure(subject, isSubscribed: isKept)
+            for forgotten in entered.evicted { history.drop(forgotten) }
+            serial = entered.serial
+            found = sequences.find(subject)
+        }
+        return (found.last, RunPosition(slot: found.slot, log: history.logForAppending(subject), serial: serial ?? 0))
     }
 
     public func retain(_ position: RunPosition, seq: UInt64, payload: UnsafeRawBufferPointer) {
         guard let log = position.log else { return }
-        history.append(log, seq: seq, payload: payload, at: .now)
+        // A record names its subject in 16 bits: a longer subject (max_line allows one) stays in memory only.
+        guard let journal, log.subject.utf8.count <= HistoryRecord.maxSubjectBytes else {
+            history.append(log, seq: seq, payload: payload, at: .now)
+            return
+        }
+        var subject = log.subject
+        let segment = subject.withUTF8 { subject in
+            journal.record(seq: seq, serial: position.serial, wallNanoseconds: journal.wallNow,
+                           subject: UnsafeRawBufferPointer(subject), payload: payload)
+        }
+        history.append(log, seq: seq, payload: payload, at: .now, segment: segment)
     }
 
     public func closeRun(subject: String, at position: RunPosition, lastSeq: UInt64) {
         for evicted in sequences.store(lastSeq, for: subject, at: position.slot, isSubscribed: isKept) {
             history.drop(evicted)
         }
+        journal?.flush()
     }
 
     /// A subject whose numbering must outlive others': subscribed, or holding history.
@@ -75,13 +102,16 @@ public final class MemoryEngine: Engine {
     /// New history rules and bound (SIGHUP): applied at once, trimming or dropping what they no longer keep.
     public func applyHistory(rules: [HistoryRule], maxBytes: Int) {
         history.apply(rules: rules, maxBytes: maxBytes, at: .now)
+        journal?.flush()
     }
 
     /// Ages out expired messages of up to `budget` subjects, and frees dropped ones, a bounded slice at a time;
     /// for a timer, so that idle subjects let go too. Returns whether work is left for another step soon.
     @discardableResult
     public func expireHistory(budget: Int) -> Bool {
-        history.expireStep(budget: budget, at: .now)
+        let workLeft = history.expireStep(budget: budget, at: .now)
+        journal?.flush()
+        return compactStep() || workLeft
     }
 
     public struct HistoryFigures: Sendable {
@@ -97,6 +127,24 @@ public final class MemoryEngine: Engine {
     }
 
     public var keepsHistory: Bool { !history.rules.isEmpty || history.count > 0 || history.hasDroppedMessages }
+
+    /// The history directory's figures (INFO and /metrics), or nil without one.
+    public var diskFigures: DiskFigures? {
+        guard let journal else { return nil }
+        let figures = journal.writer.figures
+        return DiskFigures(bytes: figures.diskBytes, fsyncLagMilliseconds: figures.fsyncLagMilliseconds,
+                           writeQueue: figures.queued, writeDropped: journal.dropped, failures: figures.failures)
+    }
+
+    public struct DiskFigures: Sendable {
+        public let bytes: Int
+        public let fsyncLagMilliseconds: Int
+        public let writeQueue: Int
+        /// Records not written because the queue was full.
+        public let writeDropped: UInt64
+        /// Writes and syncs that failed.
+        public let failures: UInt64
+    }
 
     // MARK: Replay
 

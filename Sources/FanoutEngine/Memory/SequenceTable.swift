@@ -36,7 +36,11 @@ public struct SequenceTable {
     /// Changes whenever a subject comes or goes, making the slots handed out before it stale.
     private var generation: UInt64 = 0
     /// Subjects forgotten to make room so far.
-    private(set) var evictions: UInt64 = 0
+    var evictions: UInt64 = 0
+    /// Added to every serial handed out from now on: 0 normally; after a crash, a number above every serial
+    /// used before it (the wall clock in nanoseconds), so that a subject whose numbering was lost enters
+    /// under an epoch never used before.
+    var serialBase: UInt64 = 0
 
     /// May shrink or grow on reload. A table above a lowered limit sheds one subject per new subject stored,
     /// so that no single store pays for the whole difference.
@@ -97,6 +101,39 @@ public struct SequenceTable {
 
     var count: Int { entries.count }
 
+    /// The numbering serial of the subject at `slot` (from `find`), or nil when the subject was not there.
+    func serial(at slot: Slot) -> UInt64? {
+        guard slot.generation == generation, slot.position != Self.none else { return nil }
+        return entries[Int(slot.position)].serial
+    }
+
+    /// Enters a subject as it stood before a restart, as the most recent, without evicting anything.
+    mutating func restore(_ subject: String, last: UInt64, serial: UInt64) {
+        if let position = positions[subject] {
+            entries[Int(position)].last = max(entries[Int(position)].last, last)
+            entries[Int(position)].serial = serial
+            return
+        }
+        generation &+= 1
+        let position = Int32(entries.count)
+        entries.append(Entry(subject: subject, last: last, serial: serial, older: Self.none, newer: Self.none))
+        positions[subject] = position
+        linkNewest(position)
+    }
+
+    /// Every subject with its last number and serial, least recently published first.
+    func snapshot() -> [(subject: String, last: UInt64, serial: UInt64)] {
+        var out: [(subject: String, last: UInt64, serial: UInt64)] = []
+        out.reserveCapacity(entries.count)
+        var position = oldest
+        while position != Self.none {
+            let entry = entries[Int(position)]
+            out.append((entry.subject, entry.last, entry.serial))
+            position = entry.newer
+        }
+        return out
+    }
+
     /// Enters `subject`, evicting when the table is full; returns the subjects evicted (none, one, or two
     /// while shrinking to a lowered limit).
     private mutating func insert(_ subject: String, last: UInt64, isSubscribed: (String) -> Bool) -> [String] {
@@ -115,16 +152,16 @@ public struct SequenceTable {
                 evicted.append(entries[Int(position)].subject)
                 positions[entries[Int(position)].subject] = nil
                 evictions += UInt64(evicted.count)
-                entries[Int(position)] = Entry(subject: subject, last: last, serial: evictions, older: Self.none,
+                entries[Int(position)] = Entry(subject: subject, last: last, serial: serialBase &+ evictions, older: Self.none,
                                                newer: Self.none)
             } else {
                 evictions += UInt64(evicted.count)
                 position = Int32(entries.count)
-                entries.append(Entry(subject: subject, last: last, serial: evictions, older: Self.none, newer: Self.none))
+                entries.append(Entry(subject: subject, last: last, serial: serialBase &+ evictions, older: Self.none, newer: Self.none))
             }
         } else {
             position = Int32(entries.count)
-            entries.append(Entry(subject: subject, last: last, serial: evictions, older: Self.none, newer: Self.none))
+            entries.append(Entry(subject: subject, last: last, serial: serialBase &+ evictions, older: Self.none, newer: Self.none))
         }
         positions[subject] = position
         linkNewest(position)

@@ -40,7 +40,9 @@ extension BufferedSocket {
         if isTLS {
             // close_notify, best effort: the output is drained, so nothing queued is overtaken. Then close at
             // once rather than half-close, which would cut short a close_notify the kernel did not take yet.
-            if let ssl = bufferevent_openssl_get_ssl(bev) { SSL_shutdown(ssl) }
+            if let openSSL = try? OpenSSL.functions(), let ssl = openSSL.bufferevent_openssl_get_ssl!(bev) {
+                _ = openSSL.SSL_shutdown!(ssl)
+            }
             return finishLingering()
         }
         // Once the peer has closed, nothing it sends can turn our close into a reset: the kernel delivers the

@@ -97,10 +97,10 @@ public final class BufferedSocket {
                 state = BUFFEREVENT_SSL_CONNECTING
             }
             bev = try nonNull("bufferevent_openssl_socket_new") {
-                bufferevent_openssl_socket_new(loop.base, fd, ssl, state, options)
+                tls.openSSL.bufferevent_openssl_socket_new!(loop.base, fd, ssl, state, options)
             }
             // A peer that closes without close_notify has simply left: a line protocol has nothing to truncate.
-            bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
+            tls.openSSL.bufferevent_openssl_set_allow_dirty_shutdown!(bev, 1)
         } else {
             bev = try nonNull("bufferevent_socket_new") { bufferevent_socket_new(loop.base, fd, options) }
         }
@@ -256,8 +256,9 @@ public final class BufferedSocket {
             reason = .eof
         } else if flags & BEV_EVENT_TIMEOUT != 0 {
             reason = flags & BEV_EVENT_READING != 0 ? .readTimeout : .writeTimeout
-        } else if isTLS, case let code = bufferevent_get_openssl_error(bev), code != 0 {
-            reason = .tls(TLSContext.lastError(code))
+        } else if isTLS, let openSSL = try? OpenSSL.functions(),
+                  case let code = openSSL.bufferevent_get_openssl_error!(bev), code != 0 {
+            reason = .tls(TLSContext.lastError(openSSL, code: code))
         } else {
             reason = .error(errno: errno)
         }

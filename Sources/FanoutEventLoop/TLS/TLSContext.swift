@@ -6,65 +6,72 @@ import Glibc
 /// An OpenSSL context (`SSL_CTX`) for TLS sockets: certificates, keys and what to verify.
 public final class TLSContext {
     let context: OpaquePointer
+    /// OpenSSL's functions, loaded by the first context.
+    let openSSL: fanout_tls_api
 
     /// A server context: `certificateChain` and `privateKey` are PEM files; with `clientCA`, clients must
     /// present a certificate signed by it (mutual TLS).
     public init(certificateChain: String, privateKey: String, clientCA: String?) throws(SystemError) {
+        let openSSL = try OpenSSL.functions()
+        self.openSSL = openSSL
         // Once `context` is set, a throw still runs deinit, which frees it: no free on the error paths.
-        context = try Self.makeContext(TLS_server_method(), "server")
-        try Self.check("load certificate \(certificateChain)") { SSL_CTX_use_certificate_chain_file(context, certificateChain) }
-        try Self.check("load private key \(privateKey)") { SSL_CTX_use_PrivateKey_file(context, privateKey, SSL_FILETYPE_PEM) }
-        try Self.check("match private key \(privateKey) with \(certificateChain)") { SSL_CTX_check_private_key(context) }
+        context = try Self.makeContext(openSSL, openSSL.TLS_server_method!(), "server")
+        try check("load certificate \(certificateChain)") { openSSL.SSL_CTX_use_certificate_chain_file!(context, certificateChain) }
+        try check("load private key \(privateKey)") { openSSL.SSL_CTX_use_PrivateKey_file!(context, privateKey, SSL_FILETYPE_PEM) }
+        try check("match private key \(privateKey) with \(certificateChain)") { openSSL.SSL_CTX_check_private_key!(context) }
         if let clientCA {
-            try Self.check("load client CA \(clientCA)") { SSL_CTX_load_verify_locations(context, clientCA, nil) }
-            SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
+            try check("load client CA \(clientCA)") { openSSL.SSL_CTX_load_verify_locations!(context, clientCA, nil) }
+            openSSL.SSL_CTX_set_verify!(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
         }
     }
 
     /// A client context: verifies the server against `serverCA` (or the system's CAs), and presents
     /// `certificate`/`privateKey` when given (for servers that require client certificates).
     public init(serverCA: String?, certificate: String?, privateKey: String?) throws(SystemError) {
-        context = try Self.makeContext(TLS_client_method(), "client")
+        let openSSL = try OpenSSL.functions()
+        self.openSSL = openSSL
+        context = try Self.makeContext(openSSL, openSSL.TLS_client_method!(), "client")
         if let serverCA {
-            try Self.check("load CA \(serverCA)") { SSL_CTX_load_verify_locations(context, serverCA, nil) }
+            try check("load CA \(serverCA)") { openSSL.SSL_CTX_load_verify_locations!(context, serverCA, nil) }
         } else {
-            SSL_CTX_set_default_verify_paths(context)
+            openSSL.SSL_CTX_set_default_verify_paths!(context)
         }
-        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+        openSSL.SSL_CTX_set_verify!(context, SSL_VERIFY_PEER, nil)
         if let certificate {
-            try Self.check("load certificate \(certificate)") { SSL_CTX_use_certificate_chain_file(context, certificate) }
-            try Self.check("load private key \(privateKey ?? certificate)") {
-                SSL_CTX_use_PrivateKey_file(context, privateKey ?? certificate, SSL_FILETYPE_PEM)
+            try check("load certificate \(certificate)") { openSSL.SSL_CTX_use_certificate_chain_file!(context, certificate) }
+            try check("load private key \(privateKey ?? certificate)") {
+                openSSL.SSL_CTX_use_PrivateKey_file!(context, privateKey ?? certificate, SSL_FILETYPE_PEM)
             }
         }
     }
 
     deinit {
-        SSL_CTX_free(context)
+        openSSL.SSL_CTX_free!(context)
     }
 
-    private static func makeContext(_ method: OpaquePointer?, _ role: String) throws(SystemError) -> OpaquePointer {
-        guard let context = SSL_CTX_new(method) else {
-            throw SystemError(errno: 0, operation: "TLS \(role) context: \(lastError())")
+    private static func makeContext(_ openSSL: fanout_tls_api, _ method: OpaquePointer?, _ role: String) throws(SystemError) -> OpaquePointer {
+        guard let context = openSSL.SSL_CTX_new!(method) else {
+            throw SystemError(errno: 0, operation: "TLS \(role) context: \(lastError(openSSL))")
         }
         // TLS 1.2 or later.
-        SSL_CTX_ctrl(context, SSL_CTRL_SET_MIN_PROTO_VERSION, Int(TLS1_2_VERSION), nil)
+        _ = openSSL.SSL_CTX_ctrl!(context, SSL_CTRL_SET_MIN_PROTO_VERSION, Int(TLS1_2_VERSION), nil)
         // SSL_OP_IGNORE_UNEXPECTED_EOF (a function-like macro, so spelled out): OpenSSL 3 would report a peer
         // that closes without close_notify as an error; for a line protocol that is simply the peer leaving.
-        SSL_CTX_set_options(context, UInt64(1) << 7)
+        _ = openSSL.SSL_CTX_set_options!(context, UInt64(1) << 7)
         return context
     }
 
-    private static func check(_ operation: String, _ body: () -> Int32) throws(SystemError) {
-        guard body() == 1 else { throw SystemError(errno: 0, operation: "\(operation): \(lastError())") }
+    private func check(_ operation: String, _ body: () -> Int32) throws(SystemError) {
+        guard body() == 1 else { throw SystemError(errno: 0, operation: "\(operation): \(Self.lastError(openSSL))") }
     }
 
     /// The oldest OpenSSL error queued on this thread, as text (and the queue cleared).
-    static func lastError(_ code: UInt = ERR_get_error()) -> String {
-        defer { ERR_clear_error() }
+    static func lastError(_ openSSL: fanout_tls_api, code given: UInt? = nil) -> String {
+        let code = given ?? openSSL.ERR_get_error!()
+        defer { openSSL.ERR_clear_error!() }
         guard code != 0 else { return "unknown TLS error" }
         var buffer = [CChar](repeating: 0, count: 256)
-        ERR_error_string_n(code, &buffer, buffer.count)
+        openSSL.ERR_error_string_n!(code, &buffer, buffer.count)
         let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         // "error:0A000086:SSL routines::certificate verify failed" -> the reason after the last colon.
         return text.split(separator: ":").last.map(String.init) ?? text
@@ -72,15 +79,15 @@ public final class TLSContext {
 
     /// A new SSL object for one connection; for a client, set to verify `serverName` (a host name or IP).
     func makeSSL(verifying serverName: String?) throws(SystemError) -> OpaquePointer {
-        guard let ssl = SSL_new(context) else { throw SystemError(errno: 0, operation: "SSL_new: \(Self.lastError())") }
+        guard let ssl = openSSL.SSL_new!(context) else { throw SystemError(errno: 0, operation: "SSL_new: \(Self.lastError(openSSL))") }
         if let serverName {
-            if X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), serverName) != 1 {
-                ERR_clear_error()
-                SSL_set1_host(ssl, serverName)
+            if openSSL.X509_VERIFY_PARAM_set1_ip_asc!(openSSL.SSL_get0_param!(ssl), serverName) != 1 {
+                openSSL.ERR_clear_error!()
+                _ = openSSL.SSL_set1_host!(ssl, serverName)
                 // SNI; OpenSSL copies the name during the call.
                 var name = Array(serverName.utf8CString)
                 name.withUnsafeMutableBytes { bytes in
-                    _ = SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name), bytes.baseAddress)
+                    _ = openSSL.SSL_ctrl!(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name), bytes.baseAddress)
                 }
             }
         }

@@ -12,6 +12,8 @@ public struct WebSocketDecoder {
         /// One whole binary message, unmasked and defragmented (only when `maxBinaryMessage` > 0). Valid only
         /// during the handler call.
         case binary(UnsafeRawBufferPointer)
+        /// A binary message over `maxBinaryMessage`: its bytes were dropped as they came, never held.
+        case binaryTooLong
         /// A ping: its payload (at most 125 bytes) is to be echoed in a pong.
         case ping(UnsafeRawBufferPointer)
         case pong
@@ -40,6 +42,8 @@ public struct WebSocketDecoder {
     private var inFragmentedMessage = false
     /// Whether the message being assembled is binary.
     private var messageIsBinary = false
+    /// The binary message in progress is over its limit: its frames are read and dropped.
+    private var discardingMessage = false
     private var control: [UInt8] = []
 
     private struct Frame {
@@ -80,6 +84,8 @@ public struct WebSocketDecoder {
                 let source = UnsafeRawBufferPointer(start: base + position, count: take)
                 if current.opcode.isControl {
                     Self.unmask(source, &current, into: &control)
+                } else if discardingMessage {
+                    current.maskOffset = (current.maskOffset + take) & 3
                 } else {
                     Self.unmask(source, &current, into: &message)
                 }
@@ -103,6 +109,11 @@ public struct WebSocketDecoder {
                 return true
             }
             inFragmentedMessage = false
+            if discardingMessage {
+                discardingMessage = false
+                Self.reset(&message)
+                return handler(.binaryTooLong)
+            }
             if messageIsBinary {
                 let goOn = message.withUnsafeBytes { handler(.binary($0)) }
                 Self.reset(&message)
@@ -175,22 +186,34 @@ public struct WebSocketDecoder {
             var value: UInt64 = 0
             for index in 2..<10 { value = value << 8 | UInt64(header[index]) }
             guard value >> 63 == 0 else { return (consumed, Self.protocolError("frame length has its top bit set")) }
-            guard value <= UInt64(limit(for: header[0])) else { return (consumed, .tooLong(limit: limit(for: header[0]))) }
+            if !isBinaryFrame(header[0]) {
+                guard value <= UInt64(limit(for: header[0])) else { return (consumed, .tooLong(limit: limit(for: header[0]))) }
+            }
+            guard value <= UInt64(Int.max / 2) else { return (consumed, Self.protocolError("frame length out of range")) }
             length = Int(value)
         }
         let opcode = WebSocketOpcode(rawValue: header[0] & 0x0F)!
         if opcode.isControl && length > 125 {
             return (consumed, Self.protocolError("control frame longer than 125 bytes"))
         }
-        if !opcode.isControl && message.count + length > limit(for: header[0]) {
-            return (consumed, .tooLong(limit: limit(for: header[0])))
-        }
         if opcode == .text || opcode == .binary { messageIsBinary = opcode == .binary }
+        if !opcode.isControl && (discardingMessage || message.count + length > limit(for: header[0])) {
+            // A binary message over its limit is dropped as it streams in (BPUB's rule); a text one closes.
+            guard isBinaryFrame(header[0]) else { return (consumed, .tooLong(limit: limit(for: header[0]))) }
+            discardingMessage = true
+            Self.reset(&message)
+        }
         let m = header.count - 4
         frame = Frame(opcode: opcode, fin: header[0] & 0x80 != 0, remaining: length,
                       mask: (header[m], header[m + 1], header[m + 2], header[m + 3]))
         header.removeAll(keepingCapacity: true)
         return (consumed, nil)
+    }
+
+    /// Whether a frame whose first byte is `first` carries a binary message (its first frame or a continuation).
+    private func isBinaryFrame(_ first: UInt8) -> Bool {
+        let opcode = WebSocketOpcode(rawValue: first & 0x0F)
+        return maxBinaryMessage > 0 && (opcode == .binary || (opcode == .continuation && messageIsBinary))
     }
 
     /// The message limit that applies to a frame whose first byte is `first`: a continuation continues the

@@ -44,7 +44,7 @@ extension Server {
             ("answers", String(stats.answers)),
             ("ask_timeouts", String(stats.askTimeouts)),
         ] + clusterInfoFields()
-        return fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+        return (fields + historyDiskInfoFields()).map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
 
     /// `<count> id=<n>,addr=<host:port>,subs=<n>,pending=<bytes>,age_s=<n>,transport=<tcp|tls|unix|ws> ...`, oldest first.

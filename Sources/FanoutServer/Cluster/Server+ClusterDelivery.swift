@@ -65,8 +65,7 @@ extension Server {
         let messages = fanout.run.groupMessages
         fanout.run.groupMessages.removeAll()
         let subject = fanout.run.subjectString
-        var names: [String] = []
-        for group in fanout.run.groups where names.last != group.name { names.append(group.name) }
+        let names = fanout.run.groups.map(\.name)
         for name in names {
             node.engine.claim(subject: subject, group: name, epoch: fanout.run.clusterEpoch,
                               first: messages[0].seq, last: messages[messages.count - 1].seq) { [weak self] won in
@@ -92,7 +91,7 @@ extension Server {
         var subjectBytes = subject
         subjectBytes.withUTF8 { subjectBuffer in
             for message in messages {
-                forEachChosenMember(of: groups, excluding: nil) { member in
+                forEachChosenMember(of: groups, excluding: nil) { member, _ in
                     guard member.deliveryMark != plainMark else { return }
                     var push: [UInt8] = []
                     message.payload.withUnsafeBytes { payload in

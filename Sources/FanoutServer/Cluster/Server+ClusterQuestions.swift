@@ -141,7 +141,7 @@ extension Server {
                 self.index.forEachGroup(of: subject) { groupName, members in
                     if groupName == name { groups.append((groupName, members)) }
                 }
-                self.forEachChosenMember(of: groups, excluding: asker) { member in put(to: member) }
+                self.forEachChosenMember(of: groups, excluding: asker) { member, _ in put(to: member) }
             }
         }
     }

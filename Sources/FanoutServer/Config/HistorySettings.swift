@@ -1,4 +1,5 @@
 import FanoutEngine
+import FanoutHistoryDisk
 
 /// Which subjects keep history (protocol 1.1's RESUME and LAST replay it), and the bound on all of it.
 public struct HistorySettings: Sendable, Equatable {
@@ -6,6 +7,10 @@ public struct HistorySettings: Sendable, Equatable {
     public var rules: [HistoryRule] = []
     /// Every retained message counted (payload plus its record); over it, the oldest across all subjects go.
     public var maxBytes = 256 << 20
+    /// Where history is kept across restarts (`history_dir`); nil keeps it in memory only (the default).
+    public var directory: String?
+    /// When what is written there is synced (`history_fsync`).
+    public var fsync = FsyncPolicy.everysec
 
     public init() {}
 

@@ -181,13 +181,21 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         write(bytes)
     }
 
+    /// Output held until this connection's PUBs are on disk (`history_fsync: always`), else nil.
+    var heldOutput: HeldOutput? {
+        get { extras?.heldOutput }
+        set { if newValue != nil || extras != nil { madeExtras.heldOutput = newValue } }
+    }
+
     /// Queues protocol lines as they are (the line protocol's transports) or as the adapter frames them.
     func write(_ text: String) {
+        if let held = extras?.heldOutput { return held.append(Array(text.utf8)) }
         guard transport.writesLines else { return Array(text.utf8).withUnsafeBytes { adapter?.write($0, to: self) } }
         socket?.write(text)
     }
 
     func write(_ bytes: [UInt8]) {
+        if let held = extras?.heldOutput { return held.append(bytes) }
         guard transport.writesLines else { return bytes.withUnsafeBytes { adapter?.write($0, to: self) } }
         socket?.write(bytes)
     }

@@ -34,4 +34,6 @@ final class ConnectionExtras {
     var remoteQuestionsPut: [String] = []
     /// The transport's adapter, for a connection that is not on the line protocol itself.
     var adapter: TransportAdapter?
+    /// Output held until history records are synced (`history_fsync: always`): see `DurableAcknowledgements`.
+    var heldOutput: HeldOutput?
 }

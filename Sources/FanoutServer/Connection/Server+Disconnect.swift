@@ -2,6 +2,7 @@ extension Server {
     /// Lets go of a connection: it leaves the table (and with that every subscriber set) at once; its socket
     /// flushes a last line when the reason has one, then closes.
     func disconnect(_ connection: ClientConnection, reason: DisconnectReason) {
+        if deferDisconnectUntilDurable(connection, reason: reason) { return }
         guard connection.stopReading(.closed) else { return }
         switch reason {
         case .slowConsumer:

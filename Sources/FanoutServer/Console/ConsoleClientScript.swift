@@ -323,7 +323,7 @@ class Questions {
             // Registered as the reply is read, so the ANSWER and DONE pushes right behind it find it.
             const [id, asked] = text.split(" ");
             const result = { id, asked: Number(asked), answered: 0, gone: 0, answers: [] };
-            done = new Promise((resolve, reject) => this.open.set(id, { result, resolve, reject }));
+            done = new Promise((resolve, reject) => this.open.set(id, { result, resolve, reject, onAnswer: options.onAnswer }));
             return result;
         });
         return done;
@@ -332,7 +332,12 @@ class Questions {
     answerPushed(line, frame) {
         const [, id, responder] = line.split(" ", 3);
         const payload = frame.slice(8 + id.length + responder.length + 1);
-        this.open.get(id)?.result.answers.push({ responder, payload, text: decode(payload) });
+        const ask = this.open.get(id);
+        if (!ask)
+            return;
+        const answer = { responder, payload, text: decode(payload) };
+        ask.result.answers.push(answer);
+        ask.onAnswer?.(answer);
     }
     /** `DONE <id> asked=<a> answered=<b> gone=<g>`. */
     donePushed(line) {

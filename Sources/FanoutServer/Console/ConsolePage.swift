@@ -8,7 +8,8 @@
 /// counters and the messages-per-second chart (the last five minutes), CHANNELS every two seconds, CLIENTS
 /// every five (admins only on a server with users); the subscribe box subscribes (concrete subjects resume
 /// after a reconnect, and resumes and `RESET` pushes are shown among the messages), and the publish form
-/// publishes. It asks for a token when the greeting says `auth=required`, keeps it for the tab's session only,
+/// publishes; the subjects table shows the groups holding each pattern (`GET /groups`), and the ask box puts a
+/// question and lists the answers as they arrive. It asks for a token when the greeting says `auth=required`, keeps it for the tab's session only,
 /// and reconnects by itself. The event-stream panel opens an `EventSource` on `/events`, which resumes by
 /// itself after a drop.
 enum ConsolePage {
@@ -68,7 +69,7 @@ ol li .subject { color:var(--accent); } ol li .seq { color:var(--dim); } ol li .
   <p class="note wide" id="connect-hint">From a terminal: <code>nc 127.0.0.1 7411</code>, then type <code>SUB news.*</code>; or run <code>fanout sub 'news.*'</code> and <code>fanout pub news.uk hello</code> (add <code>--server HOST:PORT</code> for another server).</p>
   <section class="wide"><h2>Server</h2><div id="counters"></div></section>
   <section class="two-thirds"><h2>Messages per second, last 5 minutes</h2><canvas id="chart" width="800" height="160"></canvas></section>
-  <section class="third"><h2>Subjects</h2><div class="scroll"><table><thead><tr><th>subject</th><th>subscribers</th></tr></thead><tbody id="channels"></tbody></table></div><p class="note" id="channels-note"></p></section>
+  <section class="third"><h2>Subjects</h2><div class="scroll"><table><thead><tr><th>subject</th><th>subscribers</th><th>groups</th></tr></thead><tbody id="channels"></tbody></table></div><p class="note" id="channels-note"></p></section>
   <section class="half"><h2>Subscribe</h2>
     <form id="sub-form"><input id="sub-pattern" placeholder="pattern, e.g. news.>" autocomplete="off"><button id="sub-button">Subscribe</button><button type="button" class="quiet" id="sub-clear">Clear</button></form>
     <p class="note" id="sub-note">Messages of the patterns you subscribe to appear here as they arrive.</p>
@@ -82,6 +83,11 @@ ol li .subject { color:var(--accent); } ol li .seq { color:var(--dim); } ol li .
     <p class="note" id="es-note"></p>
     <div class="scroll"><ol id="es-log"></ol></div>
   </section>
+  <section class="wide"><h2>Ask</h2>
+    <form id="ask-form"><input id="ask-subject" placeholder="subject" autocomplete="off"><input id="ask-payload" placeholder="question" autocomplete="off"><input id="ask-timeout" value="2000" size="6" title="timeout in ms" autocomplete="off"><button id="ask-button">Ask</button></form>
+    <p class="note" id="ask-note">Puts a question to every receiver of the subject (one member of each group); answers appear as they arrive.</p>
+    <div class="scroll"><ol id="ask-log"></ol></div>
+  </section>
   <section class="wide"><h2>Clients</h2><div class="scroll"><table><thead><tr><th>id</th><th>address</th><th>transport</th><th>subscriptions</th><th>pending bytes</th><th>age</th></tr></thead><tbody id="clients"></tbody></table></div><p class="note" id="clients-note"></p></section>
 </main>
 <div id="auth"><form id="auth-form"><h2>This server needs a token</h2><input id="auth-token" type="password" placeholder="token" autocomplete="off"><p class="note error" id="auth-error"></p><button>Sign in</button></form></div>
@@ -91,7 +97,7 @@ ol li .subject { color:var(--accent); } ol li .seq { color:var(--dim); } ol li .
 // resumes concrete subjects with no duplicate, and reports what was missed; this script only draws.
 const $ = (id) => document.getElementById(id);
 const maxRows = 500;
-let client = null, history = [], lastPublished = null, timer = null;
+let client = null, history = [], lastPublished = null, timer = null, groupsByPattern = new Map();
 let token = sessionStorage.getItem("fanout-token") || "";
 const subscriptions = new Map();
 
@@ -136,7 +142,7 @@ async function poll() {
   if (!client) return;
   try {
     info(await client.info());
-    if (ticks % 2 === 0) channels(await client.request("CHANNELS").catch((e) => e));
+    if (ticks % 2 === 0) { await groups(); channels(await client.request("CHANNELS").catch((e) => e)); }
     if (ticks % 5 === 0) clients(await client.request("CLIENTS").catch((e) => e));
   } catch (error) { /* offline: the next tick after the reconnect draws again */ }
   ticks++;
@@ -166,8 +172,20 @@ function draw() {
 function channels(reply) {
   if (typeof reply !== "string") { $("channels-note").textContent = failure(reply); return; }
   const words = reply.split(" ").slice(1);
-  $("channels").innerHTML = words.map((w) => { const i = w.lastIndexOf("="); return `<tr><td>${esc(w.slice(0, i))}</td><td>${esc(w.slice(i + 1))}</td></tr>`; }).join("");
+  $("channels").innerHTML = words.map((w) => { const i = w.lastIndexOf("="), subject = w.slice(0, i);
+    return `<tr><td>${esc(subject)}</td><td>${esc(w.slice(i + 1))}</td><td>${esc((groupsByPattern.get(subject) || []).join(", "))}</td></tr>`; }).join("");
   $("channels-note").textContent = words.length ? "" : "No subscribed subjects.";
+}
+
+// The groups (QSUB) and their members, by pattern, from GET /groups: the subjects table's third column.
+async function groups() {
+  try {
+    const response = await fetch("/groups" + (token ? "?token=" + encodeURIComponent(token) : ""));
+    if (!response.ok) return;
+    const listing = await response.json(), next = new Map();
+    for (const g of listing.groups) { const list = next.get(g.pattern) || []; list.push(`${g.group} (${g.members})`); next.set(g.pattern, list); }
+    groupsByPattern = next;
+  } catch (error) { /* the next poll tries again */ }
 }
 
 function clients(reply) {
@@ -202,6 +220,15 @@ $("sub-clear").onclick = async () => { const subs = [...subscriptions.values()];
 $("pub-form").onsubmit = async (event) => { event.preventDefault(); const subject = $("pub-subject").value.trim(); if (!subject || !client) return;
   try { const receivers = await client.publish(subject, $("pub-payload").value); $("pub-result").textContent = `Delivered to ${receivers} subscriber(s) at ${now()}.`; $("pub-result").className = "note"; }
   catch (error) { $("pub-result").textContent = failure(error); $("pub-result").className = "note error"; } };
+
+// A question to every receiver of a subject; each answer is listed as it arrives, then the summary.
+$("ask-form").onsubmit = async (event) => { event.preventDefault(); const subject = $("ask-subject").value.trim(); if (!subject || !client) return;
+  $("ask-log").innerHTML = ""; $("ask-note").textContent = "Asking " + subject + "…"; $("ask-note").className = "note";
+  const onAnswer = (a) => { const li = row($("ask-log"), `<span class="time">${now()}</span><span class="subject">${esc(a.responder)}</span> ${esc(a.text)}`);
+    li.dataset.answer = a.text; li.dataset.responder = a.responder; };
+  try { const result = await client.ask(subject, $("ask-payload").value, { timeout: Number($("ask-timeout").value) || 2000, onAnswer });
+    $("ask-note").textContent = `${result.answered} of ${result.asked} answered` + (result.gone ? `, ${result.gone} gone` : "") + ` at ${now()}.`; }
+  catch (error) { $("ask-note").textContent = failure(error); $("ask-note").className = "note error"; } };
 
 let source = null;
 $("es-form").onsubmit = (event) => { event.preventDefault(); const subjects = $("es-subject").value.trim().split(/[\s,]+/).filter(Boolean); if (!subjects.length) return;

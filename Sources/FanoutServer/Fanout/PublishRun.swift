@@ -28,6 +28,8 @@ struct PublishRun {
     /// The messages a run queues to one chosen group member.
     struct GroupDelivery {
         let connection: ClientConnection
+        /// The member set that chose it, to choose another if it leaves before the run is written.
+        let members: MulticastGroup<ClientConnection>
         var bytes: [UInt8] = []
     }
 
@@ -44,7 +46,7 @@ struct PublishRun {
     var bytes: [UInt8] = []
     /// The groups (QSUB) holding a pattern that matches the run's subject, sorted by name, from the lookup that
     /// opened the run: each message goes to one member per group name, chosen per message.
-    var groups: [(name: String, members: MulticastGroup<ClientConnection>)] = []
+    var groups: [RunGroup] = []
     /// What the run's messages queue to the group members chosen for them, flushed after `bytes`.
     var groupDeliveries: [GroupDelivery] = []
     var groupDeliverySlots: [ObjectIdentifier: Int] = [:]

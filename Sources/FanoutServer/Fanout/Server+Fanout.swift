@@ -80,6 +80,9 @@ extension Server {
     /// once, and before anything else is sent to the publisher (every other command closes the run first).
     func flushRunReplies() {
         guard !fanout.run.replies.isEmpty else { return }
+        if fanout.run.retains && engine.holdsAcknowledgements, let publisher = fanout.run.publisher {
+            holdUntilDurable(publisher)
+        }
         if let publisher = fanout.run.publisher, publisher.socket != nil { publisher.send(fanout.run.replies) }
         fanout.run.replies.removeAll(keepingCapacity: true)
     }

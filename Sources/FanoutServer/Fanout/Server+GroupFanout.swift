@@ -6,56 +6,113 @@ import FanoutProtocol
 /// What a chosen member gets is queued in the run (`PublishRun.groupDeliveries`) and written after the
 /// run's other lines, so that a publisher's `+OK` still comes before the message it published.
 extension Server {
-    /// Looks up the groups holding a pattern that matches the run's subject, sorted by name so that the
-    /// patterns one group holds lie together.
+    /// Looks up the groups holding a pattern that matches the run's subject: one `RunGroup` per group name,
+    /// with the member sets of every pattern it holds.
     func gatherRunGroups() {
-        index.forEachGroup(of: fanout.run.subjectString) { name, members in
-            fanout.run.groups.append((name, members))
+        var found: [(name: String, members: MulticastGroup<ClientConnection>)] = []
+        index.forEachGroup(of: fanout.run.subjectString) { name, members in found.append((name, members)) }
+        if found.count > 1 { found.sort { $0.name < $1.name } }
+        var start = 0
+        while start < found.count {
+            var end = start + 1
+            while end < found.count && found[end].name == found[start].name { end += 1 }
+            fanout.run.groups.append(RunGroup(name: found[start].name, sets: found[start..<end].map(\.members)))
+            start = end
         }
-        if fanout.run.groups.count > 1 { fanout.run.groups.sort { $0.name < $1.name } }
     }
 
-    /// Chooses one member of each group for the message and queues it there, unless that member is a plain
-    /// receiver of the run already (the group counts as served) or another group chose it too. Returns how
-    /// many connections it queued the message to. O(groups) per message: each choice is O(1) amortised.
+    /// Queues the message to the next member of each group's rotation, unless that member is a plain receiver
+    /// of the run (the group counts as served) or another group chose it for this message too. Returns how
+    /// many connections it queued the message to. O(groups) per message, with no retain.
     func deliverToGroups(subject: UnsafeRawBufferPointer, seq: UInt64, payload: UnsafeRawBufferPointer,
                          anyBytes: Bool) -> Int {
-        let runMark = index.lastMark
         var delivered = 0
-        var chosen: [ObjectIdentifier] = []
-        forEachChosenMember(of: fanout.run.groups, excluding: nil) { member in
-            // A plain receiver of this run got the message with everyone else.
-            if member.deliveryMark == runMark { return }
-            let id = ObjectIdentifier(member)
-            if chosen.contains(id) { return }
-            chosen.append(id)
-            if permissionsWithhold(fanout.run.subjectString, from: member) { return }
-            let slot: Int
-            if let existing = fanout.run.groupDeliverySlots[id] {
-                slot = existing
-            } else {
-                slot = fanout.run.groupDeliveries.count
-                fanout.run.groupDeliveries.append(.init(connection: member))
-                fanout.run.groupDeliverySlots[id] = slot
+        let several = fanout.run.groups.count > 1
+        var chosenSlots: [Int] = []
+        for group in fanout.run.groups.indices {
+            guard let choice = nextChoice(in: group), !choice.isPlainReceiver else { continue }
+            if several {
+                if chosenSlots.contains(choice.slot) { continue }
+                chosenSlots.append(choice.slot)
             }
             Encoder.appendPush(subject: subject, seq: seq, payload: payload, maxLine: configuration.limits.maxLine,
-                               to: &fanout.run.groupDeliveries[slot].bytes)
+                               to: &fanout.run.groupDeliveries[choice.slot].bytes)
             delivered += 1
-            if fanout.run.groupDeliveries[slot].bytes.count >= PublishRun.flushBytes { fanout.needsGroupFlush = true }
+            if fanout.run.groupDeliveries[choice.slot].bytes.count >= PublishRun.flushBytes { fanout.needsGroupFlush = true }
         }
         stats.groupDeliveries += UInt64(delivered)
         return delivered
     }
 
+    /// The member of group `group`'s rotation that takes the next message: the next in the rotation while it
+    /// grows to `RunGroup.rotation`, then each in turn, a member that left or is busy being replaced by the
+    /// group's next choice. Nil when the group has no live member.
+    private func nextChoice(in group: Int) -> RunGroup.Choice? {
+        let count = fanout.run.groups[group].chosen.count
+        if count < RunGroup.rotation && count < fanout.run.groups[group].storedMembers,
+           let fresh = chooseMember(for: group, replacing: nil) {
+            return fresh
+        }
+        let busyMark = configuration.limits.groupBusyBytes
+        var tries = fanout.run.groups[group].chosen.count
+        while tries > 0 {
+            tries -= 1
+            let position = fanout.run.groups[group].next % fanout.run.groups[group].chosen.count
+            fanout.run.groups[group].next &+= 1
+            let choice = fanout.run.groups[group].chosen[position]
+            if choice.isConnected,
+               choice.socket.outputCount + fanout.run.groupDeliveries[choice.slot].bytes.count <= busyMark {
+                return choice
+            }
+            if let replacement = chooseMember(for: group, replacing: position) { return replacement }
+        }
+        return nil
+    }
+
+    /// Asks the group's member sets (taking turns when it holds several patterns) for their next member, and
+    /// puts it in the rotation, at `position` or at its end; a member already there is returned as it is.
+    private func chooseMember(for group: Int, replacing position: Int?) -> RunGroup.Choice? {
+        let sets = fanout.run.groups[group].sets
+        // Kept across runs, so that a run of one message still takes the sets in turn.
+        let turn = sets.count > 1 ? Int(fanout.groupTurn % UInt64(sets.count)) : 0
+        if sets.count > 1 { fanout.groupTurn &+= 1 }
+        let withholds = auth.anyUserWithholds
+        for offset in 0..<sets.count {
+            let members = sets[(turn + offset) % sets.count]
+            guard let member = members.pick(isBusy: isBusyInGroups), let socket = member.socket else { continue }
+            if withholds && member.permissions?.withholds(fanout.run.subjectString) == true { continue }
+            let id = ObjectIdentifier(member)
+            if let existing = fanout.run.groups[group].chosen.first(where: { $0.id == id }) { return existing }
+            let slot: Int
+            if let known = fanout.run.groupDeliverySlots[id] {
+                slot = known
+            } else {
+                slot = fanout.run.groupDeliveries.count
+                fanout.run.groupDeliveries.append(.init(connection: member, members: members))
+                fanout.run.groupDeliverySlots[id] = slot
+            }
+            let choice = RunGroup.Choice(connection: .passUnretained(member), socket: socket, slot: slot,
+                                         isPlainReceiver: member.deliveryMark == index.lastMark)
+            if let position {
+                fanout.run.groups[group].chosen[position] = choice
+            } else {
+                fanout.run.groups[group].chosen.append(choice)
+            }
+            return choice
+        }
+        return nil
+    }
+
     /// Calls `body` with one member per group name among the run's groups (`excluded` never chosen): the
     /// next in turn that is not busy, from the group's first pattern that has one.
     func forEachChosenMember(of groups: [(name: String, members: MulticastGroup<ClientConnection>)],
-                             excluding excluded: ClientConnection?, _ body: (ClientConnection) -> Void) {
+                             excluding excluded: ClientConnection?,
+                             _ body: (ClientConnection, MulticastGroup<ClientConnection>) -> Void) {
         var start = 0
         while start < groups.count {
             var end = start + 1
             while end < groups.count && groups[end].name == groups[start].name { end += 1 }
-            var choice: ClientConnection?
+            var choice: (ClientConnection, MulticastGroup<ClientConnection>)?
             // A group holding several matching patterns has a member set per pattern: they take turns first.
             let sets = end - start
             let first = sets == 1 ? 0 : Int(fanout.groupTurn % UInt64(sets))
@@ -63,11 +120,11 @@ extension Server {
             for offset in 0..<sets {
                 let position = start + (first + offset) % sets
                 if let member = groups[position].members.pick(excluding: excluded, isBusy: isBusyInGroups) {
-                    choice = member
+                    choice = (member, groups[position].members)
                     break
                 }
             }
-            if let choice, choice.socket != nil { body(choice) }
+            if let choice, choice.0.socket != nil { body(choice.0, choice.1) }
             start = end
         }
     }
@@ -94,10 +151,6 @@ extension Server {
         }
     }
 
-    private func permissionsWithhold(_ subject: String, from member: ClientConnection) -> Bool {
-        auth.anyUserWithholds && member.permissions?.withholds(subject) == true
-    }
-
     /// Queues what the run chose for group members: behind a replay under way, framed by an adapter, or as
     /// lines; then the usual marks.
     func flushGroupDeliveries() {
@@ -105,10 +158,18 @@ extension Server {
         let deliveries = fanout.run.groupDeliveries
         fanout.run.groupDeliveries.removeAll(keepingCapacity: true)
         fanout.run.groupDeliverySlots.removeAll(keepingCapacity: true)
+        // The rotations name slots of what was just written: they start again, where each group's order is.
+        for group in fanout.run.groups.indices { fanout.run.groups[group].chosen.removeAll(keepingCapacity: true) }
         fanout.needsGroupFlush = false
         for delivery in deliveries {
-            let connection = delivery.connection
-            guard connection.socket != nil else { continue }
+            var connection = delivery.connection
+            if connection.socket == nil {
+                // The member left during the run (a slow consumer dropped): another member of the group that
+                // chose it takes its messages, so that none of the group's messages is lost while one is alive.
+                guard let other = delivery.members.pick(excluding: connection, isBusy: isBusyInGroups),
+                      other.socket != nil, other.deliveryMark != index.lastMark else { continue }
+                connection = other
+            }
             deliver(delivery.bytes, to: connection)
             let pending = connection.pendingBytes
             if pending > marks.watchAbove { applyBacklogMarks(marks, to: connection, pending: pending) }

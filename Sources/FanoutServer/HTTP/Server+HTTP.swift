@@ -60,6 +60,7 @@ extension Server {
     }
 
     func metricsResponse() -> HTTPResponse {
+        if let disk = engine.diskFigures { metrics?.sync(disk: disk) }
         metrics?.sync(stats, clients: connections.count, subscriptionCount: connections.subscriptionCount,
                       subjectCount: index.storedPatternCount,
                       pendingBytes: connections.values.reduce(0) { $0 + $1.pendingBytes })

@@ -13,6 +13,8 @@ extension Server {
             ], body: ConsolePage.html), headOnly: head.method == "HEAD")
         case "/metrics" where isRead:
             exchange.finish(metricsResponse(), headOnly: head.method == "HEAD")
+        case "/groups" where isRead:
+            exchange.finish(groupsResponse(head, exchange: exchange), headOnly: head.method == "HEAD")
         case "/healthz" where isRead:
             exchange.finish(healthResponse(), headOnly: head.method == "HEAD")
         case "/ws":
@@ -21,10 +23,10 @@ extension Server {
             openEventStream(head, exchange: exchange)
         case let path where path.hasPrefix("/publish/"):
             publishOverHTTP(head, body: body, exchange: exchange)
-        case "/metrics", "/healthz":
+        case "/metrics", "/healthz", "/groups":
             exchange.finish(HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")], body: Array("use GET\n".utf8)))
         default:
-            exchange.finish(HTTPResponse(status: 404, text: "not found: try /, /ws, /events, /publish/<subject>, /metrics or /healthz\n"))
+            exchange.finish(HTTPResponse(status: 404, text: "not found: try /, /ws, /events, /publish/<subject>, /groups, /metrics or /healthz\n"))
         }
     }
 }

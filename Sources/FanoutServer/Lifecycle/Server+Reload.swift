@@ -46,6 +46,7 @@ extension Server {
         if fresh.history != old.history {
             engine.applyHistory(rules: fresh.history.rules, maxBytes: fresh.history.maxBytes)
             startHistoryExpiry()
+            warnIfHistoryDiskChanged(from: old.history, to: fresh.history)
         }
         if fresh.cluster != old.cluster {
             logger.notice("cluster: the cluster section changed; restarting the engine")

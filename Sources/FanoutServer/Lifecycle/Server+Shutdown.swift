@@ -18,6 +18,8 @@ extension Server {
         work.sweepTimer = nil
         listening.acceptRetryTimer = nil
         finishRuns()
+        // The clean stop syncs every record before the process exits: what was held for it may go now.
+        releaseDurableOutput(all: true)
         for connection in connections.values.sorted(by: { $0.id < $1.id }) {
             disconnect(connection, reason: .shutdown)
         }

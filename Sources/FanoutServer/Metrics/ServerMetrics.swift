@@ -69,4 +69,19 @@ final class ServerMetrics {
         historyEvicted.increment(by: Int64(history.evicted - reportedHistoryEvicted))
         reportedHistoryEvicted = history.evicted
     }
+
+    // History on disk (history_dir), as INFO shows it; made the first time a server with a directory is read.
+    private lazy var historyDiskBytes = Gauge(label: "fanout_history_disk_bytes")
+    private lazy var historyFsyncLag = Gauge(label: "fanout_history_fsync_lag_ms")
+    private lazy var historyWriteQueue = Gauge(label: "fanout_history_write_queue")
+    private lazy var historyWriteDropped = Counter(label: "fanout_history_write_dropped_total")
+    private var reportedWriteDropped: UInt64 = 0
+
+    func sync(disk: MemoryEngine.DiskFigures) {
+        historyDiskBytes.record(disk.bytes)
+        historyFsyncLag.record(disk.fsyncLagMilliseconds)
+        historyWriteQueue.record(disk.writeQueue)
+        historyWriteDropped.increment(by: Int64(disk.writeDropped - reportedWriteDropped))
+        reportedWriteDropped = disk.writeDropped
+    }
 }

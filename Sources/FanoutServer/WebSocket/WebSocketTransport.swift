@@ -49,6 +49,12 @@ final class WebSocketTransport: TransportAdapter {
                 guard connection.gate.isOpen else { break }
                 Self.executeBinary(message, from: connection)
                 turn.lines &+= 1
+            case .binaryTooLong:
+                // Over max_payload: its bytes went as they came, and the connection goes on (BPUB's rule).
+                connection.server.closeRun()
+                connection.send(ProtocolError(.tooLong,
+                    "binary message exceeds max_payload=\(connection.server.configuration.limits.maxPayload) bytes and its header").line)
+                turn.lines &+= 1
             case .ping(let payload):
                 var frame: [UInt8] = []
                 WebSocketEncoder.appendFrame(.pong, payload: payload, to: &frame)

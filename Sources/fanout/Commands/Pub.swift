@@ -10,9 +10,15 @@ struct Pub: ParsableCommand {
               fanout pub news.uk 'hello world'        prints the receivers count
               tail -f app.log | fanout pub logs.app   one message per line
               fanout pub metrics < samples.txt
+              fanout pub --file order.json orders.new   the whole file as one message, any bytes
+              protoc ... | fanout pub --binary blobs.x  all of stdin as one message
 
             Reading stdin, up to --window publishes are in flight at once (not one round trip per line); \
             at the end it prints how many were published and the total receivers.
+
+            --file and --binary send one message with BPUB (protocol 1.2), whatever its bytes (LF and NUL \
+            included, up to the server's max_payload), and print the receivers count. A MESSAGE argument \
+            with a LF in it goes the same way.
             """
     )
 
@@ -27,31 +33,75 @@ struct Pub: ParsableCommand {
     @Option(name: .long, help: "Publishes in flight at once when reading stdin.")
     var window: Int = 100
 
+    @Option(name: .long, help: ArgumentHelp("Publish this file's bytes as one message.", valueName: "path"))
+    var file: String?
+
+    @Flag(name: .long, help: "Publish all of stdin, unchanged, as one message.")
+    var binary = false
+
     func validate() throws {
         guard window >= 1 else { throw ValidationError("--window must be at least 1") }
+        if (file != nil || binary) && message != nil {
+            throw ValidationError("give a MESSAGE, --file or --binary, not several")
+        }
+        if file != nil && binary { throw ValidationError("--file already sends one message: drop --binary") }
     }
 
     func run() throws {
         let session = try Session(connection)
         let client = session.client
+        if file != nil || binary {
+            let bytes = try file.map(Self.readFile) ?? Self.readAll(fd: 0)
+            try publishOne(session) { client.publishBinary(subject, bytes, completion: $0) }
+            return
+        }
         if let message {
-            var receivers = 0
-            try session.run {
-                client.publish(subject, message) { result in
-                    switch result {
-                    case .success(let count):
-                        receivers = count
-                        session.finish()
-                    case .failure(let error):
-                        session.fail(error)
-                    }
-                }
-            }
-            print(receivers)
+            try publishOne(session) { client.publish(subject, message, completion: $0) }
             return
         }
         try session.connectAndWait()
         try publishLines(from: LineReader(fd: 0), session: session)
+    }
+
+    /// Publishes one message and prints its receivers count.
+    private func publishOne(
+        _ session: Session, _ publish: @escaping (@escaping (Result<Int, ClientError>) -> Void) -> Void
+    ) throws {
+        var receivers = 0
+        try session.run {
+            publish { result in
+                switch result {
+                case .success(let count):
+                    receivers = count
+                    session.finish()
+                case .failure(let error):
+                    session.fail(error)
+                }
+            }
+        }
+        print(receivers)
+    }
+
+    static func readFile(_ path: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ValidationError("--file: cannot read \(path)")
+        }
+        return Array(data)
+    }
+
+    /// Everything on `fd` up to its end.
+    static func readAll(fd: Int32) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw ValidationError("cannot read standard input: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
     }
 
     /// Streams stdin with a bounded window: reads only while fewer than `window` publishes are unanswered.

@@ -13,6 +13,17 @@ struct Sub: ParsableCommand {
               fanout sub --format json orders | jq .seq
               fanout sub --count 1 jobs.done            wait for one message, then exit
               fanout sub --last 10 orders               the newest 10 kept, then live ones
+              fanout sub --group workers jobs.>         share jobs with the other members of the group
+              fanout sub --format raw --count 1 blobs.x > blob   one payload's bytes, exactly
+
+            Formats: payload prints each payload and a LF; raw prints the payload's bytes and nothing else; \
+            line prints the protocol's push (MSG, or BMSG with its length, bytes and LF for a payload with a \
+            LF in it); json prints one object per line, with "payload" for UTF-8 text without LF and \
+            "payload_base64" for any other bytes. Output is written as each read from the server is handled, \
+            so a pipe sees every message as it arrives.
+
+            With --group NAME the patterns are subscribed as a member of that group (QSUB): each message goes \
+            to one member of the group, not to all of them. A member's messages are not checked for gaps.
 
             After a lost connection it reconnects with backoff and resubscribes (unless --no-reconnect). \
             With a server that has RESUME (protocol 1.1), each subject picks up after the last message \
@@ -26,7 +37,7 @@ struct Sub: ParsableCommand {
     )
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
-        case payload, line, json
+        case payload, line, json, raw
     }
 
     @OptionGroup var connection: ConnectionOptions
@@ -34,8 +45,15 @@ struct Sub: ParsableCommand {
     @Argument(help: ArgumentHelp("Subjects or patterns (* one token, > the rest).", valueName: "subject"))
     var subjects: [String]
 
-    @Option(name: .long, help: "payload (the message bytes), line (the raw MSG line) or json (subject, seq, payload).")
+    @Option(name: .long, help: """
+        payload (the message bytes and a LF), raw (the bytes alone), line (the MSG or BMSG push) or json \
+        (subject, seq, payload or payload_base64).
+        """)
     var format: Format = .payload
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Subscribe as a member of this group: each message goes to one member only.", valueName: "name"))
+    var group: String?
 
     @Option(name: .long, help: "Exit after this many messages.")
     var count: Int?
@@ -51,6 +69,10 @@ struct Sub: ParsableCommand {
     func validate() throws {
         guard !subjects.isEmpty else { throw ValidationError("give at least one subject") }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if let group {
+            try validateGroupName(group)
+            if last != nil { throw ValidationError("--last subscribes plainly: it does not go with --group") }
+        }
         if let last {
             guard last >= 1 else { throw ValidationError("--last must be at least 1") }
             // LAST takes one concrete subject: a pattern has a token that is exactly * or >.
@@ -105,13 +127,19 @@ struct Sub: ParsableCommand {
             switch format {
             case .payload:
                 message.payload.withUnsafeBytes { output.append($0) }
+            case .raw:
+                message.payload.withUnsafeBytes { output.append($0) }
+                return
+            case .line where message.payload.contains(0x0A):
+                output.append("BMSG \(message.subject) \(message.seq) \(message.payload.count)\n")
+                message.payload.withUnsafeBytes { output.append($0) }
             case .line:
                 output.append("MSG \(message.subject) \(message.seq) ")
                 message.payload.withUnsafeBytes { output.append($0) }
             case .json:
                 output.append(JSON.object([
                     ("subject", JSON.string(message.subject)), ("seq", String(message.seq)),
-                    ("payload", JSON.string(message.text)),
+                    JSON.payload(message.payload),
                 ]))
             }
             output.append(UInt8(ascii: "\n"))
@@ -121,9 +149,14 @@ struct Sub: ParsableCommand {
             if let limit, received >= limit { session.finish() }
         }
         try session.run {
-            client.subscribe(subjects, last: last, completion: { result in
+            let failed: (Result<Int, ClientError>) -> Void = { result in
                 if case .failure(let error) = result { session.fail(error) }
-            })
+            }
+            if let group = self.group {
+                client.subscribe(subjects, group: group, completion: failed)
+            } else {
+                client.subscribe(subjects, last: last, completion: failed)
+            }
         }
         output.flush()
     }
@@ -151,5 +184,16 @@ struct Sub: ParsableCommand {
             let gone = "missed messages on \(subject) (unknown: the server's numbering restarted)"
             return recovered > 0 ? [back, gone] : [gone]
         }
+    }
+}
+
+/// A group name as QSUB takes it: 1 to 64 bytes of `[A-Za-z0-9_.-]`.
+func validateGroupName(_ name: String) throws {
+    let allowed = name.utf8.allSatisfy { byte in
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+    }
+    guard (1...64).contains(name.utf8.count), allowed else {
+        throw ValidationError("--group: a group name is 1 to 64 letters, digits, '_', '.' or '-'")
     }
 }

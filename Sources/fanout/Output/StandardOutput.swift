@@ -42,6 +42,16 @@ enum JSON {
         return string(text)
     }
 
+    /// A payload as a JSON field: `"payload"` with its text when it is UTF-8 a line can carry, else
+    /// `"payload_base64"` with its bytes in base64 (the event stream's name for the same thing), so that any
+    /// bytes come through unchanged.
+    static func payload(_ bytes: [UInt8]) -> (String, String) {
+        if !bytes.contains(0x0A), let text = String(validating: bytes, as: UTF8.self) {
+            return ("payload", string(text))
+        }
+        return ("payload_base64", string(Base64.encode(bytes)))
+    }
+
     static func object(_ pairs: [(String, String)]) -> String {
         "{" + pairs.map { "\(string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }

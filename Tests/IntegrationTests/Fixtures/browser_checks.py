@@ -75,6 +75,17 @@ def main(url):
         if payloads != [f"order-{n}" for n in range(1, 6)]:
             raise AssertionError(f"event stream payloads {payloads}")
 
+        # Groups in the subjects table; the ask box lists answers as they arrive, then the summary.
+        step("group-joined")  # the test's nc joined group workers on svc.*
+        wait.until(lambda d: "workers (1)" in d.find_element(By.ID, "channels").text)
+        driver.find_element(By.ID, "ask-subject").send_keys("svc.ping")
+        driver.find_element(By.ID, "ask-payload").send_keys("ping?")
+        driver.find_element(By.ID, "ask-button").click()
+        step("asked")  # the test's nc answers
+        wait.until(lambda d: any(li.get_attribute("data-answer") == "pong"
+                                 for li in d.find_elements(By.CSS_SELECTOR, "#ask-log li")))
+        wait.until(lambda d: "1 of 1 answered" in d.find_element(By.ID, "ask-note").text)
+
         shot = os.environ.get("FANOUT_SCREENSHOT")
         if shot:
             driver.save_screenshot(shot)

@@ -353,6 +353,9 @@ async def binary(http, tcp):
     expect(header == f"BMSG bin.x 1 {len(payload)}", f"TCP header: {header!r}")
     body = await asyncio.wait_for(reader.readexactly(len(payload) + 1), TIMEOUT)
     expect(body == payload + b"\n", "TCP bytes")
+    # A binary message over max_payload is dropped as it comes; the connection goes on.
+    await pub.send(b"BPUB bin.z 2000000\n" + b"\x00" * 2000000 + b"\n", text=False)
+    expect((await recv(pub)).startswith("-ERR too-long"), "an oversize BPUB frame")
     await pub.send(b"BPUB bin.y 5\nplain\n", text=False)
     expect(await recv(pub) == "+OK 2", "second BPUB's reply")
     expect(await recv(sub) == "MSG bin.y 1 plain", "a line payload as text")

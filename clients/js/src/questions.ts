@@ -9,6 +9,8 @@ export interface AskOptions {
     timeout?: number;
     /** Answers after which it closes; 0 (default): no cap. */
     max?: number;
+    /** Called with each answer as it arrives, before the question closes. */
+    onAnswer?: (answer: { responder: string; payload: Uint8Array; text: string }) => void;
 }
 
 export type Handler = (question: Question) => Payload | Promise<Payload>;
@@ -40,7 +42,8 @@ export function responderLine(responder: { subject: string; group: string | null
  * responder per `respond` call. */
 export class Questions {
     readonly responders: Array<Responder & { handler: Handler }> = [];
-    private open = new Map<string, { result: AskResult; resolve: (r: AskResult) => void; reject: (e: Error) => void }>();
+    private open = new Map<string, { result: AskResult; resolve: (r: AskResult) => void; reject: (e: Error) => void;
+        onAnswer?: AskOptions["onAnswer"] }>();
 
     constructor(private readonly owner: QuestionsOwner) {}
 
@@ -54,7 +57,7 @@ export class Questions {
             // Registered as the reply is read, so the ANSWER and DONE pushes right behind it find it.
             const [id, asked] = text.split(" ");
             const result: AskResult = { id, asked: Number(asked), answered: 0, gone: 0, answers: [] };
-            done = new Promise((resolve, reject) => this.open.set(id, { result, resolve, reject }));
+            done = new Promise((resolve, reject) => this.open.set(id, { result, resolve, reject, onAnswer: options.onAnswer }));
             return result;
         });
         return done;
@@ -64,7 +67,11 @@ export class Questions {
     answerPushed(line: string, frame: Uint8Array): void {
         const [, id, responder] = line.split(" ", 3);
         const payload = frame.slice(8 + id.length + responder.length + 1);
-        this.open.get(id)?.result.answers.push({ responder, payload, text: decode(payload) });
+        const ask = this.open.get(id);
+        if (!ask) return;
+        const answer = { responder, payload, text: decode(payload) };
+        ask.result.answers.push(answer);
+        ask.onAnswer?.(answer);
     }
 
     /** `DONE <id> asked=<a> answered=<b> gone=<g>`. */

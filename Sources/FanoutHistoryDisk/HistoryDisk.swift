@@ -1,0 +1,127 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What the history directory held at start-up, checked and repaired: read before the loop serves anyone.
+///
+/// Repairs: a segment whose end is a record cut short (or zeros) is cut at its last whole record; a segment
+/// with a record that fails its checksum in the middle is moved to `damaged/` and none of its records is
+/// used. Either way a note says what went, for the log.
+public struct HistoryDisk: Sendable {
+    static let stateFile = "state"
+    static let numberingFile = "numbering"
+
+    /// A segment's usable bytes: whole, checked records only.
+    public struct Segment: Sendable {
+        public let id: UInt32
+        public let bytes: [UInt8]
+    }
+
+    public let directory: String
+    /// The server's epoch: the one the directory names, or a fresh one for a new directory.
+    public let epoch: String
+    /// Whether the directory existed with a state (false: a new directory, nothing to recover).
+    public let existed: Bool
+    /// Whether the last stop was clean: every record written and the numbering snapshot valid.
+    public let clean: Bool
+    /// Every subject's numbering at the clean stop (nil after a crash).
+    public let numbering: NumberingSnapshot?
+    /// Whether a segment was damaged and moved aside.
+    public let damaged: Bool
+    public let segments: [Segment]
+    /// The segment new records go to: after every existing one.
+    public let nextSegment: UInt32
+    /// Bytes of the segments kept.
+    public let diskBytes: Int
+    /// What recovery did, one line each, for the log.
+    public let notes: [String]
+    /// Holds the directory's lock: the writer closes it at its clean stop.
+    public let lockDescriptor: Int32
+
+    /// Reads and repairs `directory` (made if missing), then marks it in use (`state` says not clean until the
+    /// next clean stop). Throws when the directory cannot be made, read or written.
+    public static func open(directory: String, freshEpoch: () -> String) throws(DiskError) -> HistoryDisk {
+        try DiskFiles.makeDirectory(directory)
+        let lockDescriptor = try lock(directory)
+        let statePath = directory + "/" + stateFile
+        var notes: [String] = []
+        let state = try DiskFiles.read(statePath)
+        let parsed = state.flatMap(DiskState.init(decoding:))
+        if state != nil && parsed == nil { notes.append("history: \(statePath) is unreadable; starting a new epoch") }
+        var numbering: NumberingSnapshot?
+        if let parsed, parsed.clean {
+            numbering = try DiskFiles.read(directory + "/" + numberingFile).flatMap(NumberingSnapshot.init(decoding:))
+            if numbering == nil { notes.append("history: the numbering snapshot is missing or damaged") }
+        }
+        let epoch = parsed?.epoch ?? freshEpoch()
+        // From here on a crash is a crash: the snapshot is only good until the numbering moves on.
+        try DiskFiles.replace(statePath, with: DiskState(epoch: epoch, clean: false).encoded(), directory: directory)
+
+        var segments: [Segment] = []
+        var damaged = false
+        var diskBytes = 0
+        let ids = try DiskFiles.list(directory).compactMap(DiskFiles.segmentID(of:)).sorted()
+        for id in ids {
+            let path = directory + "/" + DiskFiles.segmentName(id)
+            guard var bytes = try DiskFiles.read(path) else { continue }
+            let stop = bytes.withUnsafeBytes { raw in
+                var reader = HistoryRecordReader(raw)
+                while reader.next() != nil {}
+                return reader.stop!
+            }
+            switch stop {
+            case .end:
+                break
+            case .truncated(let offset):
+                notes.append("history: \(path): cut \(bytes.count - offset) bytes after the last whole record")
+                try DiskFiles.truncate(path, to: offset)
+                bytes.removeLast(bytes.count - offset)
+            case .corrupt(let offset):
+                try DiskFiles.makeDirectory(directory + "/" + DiskFiles.damagedFolder)
+                let aside = directory + "/" + DiskFiles.damagedFolder + "/" + DiskFiles.segmentName(id)
+                try syscall("move", path) { rename(path, aside) }
+                notes.append("history: \(path): damaged record at byte \(offset); moved to \(aside), its " +
+                             "\(bytes.count) bytes unused, and every subject starts under a new epoch")
+                damaged = true
+                continue
+            }
+            diskBytes += bytes.count
+            segments.append(Segment(id: id, bytes: bytes))
+        }
+        return HistoryDisk(directory: directory, epoch: epoch, existed: parsed != nil, clean: parsed?.clean == true && numbering != nil,
+                           numbering: numbering, damaged: damaged, segments: segments,
+                           nextSegment: (ids.last ?? 0) + 1, diskBytes: diskBytes, notes: notes,
+                           lockDescriptor: lockDescriptor)
+    }
+
+    /// Takes the directory for this process: two servers writing one directory would interleave their records
+    /// and each trust its own numbering. The lock (flock on `lock`) lasts until the writer's clean stop closes
+    /// its descriptor, or the process ends, however it ends. Returns the descriptor.
+    static func lock(_ directory: String) throws(DiskError) -> Int32 {
+        let path = directory + "/lock"
+        let fd = try syscall("create", path) { DiskFiles.openForLock(path) }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            close(fd)
+            throw DiskError(operation: code == EWOULDBLOCK ? "another fanoutd holds the lock" : "lock", path: path,
+                            errno: code)
+        }
+        return fd
+    }
+
+    /// Every record of the kept segments, in file order.
+    public func forEachRecord(_ body: (UInt32, HistoryRecordReader.View, Int) -> Void) {
+        for segment in segments {
+            segment.bytes.withUnsafeBytes { raw in
+                var reader = HistoryRecordReader(raw)
+                var start = 0
+                while let record = reader.next() {
+                    body(segment.id, record, reader.offset - start)
+                    start = reader.offset
+                }
+            }
+        }
+    }
+}

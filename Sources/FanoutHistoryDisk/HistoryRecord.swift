@@ -1,0 +1,177 @@
+/// One retained message as it lies in a segment file. Length-prefixed and checksummed, never line-based: a
+/// payload may hold any bytes (BPUB), LF and NUL included.
+///
+/// ```
+/// u32 body length | u32 CRC-32C of the body | body:
+///   u8 kind (1) | u64 seq | u64 numbering serial | i64 wall-clock ns | u16 subject length | subject | payload
+/// ```
+/// Integers are little-endian. The serial is the subject's numbering serial (its epoch's suffix), so that a
+/// recovery that keeps epochs can give the subject the very epoch it had.
+public struct HistoryRecord: Equatable, Sendable {
+    public var seq: UInt64
+    public var serial: UInt64
+    public var wallNanoseconds: Int64
+    public var subject: [UInt8]
+    public var payload: [UInt8]
+
+    public init(seq: UInt64, serial: UInt64, wallNanoseconds: Int64, subject: [UInt8], payload: [UInt8]) {
+        self.seq = seq
+        self.serial = serial
+        self.wallNanoseconds = wallNanoseconds
+        self.subject = subject
+        self.payload = payload
+    }
+
+    static let kindMessage: UInt8 = 1
+    /// Length and checksum.
+    public static let headerBytes = 8
+    /// Kind, seq, serial, time and subject length.
+    static let fixedBodyBytes = 1 + 8 + 8 + 8 + 2
+    /// The largest body a reader accepts: a payload of the longest line max_line allows (64 MiB) and the
+    /// longest subject; a larger length is damage, not a record.
+    public static let maxBodyBytes = (64 << 20) + fixedBodyBytes + maxSubjectBytes
+    /// A subject's length is 16 bits.
+    public static let maxSubjectBytes = Int(UInt16.max)
+
+    /// Bytes the record takes on disk.
+    public static func size(subjectBytes: Int, payloadBytes: Int) -> Int {
+        headerBytes + fixedBodyBytes + subjectBytes + payloadBytes
+    }
+
+    /// Appends the encoded record to `out`.
+    public static func append(seq: UInt64, serial: UInt64, wallNanoseconds: Int64, subject: UnsafeRawBufferPointer,
+                              payload: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        let start = out.count
+        appendUnsealed(seq: seq, serial: serial, wallNanoseconds: wallNanoseconds, subject: subject, payload: payload,
+                       to: &out)
+        out.withUnsafeMutableBytes { seal(UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
+    }
+
+    /// Appends the record with its checksum left 0: the loop encodes, and the writer's thread seals (`seal`),
+    /// so that the checksum costs the loop nothing.
+    public static func appendUnsealed(seq: UInt64, serial: UInt64, wallNanoseconds: Int64,
+                                      subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
+                                      to out: inout [UInt8]) {
+        let body = fixedBodyBytes + subject.count + payload.count
+        appendInteger(UInt32(body), to: &out)
+        appendInteger(UInt32(0), to: &out)
+        out.append(kindMessage)
+        appendInteger(seq, to: &out)
+        appendInteger(serial, to: &out)
+        appendInteger(UInt64(bitPattern: wallNanoseconds), to: &out)
+        appendInteger(UInt16(subject.count), to: &out)
+        out.append(contentsOf: subject)
+        out.append(contentsOf: payload)
+    }
+
+    /// Fills in the checksum of every record in `records` (whole records, as `appendUnsealed` made them).
+    public static func seal(_ records: UnsafeMutableRawBufferPointer) {
+        var offset = 0
+        while offset + headerBytes <= records.count {
+            let body = Int(records.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
+            let end = min(offset + headerBytes + body, records.count)
+            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: records[(offset + headerBytes)..<end]))
+            records.storeBytes(of: crc.littleEndian, toByteOffset: offset + 4, as: UInt32.self)
+            offset = end
+        }
+    }
+
+    public func encoded() -> [UInt8] {
+        var out: [UInt8] = []
+        subject.withUnsafeBytes { subject in
+            payload.withUnsafeBytes { payload in
+                Self.append(seq: seq, serial: serial, wallNanoseconds: wallNanoseconds, subject: subject,
+                            payload: payload, to: &out)
+            }
+        }
+        return out
+    }
+
+    private static func appendInteger<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
+    }
+}
+
+/// Reads records out of a segment's bytes, one at a time, and says exactly where and how they stop. Pure: no
+/// I/O, fuzzed (Fuzz/, target `history-record`).
+public struct HistoryRecordReader {
+    /// A record's fields, as views into the bytes being read (valid while those bytes are).
+    public struct View {
+        public let seq: UInt64
+        public let serial: UInt64
+        public let wallNanoseconds: Int64
+        public let subject: UnsafeRawBufferPointer
+        public let payload: UnsafeRawBufferPointer
+    }
+
+    /// Why reading stopped.
+    public enum Stop: Equatable, Sendable {
+        /// Every byte was a whole, valid record.
+        case end
+        /// The bytes from `offset` on are a record cut short, or zeros (a write that a crash interrupted, or
+        /// space the file system allocated and never filled): cut them off.
+        case truncated(offset: Int)
+        /// The record at `offset` is whole but fails its checksum or makes no sense: the file is damaged.
+        case corrupt(offset: Int)
+    }
+
+    public let bytes: UnsafeRawBufferPointer
+    public private(set) var offset: Int
+
+    public init(_ bytes: UnsafeRawBufferPointer, offset: Int = 0) {
+        self.bytes = bytes
+        self.offset = offset
+    }
+
+    /// The next record, or nil with why reading stopped (`stop` then stays where it is).
+    public mutating func next() -> View? {
+        guard storedStop == nil, boundary == nil else { return nil }
+        let body = bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian
+        let crc = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self).littleEndian
+        let start = offset + HistoryRecord.headerBytes
+        let end = start + Int(body)
+        let base = bytes.baseAddress!
+        let fields = UnsafeRawBufferPointer(start: base + start, count: Int(body))
+        guard CRC32C.checksum(fields) == crc, fields[0] == HistoryRecord.kindMessage else {
+            storedStop = .corrupt(offset: offset)
+            return nil
+        }
+        let subjectBytes = Int(fields.loadUnaligned(fromByteOffset: 25, as: UInt16.self).littleEndian)
+        guard HistoryRecord.fixedBodyBytes + subjectBytes <= fields.count, subjectBytes > 0 else {
+            storedStop = .corrupt(offset: offset)
+            return nil
+        }
+        let view = View(
+            seq: fields.loadUnaligned(fromByteOffset: 1, as: UInt64.self).littleEndian,
+            serial: fields.loadUnaligned(fromByteOffset: 9, as: UInt64.self).littleEndian,
+            wallNanoseconds: Int64(bitPattern: fields.loadUnaligned(fromByteOffset: 17, as: UInt64.self).littleEndian),
+            subject: UnsafeRawBufferPointer(start: base + start + HistoryRecord.fixedBodyBytes, count: subjectBytes),
+            payload: UnsafeRawBufferPointer(start: base + start + HistoryRecord.fixedBodyBytes + subjectBytes,
+                                            count: Int(body) - HistoryRecord.fixedBodyBytes - subjectBytes)
+        )
+        offset = end
+        return view
+    }
+
+    /// Why reading stopped, or nil while records are left.
+    public var stop: Stop? { storedStop ?? boundary }
+
+    /// Why the reader cannot go on from `offset`, or nil when a whole record of plausible length lies there.
+    private var boundary: Stop? {
+        let left = bytes.count - offset
+        if left == 0 { return .end }
+        if left < HistoryRecord.headerBytes { return .truncated(offset: offset) }
+        let body = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
+        if body == 0 && isZero(from: offset) { return .truncated(offset: offset) }
+        if body < HistoryRecord.fixedBodyBytes || body > HistoryRecord.maxBodyBytes { return .corrupt(offset: offset) }
+        if body > left - HistoryRecord.headerBytes { return .truncated(offset: offset) }
+        return nil
+    }
+
+    private var storedStop: Stop?
+
+    private func isZero(from start: Int) -> Bool {
+        for index in start..<bytes.count where bytes[index] != 0 { return false }
+        return true
+    }
+}

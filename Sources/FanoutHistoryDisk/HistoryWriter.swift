@@ -1,0 +1,373 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Logging
+import Synchronization
+
+/// When the writer makes what it wrote durable.
+public enum FsyncPolicy: String, Sendable, CaseIterable {
+    /// After every batch it takes (a group commit): the loss window of a power cut is one batch.
+    case always
+    /// At most a second after a write: a power cut may lose the last second.
+    case everysec
+    /// Never asked: the kernel writes back when it likes (a clean stop still syncs).
+    case no
+}
+
+/// Records on their way to one segment, encoded by the loop (`HistoryRecord.appendUnsealed`) and sealed with
+/// their checksums by the writer.
+public struct EncodedRecords: Sendable {
+    public var segment: UInt32
+    public var bytes: [UInt8]
+    public var count: Int
+
+    public init(segment: UInt32, bytes: [UInt8] = [], count: Int = 0) {
+        self.segment = segment
+        self.bytes = bytes
+        self.count = count
+    }
+}
+
+/// The write-behind thread: the loop hands it encoded records through a queue bounded in bytes and never
+/// waits for it; it seals them, appends them to segment files and syncs them as `FsyncPolicy` says.
+///
+/// Threading: `submit`, `delete`, `figures`, `durableRecords` and `stop` are called by the loop thread;
+/// everything else runs on the writer's own thread. The queue and its figures are behind one `Mutex`; the
+/// loop holds it for an array append, never across I/O. Under `everysec` and `no` the writer takes the queue
+/// every 10 ms while there is work (or at once past 1 MiB), so that a steady stream costs no wake-up per run;
+/// under `always` it is woken at once, since acknowledgements wait for it.
+/// Bound: at most `maxQueueBytes` wait (what does not fit is refused and the caller counts or keeps it).
+public final class HistoryWriter: Sendable {
+    public struct Figures: Sendable {
+        /// Bytes in the directory's segments.
+        public var diskBytes: Int
+        /// Records waiting in the queue.
+        public var queued: Int
+        /// How long the oldest write not yet synced has waited, in milliseconds (0: all synced).
+        public var fsyncLagMilliseconds: Int
+        /// Writes or syncs that failed.
+        public var failures: UInt64
+    }
+
+    private enum Command: Sendable {
+        case records(EncodedRecords)
+        case delete(UInt32)
+    }
+
+    /// What the writer is doing, for the loop to know whether to wake it.
+    private enum Rest: Sendable {
+        /// Taking or writing a batch: it looks at the queue again when done.
+        case working
+        /// Waiting a moment for more (everysec, no): woken early only past `wakeBytes`.
+        case napping
+        /// Nothing to do: woken by the next submission.
+        case idle
+    }
+
+    private struct Shared: Sendable {
+        var commands: [Command] = []
+        var queuedBytes = 0
+        var queuedRecords = 0
+        var rest = Rest.working
+        var stopping = false
+        var snapshot: NumberingSnapshot?
+        var finalState: DiskState?
+        var diskBytes = 0
+        var unsyncedSince: Int64 = 0
+        var failures: UInt64 = 0
+        var durableRecords: UInt64 = 0
+    }
+
+    public let directory: String
+    public let policy: FsyncPolicy
+    public let maxQueueBytes: Int
+    /// Queued bytes past which a napping writer is woken.
+    static let wakeBytes = 1 << 20
+    /// How long the writer waits for more after a batch, under everysec and no.
+    static let napNanoseconds: Int64 = 10_000_000
+    private let shared: Mutex<Shared>
+    /// Posted by the loop when the writer rests and work arrives.
+    private let wakeup: Semaphore
+    private let thread = Mutex<pthread_t?>(nil)
+    private let logger: Logger
+
+    /// The directory's lock (`HistoryDisk.lock`), closed after the clean stop's last write; -1 for none.
+    private let lockDescriptor: Int32
+
+    /// Starts the thread; `diskBytes` is what the directory's segments hold already.
+    public init(directory: String, policy: FsyncPolicy, maxQueueBytes: Int, diskBytes: Int, lockDescriptor: Int32 = -1,
+                logger: Logger) {
+        self.directory = directory
+        self.lockDescriptor = lockDescriptor
+        self.policy = policy
+        self.maxQueueBytes = maxQueueBytes
+        self.logger = logger
+        var initial = Shared()
+        initial.diskBytes = diskBytes
+        shared = Mutex(initial)
+        wakeup = Semaphore()
+        // passRetained: the thread takes the one reference when it starts and holds the writer until it ends.
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var handle = pthread_t()
+        pthread_create(&handle, nil, { raw in
+            let writer = Unmanaged<HistoryWriter>.fromOpaque(raw!).takeRetainedValue()
+            writer.runThread()
+            return nil
+        }, box)
+        thread.withLock { $0 = handle }
+    }
+
+    deinit {
+        sem_destroy(wakeup.pointer)
+        wakeup.pointer.deallocate()
+    }
+
+    /// A POSIX semaphore: made for posting and waiting from different threads, hence `@unchecked Sendable`.
+    /// The writer owns it and frees it in `deinit`, after its thread has ended.
+    private struct Semaphore: @unchecked Sendable {
+        let pointer: UnsafeMutablePointer<sem_t>
+
+        init() {
+            pointer = .allocate(capacity: 1)
+            sem_init(pointer, 0, 0)
+        }
+    }
+
+    /// Queues `batches` in order; returns how many fit (the first ones). The rest are not written.
+    public func submit(_ batches: [EncodedRecords]) -> Int {
+        var accepted = 0
+        let post = shared.withLock { state -> Bool in
+            for batch in batches {
+                guard state.queuedBytes + batch.bytes.count <= maxQueueBytes || state.queuedBytes == 0 else { break }
+                state.queuedBytes += batch.bytes.count
+                state.queuedRecords += batch.count
+                state.commands.append(.records(batch))
+                accepted += 1
+            }
+            return wake(&state)
+        }
+        if post { sem_post(wakeup.pointer) }
+        return accepted
+    }
+
+    /// Deletes segment `id` once the records queued before are written and synced.
+    public func delete(segment id: UInt32) {
+        let post = shared.withLock { state -> Bool in
+            state.commands.append(.delete(id))
+            return wake(&state)
+        }
+        if post { sem_post(wakeup.pointer) }
+    }
+
+    /// How many of the records submitted so far (in order) are synced: a ticket for holding acknowledgements.
+    public var durableRecords: UInt64 { shared.withLock { $0.durableRecords } }
+
+    public var figures: Figures {
+        shared.withLock { state in
+            let lag = state.unsyncedSince == 0 ? 0 : Int(max(0, Self.monotonicNanoseconds() - state.unsyncedSince) / 1_000_000)
+            return Figures(diskBytes: state.diskBytes, queued: state.queuedRecords, fsyncLagMilliseconds: lag,
+                           failures: state.failures)
+        }
+    }
+
+    /// Writes what is queued, syncs it, writes `snapshot` and then `state`, and ends the thread: the clean stop.
+    /// Blocks until done; called once the loop has stopped.
+    public func stop(snapshot: NumberingSnapshot?, state final: DiskState) {
+        shared.withLock { state in
+            state.stopping = true
+            state.snapshot = snapshot
+            state.finalState = final
+        }
+        sem_post(wakeup.pointer)
+        if let handle = thread.withLock({ $0.take() }) { pthread_join(handle, nil) }
+    }
+
+    /// Whether a submission should wake the writer; it is then working.
+    private func wake(_ state: inout Shared) -> Bool {
+        switch state.rest {
+        case .working: return false
+        case .napping: guard policy == .always || state.queuedBytes >= Self.wakeBytes else { return false }
+        case .idle: break
+        }
+        state.rest = .working
+        return true
+    }
+
+    // MARK: The writer's thread
+
+    private func segmentPath(_ id: UInt32) -> String { directory + "/" + DiskFiles.segmentName(id) }
+
+    private func runThread() {
+        var file: (id: UInt32, fd: Int32)?
+        var lastSync = Self.monotonicNanoseconds()
+        var dirty = false
+        var written: UInt64 = 0
+        var worked = false
+        while true {
+            let (commands, stopping) = shared.withLock { state -> ([Command], Bool) in
+                let taken = state.commands
+                state.commands.removeAll()
+                state.queuedBytes = 0
+                state.queuedRecords = 0
+                if !state.stopping && (taken.isEmpty || (worked && policy != .always)) {
+                    // Nothing: rest until woken (or a sync is due). After work, under everysec and no: a nap.
+                    state.commands = taken
+                    state.rest = taken.isEmpty && !worked ? .idle : .napping
+                    for case .records(let batch) in taken {
+                        state.queuedBytes += batch.bytes.count
+                        state.queuedRecords += batch.count
+                    }
+                    return ([], false)
+                }
+                state.rest = .working
+                return (taken, state.stopping)
+            }
+            if commands.isEmpty && !stopping {
+                let now = Self.monotonicNanoseconds()
+                var due: Int64? = worked ? now + Self.napNanoseconds : nil
+                if dirty && policy == .everysec {
+                    let syncDue = lastSync + 1_000_000_000
+                    if now >= syncDue {
+                        shared.withLock { $0.rest = .working }
+                        sync(file, &dirty, &lastSync, written)
+                        continue
+                    }
+                    due = min(due ?? syncDue, syncDue)
+                }
+                worked = false
+                if let due {
+                    var deadline = timespec()
+                    clock_gettime(CLOCK_REALTIME, &deadline)
+                    let wait = due - now
+                    deadline.tv_sec += Int(wait / 1_000_000_000)
+                    deadline.tv_nsec += Int(wait % 1_000_000_000)
+                    if deadline.tv_nsec >= 1_000_000_000 { deadline.tv_sec += 1; deadline.tv_nsec -= 1_000_000_000 }
+                    _ = sem_timedwait(wakeup.pointer, &deadline)
+                } else {
+                    _ = sem_wait(wakeup.pointer)
+                }
+                shared.withLock { $0.rest = .working }
+                continue
+            }
+            worked = !commands.isEmpty
+            var wroteBytes = false
+            for command in commands {
+                switch command {
+                case .records(var batch):
+                    if file?.id != batch.segment {
+                        if let open = file {
+                            if policy != .no { sync(open, &dirty, &lastSync, written) }
+                            close(open.fd)
+                        }
+                        file = openSegment(batch.segment)
+                    }
+                    batch.bytes.withUnsafeMutableBytes { HistoryRecord.seal($0) }
+                    write(batch.bytes, to: file)
+                    written += UInt64(batch.count)
+                    wroteBytes = true
+                case .delete(let id):
+                    // The copies of its retained records (a compaction) are synced before it goes, whatever
+                    // the policy: a crash must find them or the old segment, never neither.
+                    if dirty { sync(file, &dirty, &lastSync, written) }
+                    if file?.id == id, let open = file {
+                        close(open.fd)
+                        file = nil
+                    }
+                    removeSegment(id)
+                }
+                if wroteBytes && !dirty {
+                    dirty = true
+                    let now = Self.monotonicNanoseconds()
+                    shared.withLock { if $0.unsyncedSince == 0 { $0.unsyncedSince = now } }
+                }
+            }
+            if policy == .always && dirty { sync(file, &dirty, &lastSync, written) }
+            if policy == .no { shared.withLock { $0.durableRecords = written } }
+            if stopping {
+                let more = shared.withLock { !$0.commands.isEmpty }
+                if more { continue }
+                if dirty || policy == .no { dirty = true; sync(file, &dirty, &lastSync, written) }
+                if let open = file { close(open.fd) }
+                finish()
+                return
+            }
+        }
+    }
+
+    private func write(_ bytes: [UInt8], to file: (id: UInt32, fd: Int32)?) {
+        guard let file, !bytes.isEmpty else { return }
+        do {
+            try DiskFiles.writeAll(file.fd, bytes, path: segmentPath(file.id))
+            shared.withLock { $0.diskBytes += bytes.count }
+        } catch {
+            failed(error)
+        }
+    }
+
+    /// Syncs the open segment; `written` records are durable after it.
+    private func sync(_ file: (id: UInt32, fd: Int32)?, _ dirty: inout Bool, _ lastSync: inout Int64, _ written: UInt64) {
+        lastSync = Self.monotonicNanoseconds()
+        if dirty, let file {
+            do { try syscall("fsync", segmentPath(file.id)) { fdatasync(file.fd) } } catch { failed(error) }
+        }
+        dirty = false
+        shared.withLock {
+            $0.unsyncedSince = 0
+            $0.durableRecords = written
+        }
+    }
+
+    private func openSegment(_ id: UInt32) -> (id: UInt32, fd: Int32)? {
+        let path = segmentPath(id)
+        do {
+            let fd = try syscall("create", path) { open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640) }
+            if policy != .no { try DiskFiles.syncDirectory(directory) }
+            return (id, fd)
+        } catch {
+            failed(error)
+            return nil
+        }
+    }
+
+    private func removeSegment(_ id: UInt32) {
+        let path = segmentPath(id)
+        var info = stat()
+        let size = stat(path, &info) == 0 ? Int(info.st_size) : 0
+        if unlink(path) == 0 {
+            shared.withLock { $0.diskBytes -= size }
+        } else if errno != ENOENT {
+            failed(DiskError(operation: "delete", path: path, errno: errno))
+        }
+    }
+
+    private func finish() {
+        let (snapshot, final) = shared.withLock { ($0.snapshot, $0.finalState) }
+        do {
+            if let snapshot {
+                try DiskFiles.replace(directory + "/" + HistoryDisk.numberingFile, with: snapshot.encoded(),
+                                      directory: directory)
+            }
+            if let final { try DiskFiles.replace(directory + "/" + HistoryDisk.stateFile, with: final.encoded(), directory: directory) }
+        } catch {
+            failed(error)
+        }
+        if lockDescriptor >= 0 { close(lockDescriptor) }
+    }
+
+    private func failed(_ error: any Error) {
+        let count = shared.withLock { state -> UInt64 in
+            state.failures += 1
+            return state.failures
+        }
+        // Throttled: a full disk fails every batch.
+        if count.nonzeroBitCount == 1 { logger.error("history: \(error) (failure \(count))") }
+    }
+
+    static func monotonicNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+}

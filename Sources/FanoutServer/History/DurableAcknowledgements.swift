@@ -1,0 +1,99 @@
+import DequeModule
+import FanoutEventLoop
+
+/// Under `history_fsync: always`, a PUB to a subject with history is acknowledged only once its record is
+/// synced, so that `+OK` means "on disk". The loop never waits for that: the publisher's output (its `+OK`s
+/// and every reply after them, in order) is held in a `HeldOutput`, and a timer polls the writer's count of
+/// synced records and releases what it covers. The publisher reads on meanwhile; a client that waits for its
+/// acknowledgements (a window) is paced by the disk's group commits.
+///
+/// Bound: one held connection per publisher with unsynced PUBs; its held bytes are its own replies, as its
+/// socket's output would be, released a group commit (about one fdatasync) later.
+struct DurableAcknowledgements {
+    /// Publishers whose output is held, in no order.
+    var held: [ClientConnection] = []
+    var timer: LoopTimer?
+    /// How often the writer's progress is polled while output is held.
+    static let pollInterval = Duration.milliseconds(1)
+
+    mutating func tearDown() {
+        timer = nil
+        held.removeAll()
+    }
+}
+
+/// A connection's output held for the disk: chunks, each released once the records before it are synced.
+final class HeldOutput {
+    /// Bytes in order, each chunk behind the record whose ticket it names.
+    var chunks = Deque<(ticket: UInt64, bytes: [UInt8])>()
+    /// A graceful close (QUIT, the client's EOF) that waits for the held output to go first.
+    var closeReason: DisconnectReason?
+
+    func append(_ bytes: [UInt8]) {
+        guard !chunks.isEmpty else { return }
+        chunks[chunks.count - 1].bytes.append(contentsOf: bytes)
+    }
+}
+
+extension Server {
+    /// Holds what is sent to `publisher` from now on until every record retained so far is synced.
+    func holdUntilDurable(_ publisher: ClientConnection) {
+        let ticket = engine.recordedTicket
+        if let held = publisher.heldOutput {
+            if held.chunks.last?.ticket != ticket { held.chunks.append((ticket, [])) }
+            return
+        }
+        let held = HeldOutput()
+        held.chunks.append((ticket, []))
+        publisher.heldOutput = held
+        durableAcknowledgements.held.append(publisher)
+        if durableAcknowledgements.timer == nil {
+            durableAcknowledgements.timer = LoopTimer(loop: loop) { [unowned self] in self.releaseDurableOutput() }
+        }
+        durableAcknowledgements.timer?.schedule(after: DurableAcknowledgements.pollInterval)
+    }
+
+    /// A QUIT or an EOF from a publisher whose acknowledgements are held waits for them: they go out first,
+    /// then the connection closes as it would have. True when the close was put off; failures close at once.
+    func deferDisconnectUntilDurable(_ connection: ClientConnection, reason: DisconnectReason) -> Bool {
+        guard engine.holdsAcknowledgements, connection.socket != nil else { return false }
+        // The run's replies so far are held too, ahead of the farewell.
+        if connection === fanout.run.publisher { flushRunReplies() }
+        guard let held = connection.heldOutput else { return false }
+        switch reason {
+        case .quit, .eof, .idleTimeout, .authTimeout, .webSocketClose:
+            held.closeReason = reason
+            connection.stopReading(.commandsHeld)
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Sends the held output whose records are synced (all of it when `all`), and polls again while some is
+    /// left.
+    func releaseDurableOutput(all: Bool = false) {
+        guard !durableAcknowledgements.held.isEmpty else { return }
+        engine.submitWaitingRecords()
+        let durable = all ? UInt64.max : engine.durableTicket
+        durableAcknowledgements.held.removeAll { connection in
+            guard let held = connection.heldOutput else { return true }
+            while let first = held.chunks.first, first.ticket <= durable {
+                held.chunks.removeFirst()
+                guard connection.socket != nil, !first.bytes.isEmpty else { continue }
+                connection.heldOutput = nil
+                connection.write(first.bytes)
+                connection.heldOutput = held
+            }
+            if held.chunks.isEmpty || connection.socket == nil {
+                connection.heldOutput = nil
+                if let reason = held.closeReason { disconnect(connection, reason: reason) }
+                return true
+            }
+            return false
+        }
+        if !durableAcknowledgements.held.isEmpty {
+            durableAcknowledgements.timer?.schedule(after: DurableAcknowledgements.pollInterval)
+        }
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+import Testing
+
+/// History on disk (`history_dir`): real processes stopped with SIGTERM or killed with SIGKILL and started
+/// again on the same directory, then asked to RESUME from positions taken before.
+@Suite("History on disk survives restarts", .timeLimit(.minutes(2)))
+struct DiskHistoryTests {
+    /// A fresh directory under the system's temporary one, removed by `cleanUp`.
+    private final class Scratch {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-disk-\(UUID().uuidString)")
+        var history: String { root.appendingPathComponent("history").path }
+
+        init() throws { try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true) }
+        deinit { try? FileManager.default.removeItem(at: root) }
+
+        /// The newest segment file.
+        func lastSegment() throws -> String {
+            let names = try FileManager.default.contentsOfDirectory(atPath: history).filter { $0.hasSuffix(".seg") }.sorted()
+            return history + "/" + (try #require(names.last))
+        }
+    }
+
+    private func start(_ scratch: Scratch, fsync: String = "everysec") throws -> Daemon {
+        try Daemon(arguments: ["--config", try fixture("history.yaml")],
+                   environment: ["FANOUTD_HISTORY_DIR": scratch.history, "FANOUTD_HISTORY_FSYNC": fsync])
+    }
+
+    private func connect(_ daemon: Daemon) throws -> (LineClient, epoch: String) {
+        let client = try LineClient(port: daemon.port, timeout: 10)
+        let greeting = try client.readLine()
+        let epoch = try #require(greeting.split(separator: " ").first { $0.hasPrefix("epoch=") }?.dropFirst(6))
+        return (client, String(epoch))
+    }
+
+    /// Publishes `m<n>` for each n; waits for every `+OK`.
+    private func publish(_ client: LineClient, _ subject: String, _ numbers: some Sequence<Int>) throws {
+        let lines = numbers.map { "PUB \(subject) m\($0)\n" }
+        try client.send(lines.joined())
+        for _ in lines { #expect(try client.readLine().hasPrefix("+OK ")) }
+    }
+
+    private func stop(_ daemon: Daemon) throws {
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 20) == 0)
+    }
+
+    private func kill9(_ daemon: Daemon) {
+        daemon.signal(SIGKILL)
+        _ = daemon.waitForExit(timeout: 20)
+    }
+
+    @Test func aCleanRestartKeepsTheEpochTheNumberingAndEveryRetainedMessage() throws {
+        let scratch = try Scratch()
+        let first = try start(scratch)
+        let (publisher, epoch) = try connect(first)
+        try publish(publisher, "orders.a", 1...10)
+        try publish(publisher, "plain.x", 1...3)
+        try stop(first)
+
+        let second = try start(scratch)
+        let (client, sameEpoch) = try connect(second)
+        #expect(sameEpoch == epoch)
+        #expect(try client.command("RESUME orders.a \(epoch) 7") == "+OK 1 epoch=\(epoch) seq=10 replayed=3 missed=0")
+        #expect(try (0..<3).map { _ in try client.readLine() } == ["MSG orders.a 8 m8", "MSG orders.a 9 m9", "MSG orders.a 10 m10"])
+        // orders.> keeps five: from 0, the first five are gone, as before the restart.
+        #expect(try client.command("RESUME orders.a \(epoch) 0") == "+OK 1 epoch=\(epoch) seq=10 replayed=5 missed=5")
+        #expect(try (0..<5).map { _ in try client.readLine() } == (6...10).map { "MSG orders.a \($0) m\($0)" })
+        // A subject without history keeps its numbering too.
+        #expect(try client.command("RESUME plain.x \(epoch) 1") == "+OK 2 epoch=\(epoch) seq=3 replayed=0 missed=2")
+        let (publisher2, _) = try connect(second)
+        try publish(publisher2, "orders.a", [11])
+        #expect(try client.readLine() == "MSG orders.a 11 m11")
+        let info = infoFields(try client.command("INFO"))
+        #expect(Int(info["history_disk_bytes"] ?? "") ?? 0 > 0)
+        #expect(info["history_write_queue"] != nil && info["history_fsync_lag_ms"] != nil)
+        try stop(second)
+
+        // And again: the numbering goes on from 11.
+        let third = try start(scratch)
+        let (client3, _) = try connect(third)
+        #expect(try client3.command("RESUME orders.a \(epoch) 10") == "+OK 1 epoch=\(epoch) seq=11 replayed=1 missed=0")
+        #expect(try client3.readLine() == "MSG orders.a 11 m11")
+    }
+
+    @Test func aKillWithFsyncAlwaysLosesNothingAcknowledged() throws {
+        let scratch = try Scratch()
+        let first = try start(scratch, fsync: "always")
+        let (publisher, epoch) = try connect(first)
+        try publish(publisher, "burst.a", 1...200)
+        // A QUIT right after a PUB still gets the PUB's acknowledgement first, once it is synced.
+        let quitter = try LineClient(port: first.port, timeout: 10)
+        _ = try quitter.readLine()
+        try quitter.send("PUB burst.q q1\nQUIT\n")
+        #expect(try quitter.readUntilClosed() == ["+OK 0", "+OK bye"])
+        kill9(first)
+
+        let second = try start(scratch, fsync: "always")
+        let (client, sameEpoch) = try connect(second)
+        #expect(sameEpoch == epoch)
+        #expect(try client.command("RESUME burst.a \(epoch) 150") == "+OK 1 epoch=\(epoch) seq=200 replayed=50 missed=0")
+        #expect(try (0..<50).map { _ in try client.readLine() } == (151...200).map { "MSG burst.a \($0) m\($0)" })
+        #expect(second.stderr.all.contains { $0.contains("crash, fsync always: epochs kept") })
+    }
+
+    @Test func aKillWithFsyncEverysecNeverReusesASeqUnderTheOldEpoch() throws {
+        let scratch = try Scratch()
+        let first = try start(scratch)
+        let (publisher, epoch) = try connect(first)
+        try publish(publisher, "burst.a", 1...100)
+        try publish(publisher, "plain.x", 1...3)
+        kill9(first)
+
+        let second = try start(scratch)
+        let (client, greetingEpoch) = try connect(second)
+        #expect(greetingEpoch == epoch)
+        // The old position means nothing now: the subject has a new epoch, and missed is unknown.
+        let reply = try client.command("RESUME burst.a \(epoch) 100")
+        let fields = infoFields(reply)
+        let subjectEpoch = try #require(fields["epoch"])
+        #expect(subjectEpoch != epoch && subjectEpoch.hasPrefix(epoch + "."))
+        #expect(fields["missed"] == "unknown")
+        // What survived is replayed as it was, and the numbering goes on after it.
+        let replayed = try #require(Int(fields["replayed"] ?? ""))
+        let seq = try #require(Int(fields["seq"] ?? ""))
+        #expect(replayed == seq)
+        #expect(try (0..<replayed).map { _ in try client.readLine() } == (1...max(1, replayed)).prefix(replayed).map { "MSG burst.a \($0) m\($0)" })
+        let (publisher2, _) = try connect(second)
+        try publish(publisher2, "burst.a", [seq + 1])
+        #expect(try client.readLine() == "MSG burst.a \(seq + 1) m\(seq + 1)")
+        // A subject without history lost its numbering: a new epoch for it too.
+        let plain = try client.command("RESUME plain.x \(epoch) 3")
+        #expect(plain.contains("missed=unknown") && !plain.contains("epoch=\(epoch) "), "\(plain)")
+    }
+
+    @Test func aTruncatedTailIsCutAtTheLastWholeRecord() throws {
+        let scratch = try Scratch()
+        let first = try start(scratch)
+        let (publisher, epoch) = try connect(first)
+        try publish(publisher, "orders.t", 1...3)
+        try stop(first)
+        // A record cut short: its header promises 100 bytes, 10 follow.
+        let segment = try scratch.lastSegment()
+        let handle = try #require(FileHandle(forWritingAtPath: segment))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([100, 0, 0, 0, 1, 2, 3, 4] + [UInt8](repeating: 7, count: 10)))
+        try handle.close()
+
+        let second = try start(scratch)
+        let (client, _) = try connect(second)
+        #expect(try client.command("RESUME orders.t \(epoch) 0") == "+OK 1 epoch=\(epoch) seq=3 replayed=3 missed=0")
+        #expect(try (0..<3).map { _ in try client.readLine() } == (1...3).map { "MSG orders.t \($0) m\($0)" })
+        #expect(second.stderr.all.contains { $0.contains("cut 18 bytes after the last whole record") })
+    }
+
+    @Test func aDamagedSegmentIsMovedAsideAndItsSubjectsStartUnderANewEpoch() throws {
+        let scratch = try Scratch()
+        let first = try start(scratch)
+        let (publisher, epoch) = try connect(first)
+        try publish(publisher, "orders.d", 1...3)
+        try stop(first)
+        // One payload byte changed: the record is whole but fails its checksum.
+        let segment = try scratch.lastSegment()
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: segment)))
+        bytes[bytes.count / 2] ^= 0xFF
+        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+
+        let second = try start(scratch)
+        let (client, _) = try connect(second)
+        let reply = try client.command("RESUME orders.d \(epoch) 3")
+        #expect(reply.contains("missed=unknown") && !reply.contains("epoch=\(epoch) "), "\(reply)")
+        #expect(second.stderr.all.contains { $0.contains("damaged record") && $0.contains("damaged/") })
+        let aside = scratch.history + "/damaged/" + URL(fileURLWithPath: segment).lastPathComponent
+        #expect(FileManager.default.fileExists(atPath: aside))
+        // The server goes on: new messages are numbered after what it knew.
+        try publish(client, "orders.d", [4])
+        #expect(try client.readLine().hasPrefix("MSG orders.d "))
+    }
+
+    @Test func aDirectoryThatCannotBeMadeIsAStartupErrorThatNamesIt() throws {
+        let scratch = try Scratch()
+        let file = scratch.root.appendingPathComponent("not-a-directory").path
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        let result = try runDaemon(["--config", try fixture("history.yaml"), "--listen", "127.0.0.1:0"],
+                                   environment: ["FANOUTD_HISTORY_DIR": file + "/history"])
+        #expect(result.status == 73)
+        #expect(result.stderr.contains("history_dir: create directory \(file)"), "\(result.stderr)")
+    }
+
+    @Test func aSecondServerOnTheSameDirectoryIsRefused() throws {
+        let scratch = try Scratch()
+        let first = try start(scratch)
+        let result = try runDaemon(["--config", try fixture("history.yaml"), "--listen", "127.0.0.1:0"],
+                                   environment: ["FANOUTD_HISTORY_DIR": scratch.history])
+        #expect(result.status == 73)
+        #expect(result.stderr.contains("another fanoutd holds the lock \(scratch.history)/lock"), "\(result.stderr)")
+        try stop(first)
+    }
+
+    @Test func aClusteredNodeRefusesHistoryDir() throws {
+        let scratch = try Scratch()
+        let path = scratch.root.appendingPathComponent("cluster.yaml").path
+        try "cluster:\n  redis: [\"redis://127.0.0.1:1\"]\nhistory_dir: \(scratch.history)\n"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try runDaemon(["--config", path, "--check-config"])
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("history_dir: not with a cluster section"), "\(result.stderr)")
+    }
+}
