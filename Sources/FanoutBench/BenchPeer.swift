@@ -21,8 +21,11 @@ public protocol BenchPeer: AnyObject {
 /// A peer speaking the Fanout protocol through the client library, until it hands its connection over.
 public final class FanoutPeer: BenchPeer {
     private let client: FanoutClient
+    /// The group that `subscribe` joins with `QSUB` (protocol 1.2), or nil for `SUB`.
+    private let group: String?
 
-    public init(loop: EventLoop, address: SocketAddress, timeout: Duration, token: String?) {
+    public init(loop: EventLoop, address: SocketAddress, timeout: Duration, token: String?, group: String? = nil) {
+        self.group = group
         client = FanoutClient(loop: loop, address: address, options: ClientOptions(timeout: timeout, reconnect: .never, token: token))
     }
 
@@ -45,6 +48,15 @@ public final class FanoutPeer: BenchPeer {
     }
 
     public func subscribe(_ subject: String, _ done: @escaping (String?) -> Void) {
+        if let group {
+            client.request("QSUB \(group) \(subject)") { result in
+                switch result {
+                case .success: done(nil)
+                case .failure(let error): done(error.description)
+                }
+            }
+            return
+        }
         client.subscribe([subject], completion: { result in
             switch result {
             case .success: done(nil)

@@ -41,7 +41,7 @@ public final class BenchRun {
         self.makeSubscriber = makeSubscriber ?? makePeer
         self.showProgress = showProgress
         result = BenchResult(target: target)
-        payload = BenchPayload.make(size: scenario.payloadSize)
+        payload = BenchPayload.make(size: scenario.payloadSize, lineFeed: scenario.binary)
         subjectNames = (0..<scenario.subjects).map(scenario.subject)
         perSubject = scenario.subscribersPerSubject
         // Paced runs are about latency: time every delivery. Flat-out runs time one in 16 per subscriber, which
@@ -150,7 +150,7 @@ public final class BenchRun {
                 let number = self.publishers.count
                 let pump = PublishPump(loop: self.loop, fd: fd, unread: unread, format: peer.wireFormat,
                                        subjects: self.subjectNames, payloadSize: self.scenario.payloadSize,
-                                       window: self.scenario.window)
+                                       window: self.scenario.window, binary: self.scenario.binary)
                 pump.onAcknowledged = { [unowned self] count, receivers in self.acknowledged(count, receivers) }
                 pump.onFailure = { [unowned self] reason in self.fail("publisher: \(reason)") }
                 pump.afterRead = { [unowned self] in

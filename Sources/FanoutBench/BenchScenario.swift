@@ -15,11 +15,23 @@ public struct BenchScenario: Sendable {
     public var drainTimeout: Duration
     /// How long connecting and each reply may take.
     public var timeout: Duration
+    /// The group (NATS: queue group) every subscriber joins, or nil for plain subscribers: each message then
+    /// reaches one of them.
+    public var group: String?
+    /// Publish with `BPUB` a payload holding an LF, so that it is pushed as `BMSG` (Fanout 1.2); other
+    /// protocols publish the same bytes their own way.
+    public var binary: Bool
+    /// Request/reply instead of publish/subscribe: publishers ask, subscribers answer (see `AskRun`).
+    public var ask: AskSettings?
 
     public init(
         publishers: Int, subscribers: Int, stalled: Int = 0, subjects: Int, payloadSize: Int, messages: Int,
-        rate: Int?, window: Int, drainTimeout: Duration, timeout: Duration
+        rate: Int?, window: Int, drainTimeout: Duration, timeout: Duration, group: String? = nil,
+        binary: Bool = false, ask: AskSettings? = nil
     ) {
+        self.group = group
+        self.binary = binary
+        self.ask = ask
         self.publishers = publishers
         self.subscribers = subscribers
         self.stalled = stalled
@@ -34,11 +46,12 @@ public struct BenchScenario: Sendable {
 
     func subject(_ index: Int) -> String { "bench.\(index)" }
 
-    /// Subscriber `index` listens to subject `index % subjects`.
+    /// Subscriber `index` listens to subject `index % subjects`; the receivers of one message to each subject
+    /// (a group's members count once).
     var subscribersPerSubject: [Int] {
         var counts = [Int](repeating: 0, count: subjects)
         for index in 0..<subscribers { counts[index % subjects] += 1 }
-        return counts
+        return group == nil ? counts : counts.map { min($0, 1) }
     }
 
     /// Deliveries expected when every message reaches every subscriber of its subject.
@@ -51,10 +64,30 @@ public struct BenchScenario: Sendable {
 
     public var summary: String {
         func plural(_ count: Int, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
-        var parts = [plural(publishers, "publisher"), plural(subscribers, "subscriber")]
+        var parts = ask == nil ? [plural(publishers, "publisher"), plural(subscribers, "subscriber")]
+            : [plural(publishers, "asker"), plural(subscribers, "responder")]
+        if let group { parts.append("in group \(group)") }
         if stalled > 0 { parts.append("\(stalled) stalled") }
+        if binary { parts.append("BPUB") }
+        if let ask {
+            parts.append("max-answers \(ask.maxAnswers)")
+            parts.append("ask timeout \(ask.timeoutMilliseconds) ms")
+        }
         parts += [plural(subjects, "subject"), "\(payloadSize)-byte payloads", plural(messages, "message"),
                   "window \(window)", rate.map { "\($0) msgs/s" } ?? "unthrottled"]
         return parts.joined(separator: ", ")
+    }
+}
+
+/// The questions of a request/reply run.
+public struct AskSettings: Sendable {
+    /// `ASK`'s `<max-answers>`: 0 waits for every receiver (or the timeout), 1 closes at the first answer.
+    public var maxAnswers: Int
+    /// `ASK`'s `<timeout-ms>`.
+    public var timeoutMilliseconds: Int
+
+    public init(maxAnswers: Int, timeoutMilliseconds: Int) {
+        self.maxAnswers = maxAnswers
+        self.timeoutMilliseconds = timeoutMilliseconds
     }
 }

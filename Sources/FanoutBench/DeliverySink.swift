@@ -110,6 +110,7 @@ final class DeliverySink {
         case .redis: countRedis(bytes, now)
         case .webSocket: countWebSocket(bytes, now)
         case .eventStream: countEvents(bytes, now)
+        case .nats: countNATS(bytes, now)
         }
         if count > 0 { tally.arrived(count, at: now) }
         if let problem {
@@ -138,7 +139,23 @@ final class DeliverySink {
         var count = 0
         while position < bytes.count, let newline = memchr(base + position, 0x0A, bytes.count - position) {
             let end = base.distance(to: UnsafeRawPointer(newline))
-            guard base.load(fromByteOffset: position, as: UInt8.self) == UInt8(ascii: "M") else {
+            let first = base.load(fromByteOffset: position, as: UInt8.self)
+            if first == UInt8(ascii: "B") {
+                // `BMSG <subject> <seq> <length>`, LF, the bytes, LF (protocol 1.2).
+                guard let length = Self.lastNumber(UnsafeRawBufferPointer(rebasing: bytes[position..<end])) else {
+                    let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[position..<end]), as: UTF8.self)
+                    return (count, end + 1, "unexpected line: \(line)")
+                }
+                guard end + 1 + length + 1 <= bytes.count else { break }
+                count += 1
+                if takesSample() {
+                    let payload = UnsafeRawBufferPointer(rebasing: bytes[(end + 1)..<(end + 1 + length)])
+                    tally.sample(payload: payload, at: now)
+                }
+                position = end + 1 + length + 1
+                continue
+            }
+            guard first == UInt8(ascii: "M") else {
                 let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[position..<end]), as: UTF8.self)
                 return (count, end + 1, "unexpected line: \(line)")
             }
@@ -151,6 +168,53 @@ final class DeliverySink {
             position = end + 1
         }
         return (count, position, nil)
+    }
+
+    /// NATS: `MSG <subject> <sid> [<reply>] <length>`, CRLF, the payload, CRLF. A server `PING` is answered, so
+    /// that a long run keeps its subscribers; `+OK` and `PONG` are passed over.
+    private func countNATS(_ bytes: UnsafeRawBufferPointer, _ now: UInt64) -> (Int, Int, String?) {
+        let base = bytes.baseAddress!
+        var position = 0
+        var count = 0
+        while position < bytes.count, let newline = memchr(base + position, 0x0A, bytes.count - position) {
+            let end = base.distance(to: UnsafeRawPointer(newline))
+            let line = UnsafeRawBufferPointer(rebasing: bytes[position..<end])
+            switch line.first {
+            case UInt8(ascii: "M"):
+                guard let length = Self.lastNumber(line) else {
+                    return (count, end + 1, "unexpected line: \(String(decoding: line, as: UTF8.self))")
+                }
+                guard end + 1 + length + 2 <= bytes.count else { return (count, position, nil) }
+                count += 1
+                if takesSample() {
+                    let payload = UnsafeRawBufferPointer(rebasing: bytes[(end + 1)..<(end + 1 + length)])
+                    tally.sample(payload: payload, at: now)
+                }
+                position = end + 1 + length + 2
+                continue
+            case UInt8(ascii: "P"):
+                if line.starts(with: "PING".utf8) { Self.pong.withUnsafeBytes { _ = stream.send($0) } }
+            case UInt8(ascii: "+"):
+                break
+            default:
+                return (count, end + 1, "unexpected line: \(String(decoding: line, as: UTF8.self))")
+            }
+            position = end + 1
+        }
+        return (count, position, nil)
+    }
+
+    private static let pong = Array("PONG\r\n".utf8)
+
+    /// The decimal number that ends a header line (a trailing CR allowed): a `BMSG` or NATS `MSG` length.
+    static func lastNumber(_ line: UnsafeRawBufferPointer) -> Int? {
+        var end = line.count
+        if end > 0 && line[end - 1] == 0x0D { end -= 1 }
+        var start = end
+        while start > 0 && line[start - 1] != UInt8(ascii: " ") { start -= 1 }
+        guard start < end, end - start < 19,
+              let value = DecimalDigits.parse(UnsafeRawBufferPointer(rebasing: line[start..<end])) else { return nil }
+        return Int(value)
     }
 
     /// Server frames: `0x81`, a 7-bit, 16-bit or 64-bit length, then the `MSG` line without its LF.

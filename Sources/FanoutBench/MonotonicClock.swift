@@ -29,8 +29,12 @@ public enum BenchPayload {
         return DecimalDigits.parse(UnsafeRawBufferPointer(rebasing: payload.prefix(timestampDigits)))
     }
 
-    static func make(size: Int) -> [UInt8] {
-        [UInt8](repeating: UInt8(ascii: "0"), count: timestampDigits)
+    /// `lineFeed` puts an LF right after the send time, so that a `BPUB` payload is not a line and the server
+    /// pushes it as `BMSG` (a payload without one, up to `max_line`, goes out as an ordinary `MSG` line).
+    static func make(size: Int, lineFeed: Bool = false) -> [UInt8] {
+        var payload = [UInt8](repeating: UInt8(ascii: "0"), count: timestampDigits)
             + [UInt8](repeating: UInt8(ascii: "x"), count: max(0, size - timestampDigits))
+        if lineFeed && size > timestampDigits { payload[timestampDigits] = 0x0A }
+        return payload
     }
 }

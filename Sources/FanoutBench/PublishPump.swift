@@ -34,14 +34,14 @@ final class PublishPump {
 
     /// Takes over `fd`; `unread` is what the handshake read past its last reply.
     init(loop: EventLoop, fd: Int32, unread: [UInt8], format: WireFormat, subjects: [String], payloadSize: Int,
-         window: Int) {
+         window: Int, binary: Bool = false) {
         stream = RawStream(loop: loop, fd: fd)
         self.format = format
         var bytes: [UInt8] = []
         var ranges: [Range<Int>] = []
         var suffix: [UInt8] = []
         for subject in subjects {
-            let frame = format.publishFrame(subject: subject, payloadSize: payloadSize)
+            let frame = format.publishFrame(subject: subject, payloadSize: payloadSize, binary: binary)
             ranges.append(bytes.count..<(bytes.count + frame.prefix.count))
             bytes += frame.prefix
             suffix = frame.suffix
@@ -153,6 +153,12 @@ final class PublishPump {
         while position < filled, let newline = memchr(base + position, 0x0A, filled - position) {
             let end = base.distance(to: UnsafeRawPointer(newline))
             let line = UnsafeRawBufferPointer(start: base + position, count: end - position)
+            // A NATS server's keep-alive (PING) or a PONG is no acknowledgement; a benchmark is over long before
+            // an unanswered PING matters.
+            if format == .nats && line.first == UInt8(ascii: "P") {
+                position = end + 1
+                continue
+            }
             guard let value = acknowledgement(line) else {
                 let text = String(decoding: line, as: UTF8.self)
                 return fail("unexpected reply to a publish: \(text.trimmingCharacters(in: .whitespacesAndNewlines))")
@@ -172,7 +178,7 @@ final class PublishPump {
         }
     }
 
-    /// The receivers count in `+OK <n>` (Fanout) or `:<n>\r` (Redis); nil for any other line.
+    /// The receivers count in `+OK <n>` (Fanout) or `:<n>\r` (Redis), 0 for NATS's `+OK`; nil for any other line.
     private func acknowledgement(_ line: UnsafeRawBufferPointer) -> Int? {
         var digits = line[...]
         if digits.last == 0x0D { digits = digits.dropLast() }
@@ -183,6 +189,9 @@ final class PublishPump {
         case .redis:
             guard digits.first == UInt8(ascii: ":") else { return nil }
             digits = digits.dropFirst()
+        case .nats:
+            // `+OK` says nothing of receivers.
+            return digits.elementsEqual("+OK".utf8) ? 0 : nil
         }
         guard digits.count < 19, let value = DecimalDigits.parse(UnsafeRawBufferPointer(rebasing: digits)) else {
             return nil

@@ -11,12 +11,20 @@ public enum WireFormat {
     /// Fanout's Server-Sent Events, for subscribers only: deliveries are events, an optional `id:` line then
     /// `data: {"subject":...,"seq":...,"payload":"..."}` and a blank line.
     case eventStream
+    /// NATS (core): `CONNECT {"verbose":true}` so that each `PUB <subject> <n>` is answered by `+OK`, which the
+    /// window counts as Fanout's `+OK <receivers>`; deliveries are `MSG <subject> <sid> [reply] <n>`, CRLF, the
+    /// payload, CRLF.
+    case nats
 
-    /// The bytes around a payload of `payloadSize` bytes that make it a publish to `subject`.
-    func publishFrame(subject: String, payloadSize: Int) -> (prefix: [UInt8], suffix: [UInt8]) {
+    /// The bytes around a payload of `payloadSize` bytes that make it a publish to `subject`; `binary` makes a
+    /// Fanout publish a `BPUB` (protocol 1.2), whose payload may hold any bytes.
+    func publishFrame(subject: String, payloadSize: Int, binary: Bool = false) -> (prefix: [UInt8], suffix: [UInt8]) {
         switch self {
         case .fanout, .webSocket, .eventStream:
+            if binary { return (Array("BPUB \(subject) \(payloadSize)\n".utf8), [UInt8(ascii: "\n")]) }
             return (Array("PUB \(subject) ".utf8), [UInt8(ascii: "\n")])
+        case .nats:
+            return (Array("PUB \(subject) \(payloadSize)\r\n".utf8), [0x0D, 0x0A])
         case .redis:
             var prefix: [UInt8] = []
             RESP.appendArrayHeader(3, to: &prefix)

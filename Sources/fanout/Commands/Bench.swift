@@ -20,11 +20,22 @@ struct Bench: ParsableCommand {
               fanout bench --compare-redis 127.0.0.1:6379     both servers, one table
               fanout bench --transport websocket --http-server 127.0.0.1:7412
                                                               TCP, then WebSocket subscribers, one table
+              fanout bench --subscribers 10 --group workers   one QSUB group of 10 (1.2)
+              fanout bench --protocol nats --server 127.0.0.1:4222 --subscribers 10 --group workers
+              fanout bench --ask --subscribers 1 --max-answers 1 --messages 20000
+                                                              request/reply: ASK to DONE (1.2)
+              fanout bench --ask --subscribers 100 --window 1 gathering: 100 answers per question
+              fanout bench --bpub --payload 65536             BPUB, pushed as BMSG (1.2)
+
+            With --ask, the subscribers are responders that answer every question on bench.0 with its \
+            payload, and the publishers are askers keeping --window questions open: PUBLISHED/S is questions \
+            closed per second, DELIVERED/S answers per second, and the latency is from ASK to DONE (NATS: \
+            from the request to its first reply on an _INBOX subject).
             """
     )
 
     enum WireProtocol: String, ExpressibleByArgument, CaseIterable {
-        case fanout, redis
+        case fanout, redis, nats
     }
 
     enum SubscriberTransport: String, ExpressibleByArgument, CaseIterable {
@@ -41,7 +52,16 @@ struct Bench: ParsableCommand {
     @Option(name: .long, help: "Messages to publish in all.") var messages = 100_000
     @Option(name: .long, help: "Publishes per second in all; 0 means as fast as the window allows.") var rate = 0
     @Option(name: .long, help: "Unacknowledged publishes per publisher.") var window = 100
-    @Option(name: .long, help: "fanout, or redis (SUBSCRIBE/PUBLISH over RESP).") var `protocol`: WireProtocol = .fanout
+    @Option(name: .long, help: "fanout, redis (SUBSCRIBE/PUBLISH over RESP) or nats (core NATS: SUB/PUB/MSG).")
+    var `protocol`: WireProtocol = .fanout
+    @Option(name: .long, help: ArgumentHelp("Subscribers join this group (QSUB; a NATS queue group): each message reaches one of them.", valueName: "name"))
+    var group: String?
+    @Flag(name: .long, help: "Publish with BPUB a payload holding an LF, so that it is pushed as BMSG (Redis and NATS publish the same bytes).")
+    var bpub = false
+    @Flag(name: .long, help: "Request/reply: publishers ask (ASK, or a NATS request), subscribers answer.")
+    var ask = false
+    @Option(name: .long, help: "With --ask: ASK's max-answers (0: every responder).") var maxAnswers = 0
+    @Option(name: .long, help: "With --ask: ASK's timeout in milliseconds.") var askTimeout = 10_000
     @Option(name: .long, help: ArgumentHelp("Also run the scenario against this redis-server and compare.", valueName: "host:port"))
     var compareRedis: String?
     @Option(name: .long, help: "Seconds without progress after which undelivered messages count as lost.")
@@ -64,6 +84,18 @@ struct Bench: ParsableCommand {
             throw ValidationError("--payload must be at least \(BenchPayload.timestampDigits) bytes")
         }
         if let compareRedis { _ = try SocketAddress.parsing(compareRedis, option: "--compare-redis") }
+        if group != nil, self.protocol == .redis || compareRedis != nil {
+            throw ValidationError("--group: Redis has no groups; leave out --protocol redis and --compare-redis")
+        }
+        if ask {
+            guard self.protocol != .redis, compareRedis == nil, transport == .tcp, stalled == 0 else {
+                throw ValidationError("--ask runs against fanoutd or nats-server over TCP, without --stalled")
+            }
+            guard maxAnswers >= 0, askTimeout >= 1 else {
+                throw ValidationError("--max-answers must be 0 or more, --ask-timeout at least 1")
+            }
+            guard rate == 0 else { throw ValidationError("--ask runs unthrottled; leave out --rate") }
+        }
         if transport != .tcp {
             _ = try SocketAddress.parsing(httpServer, option: "--http-server")
             guard self.protocol == .fanout, compareRedis == nil else {
@@ -78,7 +110,8 @@ struct Bench: ParsableCommand {
             publishers: publishers, subscribers: subscribers, stalled: stalled, subjects: subjects, payloadSize: payload,
             messages: messages, rate: rate > 0 ? rate : nil, window: window,
             drainTimeout: .milliseconds(Int64(drainTimeout * 1000)),
-            timeout: .milliseconds(Int64(connection.timeout * 1000)))
+            timeout: .milliseconds(Int64(connection.timeout * 1000)), group: group, binary: bpub,
+            ask: ask ? AskSettings(maxAnswers: maxAnswers, timeoutMilliseconds: askTimeout) : nil)
         var targets: [(WireProtocol, SocketAddress, String)] = [
             (self.protocol, try connection.resolvedAddress(), connection.serverText),
         ]
@@ -102,14 +135,21 @@ struct Bench: ParsableCommand {
                 sse ? EventStreamPeer(loop: loop, address: httpAt!, token: token)
                     : WebSocketPeer(loop: loop, address: httpAt!, token: token)
             }
-            let run = try BenchRun(scenario: scenario, target: label, showProgress: !json && StandardOutput.isTerminal,
-                                   makeSubscriber: subscriberFactory) { loop in
+            let group = self.group
+            let makePeer = { (loop: EventLoop) -> BenchPeer in
                 switch wire {
-                case .fanout: FanoutPeer(loop: loop, address: address, timeout: scenario.timeout, token: token)
+                case .fanout: FanoutPeer(loop: loop, address: address, timeout: scenario.timeout, token: token, group: group)
                 case .redis: RedisPeer(loop: loop, address: address)
+                case .nats: NATSPeer(loop: loop, address: address, group: group)
                 }
             }
             do {
+                if ask {
+                    results.append(try AskRun(scenario: scenario, target: label, makePeer: makePeer).run())
+                    continue
+                }
+                let run = try BenchRun(scenario: scenario, target: label, showProgress: !json && StandardOutput.isTerminal,
+                                       makeSubscriber: subscriberFactory, makePeer: makePeer)
                 results.append(try run.run())
             } catch {
                 printError("\(wire.rawValue) \(text): \(error)")
