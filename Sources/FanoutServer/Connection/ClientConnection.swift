@@ -229,9 +229,9 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
             return framer.feed(chunk) { event in
                 switch event {
                 case .line(let line):
-                    let next = server.execute(line, from: self)
                     // A BPUB header: its bytes are read (or dropped) before anything else.
-                    if next != .goOn { return next }
+                    let next = server.execute(line, from: self)
+                    if case .goOn = next {} else { return next }
                 case .tooLong: server.lineTooLong(from: self)
                 case .payload(let payload): server.publishBinary(payload, from: self)
                 case .badPayloadEnd: server.binaryFramingLost(self)

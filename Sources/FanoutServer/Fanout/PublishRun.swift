@@ -72,6 +72,7 @@ struct PublishRun {
     /// Bytes of replies after which they are written out early.
     static let flushReplyBytes = 4096
 
+    @inline(__always)
     func isRun(of candidate: UnsafeRawBufferPointer) -> Bool {
         guard isOpen, candidate.count == subject.count else { return false }
         // memcmp: a generic elementsEqual over the bytes cost ten times as much.
