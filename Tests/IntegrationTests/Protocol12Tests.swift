@@ -1,18 +1,6 @@
 import Foundation
 import Testing
 
-/// Reads `client`'s pushes up to the reply of a `PING <fence>`: every push queued to it before the PING was
-/// executed. Returns the `MSG` (and other push) lines.
-private func pushes(before fence: String, on client: LineClient) throws -> [String] {
-    try client.sendLine("PING \(fence)")
-    var lines: [String] = []
-    while true {
-        let line = try client.readLine()
-        if line == "+PONG \(fence)" { return lines }
-        lines.append(line)
-    }
-}
-
 /// PROTOCOL.md's 1.2 sections against a real fanoutd: groups, questions and any bytes, over TCP, the system's
 /// nc, WebSocket (websocket_checks.py), event streams and POST /publish.
 @Suite("Protocol 1.2", .timeLimit(.minutes(2)))
@@ -35,12 +23,12 @@ struct Protocol12Tests {
         }
         var seen = Set<String>()
         for member in members {
-            let lines = try pushes(before: "fence", on: member)
+            let lines = try member.pushes(beforeFence: "fence")
             #expect(!lines.isEmpty, "every member takes a share")
             for line in lines { #expect(seen.insert(line).inserted, "\(line) went to one member only") }
         }
         #expect(seen.count == 30)
-        #expect(try pushes(before: "fence", on: watcher).count == 30)
+        #expect(try watcher.pushes(beforeFence: "fence").count == 30)
         #expect(try infoFields(publisher.command("INFO"))["groups"] == "2", "one member set per group and pattern")
         #expect(try publisher.command("CHANNELS jobs.*").contains(" jobs.*=2"), "group members count as subscribers")
     }
@@ -56,7 +44,7 @@ struct Protocol12Tests {
         let publisher = try daemon.client()
         try eventually("the member has gone") { try infoFields(publisher.command("INFO"))["clients"] == "2" }
         for number in 1...10 { #expect(try publisher.command("PUB tasks.x \(number)") == "+OK 1") }
-        #expect(try pushes(before: "f", on: staying) == (1...10).map { "MSG tasks.x \($0) \($0)" })
+        #expect(try staying.pushes(beforeFence: "f") == (1...10).map { "MSG tasks.x \($0) \($0)" })
     }
 
     /// A pattern is held once, plainly or in one group: QSUB and SUB move it, UNSUB drops it whatever its mode;
@@ -71,7 +59,7 @@ struct Protocol12Tests {
         let other = try daemon.client()
         #expect(try other.command("PUB m.a x") == "+OK 1")
         #expect(try other.command("PUB m.b y") == "+OK 1")
-        #expect(try pushes(before: "f", on: client) == ["MSG m.a 1 x", "MSG m.b 1 y"])
+        #expect(try client.pushes(beforeFence: "f") == ["MSG m.a 1 x", "MSG m.b 1 y"])
         #expect(try client.command("RESUME m.b").hasPrefix("+OK 2 "))
         #expect(try infoFields(other.command("INFO"))["groups"] == "0")
         #expect(try client.command("UNSUB m.a") == "+OK 1")
@@ -142,7 +130,7 @@ struct Protocol12Tests {
         _ = try asker.command("ASK calc.add 5000 0 b")
         #expect(try asker.command("ASK calc.add 5000 0 c").hasPrefix("-ERR limit"))
         // The asker vanishes: its questions close, and answers to them are late.
-        let put = try pushes(before: "f", on: responders[0])
+        let put = try responders[0].pushes(beforeFence: "f")
         let pending = try #require(put.last { $0.hasSuffix(" a") }).split(separator: " ")[2]
         asker.close()
         try eventually("the asker's questions closed") {

@@ -68,13 +68,13 @@ extension Server {
         let names = fanout.run.groups.map(\.name)
         for name in names {
             node.engine.claim(subject: subject, group: name, epoch: fanout.run.clusterEpoch,
-                              first: messages[0].seq, last: messages[messages.count - 1].seq) { [weak self] won in
-                guard won, let self, self.cluster === node else {
-                    if !won { node.groupClaimsLost += 1 }
+                              first: messages[0].seq, last: messages[messages.count - 1].seq) { [weak self] claimedAfter in
+                guard let claimedAfter, let self, self.cluster === node else {
+                    if claimedAfter == nil { node.groupClaimsLost += 1 }
                     return
                 }
                 node.groupClaimsWon += 1
-                self.deliverClaimed(messages, subject: subject, group: name)
+                self.deliverClaimed(messages.filter { $0.seq > claimedAfter }, subject: subject, group: name)
             }
         }
     }

@@ -111,6 +111,17 @@ final class LineClient: @unchecked Sendable {
         }
     }
 
+    /// The pushes queued to this connection before it executes a `PING <fence>`: every line up to that reply.
+    func pushes(beforeFence fence: String = "fence") throws -> [String] {
+        try sendLine("PING \(fence)")
+        var lines: [String] = []
+        while true {
+            let line = try readLine()
+            if line == "+PONG \(fence)" { return lines }
+            lines.append(line)
+        }
+    }
+
     /// Reads exactly `count` bytes (a BMSG payload and what follows). Throws on timeout or EOF.
     func readBytes(_ count: Int) throws -> [UInt8] {
         while buffer.count - start < count {
