@@ -21,14 +21,10 @@ public class HTTPBenchPeer: BufferedSocketDelegate {
     public var onFailure: ((String) -> Void)?
 
     public func connect(_ done: @escaping (String?) -> Void) {
-        do {
-            let socket = try BufferedSocket(loop: loop, connectingTo: address)
-            socket.delegate = self
-            self.socket = socket
-            pending = done
-            socket.enableReading()
-        } catch {
-            done("connect to \(address): \(error)")
+        pending = done
+        socket = openPeerSocket(loop: loop, address: address, delegate: self) { reason in
+            pending = nil
+            done(reason)
         }
     }
 

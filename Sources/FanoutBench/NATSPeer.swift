@@ -27,14 +27,7 @@ public final class NATSPeer: BenchPeer, BufferedSocketDelegate {
 
     public func connect(_ done: @escaping (String?) -> Void) {
         connectDone = done
-        do {
-            let socket = try BufferedSocket(loop: loop, connectingTo: address)
-            socket.delegate = self
-            socket.enableReading()
-            self.socket = socket
-        } catch {
-            done("cannot connect to \(address): \(error.reason)")
-        }
+        socket = openPeerSocket(loop: loop, address: address, delegate: self, failed: done)
     }
 
     /// `SUB <subject> [<group>] <sid>` then `PING`: NATS confirms a subscription only by answering a later

@@ -20,14 +20,7 @@ public final class RedisPeer: BenchPeer, BufferedSocketDelegate {
 
     public func connect(_ done: @escaping (String?) -> Void) {
         connectDone = done
-        do {
-            let socket = try BufferedSocket(loop: loop, connectingTo: address)
-            socket.delegate = self
-            socket.enableReading()
-            self.socket = socket
-        } catch {
-            done("cannot connect to \(address): \(error.reason)")
-        }
+        socket = openPeerSocket(loop: loop, address: address, delegate: self, failed: done)
     }
 
     public func subscribe(_ subject: String, _ done: @escaping (String?) -> Void) {
