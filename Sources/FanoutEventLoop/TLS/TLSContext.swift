@@ -34,7 +34,7 @@ public final class TLSContext {
         if let serverCA {
             try check("load CA \(serverCA)") { openSSL.SSL_CTX_load_verify_locations!(context, serverCA, nil) }
         } else {
-            openSSL.SSL_CTX_set_default_verify_paths!(context)
+            _ = openSSL.SSL_CTX_set_default_verify_paths!(context)
         }
         openSSL.SSL_CTX_set_verify!(context, SSL_VERIFY_PEER, nil)
         if let certificate {

@@ -26,8 +26,7 @@ extension Server {
                 gatherRunReceivers()
             }
             fanout.run.seq = delivery.seq
-            let plain = fanout.run.receivers.count &+ fanout.run.adaptedReceivers.count &+ fanout.run.waiting.count
-            var receivers = plain
+            let receivers = fanout.run.receivers.count &+ fanout.run.adaptedReceivers.count &+ fanout.run.waiting.count
             if !fanout.run.groups.isEmpty {
                 // Groups are served once this node's claim of the run comes back (`claimForGroups`).
                 if fanout.run.clusterEpoch != delivery.epoch { claimForGroups() }
@@ -101,8 +100,7 @@ extension Server {
                     deliver(push, to: member)
                     stats.delivered += 1
                     stats.groupDeliveries += 1
-                    let pending = member.pendingBytes
-                    if pending > marks.watchAbove { applyBacklogMarks(marks, to: member, pending: pending) }
+                    checkBacklog(of: member, marks: marks)
                 }
             }
         }

@@ -63,7 +63,7 @@ extension Server {
         guard !pending.isBusy, connection.replayJob == nil else { return }
         if let line = pending.deferred {
             pending.deferred = nil
-            line.withUnsafeBytes { execute($0, from: connection) }
+            _ = line.withUnsafeBytes { execute($0, from: connection) }
             finishRuns()
             if pending.isBusy { return }
         }

@@ -71,9 +71,7 @@ extension Server {
                 var push: [UInt8] = []
                 payload.withUnsafeBytes { Encoder.appendAnswer(id: id, responder: responder, payload: $0, to: &push) }
                 deliver(push, to: asker)
-                let marks = BacklogMarks(configuration.limits)
-                let pendingBytes = asker.pendingBytes
-                if pendingBytes > marks.watchAbove { applyBacklogMarks(marks, to: asker, pending: pendingBytes) }
+                checkBacklog(of: asker, marks: BacklogMarks(configuration.limits))
             }
             if question.isComplete { closeQuestion(question) }
         case .gone(let id, let count):
@@ -125,10 +123,8 @@ extension Server {
         expiry.schedule(after: .milliseconds(Int64(timeoutMilliseconds) + 1000))
         remote.expiry = expiry
         var claimsLeft = groupNames.count
-        let report = { [unowned self] in
-            node.engine.tellOrigin(origin, Array("R \(id) \(asked)".utf8))
-            _ = self
-        }
+        // Read when called: `asked` counts the group members put to meanwhile.
+        let report = { node.engine.tellOrigin(origin, Array("R \(id) \(asked)".utf8)) }
         guard claimsLeft > 0 else { return report() }
         for name in groupNames {
             node.engine.claimQuestion(id: id, group: name, timeoutMilliseconds: timeoutMilliseconds) { [weak self] won in

@@ -61,11 +61,11 @@ extension Server {
         for (index, subject) in concrete.enumerated() where connection.socket != nil {
             session.pendingReplies.append(index)
             let line = resumed.map { "RESUME \(subject) \(engine.epoch) \($0[index])" } ?? "RESUME \(subject)"
-            Array(line.utf8).withUnsafeBytes { execute($0, from: connection) }
+            _ = Array(line.utf8).withUnsafeBytes { execute($0, from: connection) }
         }
         let patterns = subjects.filter { Subject.isWildcard($0) }
         if !patterns.isEmpty, connection.socket != nil {
-            Array("SUB \(patterns.joined(separator: " "))".utf8).withUnsafeBytes { execute($0, from: connection) }
+            _ = Array("SUB \(patterns.joined(separator: " "))".utf8).withUnsafeBytes { execute($0, from: connection) }
         }
         finishRuns()
         startEventStreamKeepAlive()

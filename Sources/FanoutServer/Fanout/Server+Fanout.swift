@@ -140,6 +140,14 @@ extension Server {
         if pending > marks.limit { dropSlowConsumer(connection, pending: pending) }
     }
 
+    /// The same check for a connection written to outside a run (a replay's waiting lines, a group's share, a
+    /// question or an answer), whose unsent output includes what waits behind a replay.
+    func checkBacklog(of connection: ClientConnection, marks: BacklogMarks) {
+        let pending = connection.pendingBytes
+        guard pending > marks.watchAbove else { return }
+        applyBacklogMarks(marks, to: connection, pending: pending)
+    }
+
     func dropSlowConsumer(_ connection: ClientConnection, pending: Int) {
         disconnect(connection, reason: .slowConsumer(
             "\(pending) bytes pending, max_pending_bytes=\(configuration.limits.maxPendingBytes)"))

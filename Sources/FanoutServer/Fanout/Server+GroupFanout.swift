@@ -183,8 +183,7 @@ extension Server {
                 connection = other
             }
             deliver(delivery.bytes, to: connection)
-            let pending = connection.pendingBytes
-            if pending > marks.watchAbove { applyBacklogMarks(marks, to: connection, pending: pending) }
+            checkBacklog(of: connection, marks: marks)
         }
     }
 

@@ -43,7 +43,7 @@ extension Server {
         }
         publisher.adapter = request
         if line.count <= configuration.limits.maxLine && !body.contains(0x0A) && body.last != 0x0D {
-            line.withUnsafeBytes { execute($0, from: publisher) }
+            _ = line.withUnsafeBytes { execute($0, from: publisher) }
         } else {
             // Any other body goes as BPUB: the header, then the bytes, on the same path as a client's.
             let header = Array("BPUB \(subject) \(body.count)".utf8)

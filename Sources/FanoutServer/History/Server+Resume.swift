@@ -103,8 +103,7 @@ extension Server {
         let marks = BacklogMarks(configuration.limits)
         for job in jobs where job.connection.socket != nil && job.connection.replayJob === job {
             job.waiting.append(contentsOf: bytes)
-            let pending = job.connection.pendingBytes
-            if pending > marks.watchAbove { applyBacklogMarks(marks, to: job.connection, pending: pending) }
+            checkBacklog(of: job.connection, marks: marks)
         }
     }
 

@@ -28,10 +28,7 @@ extension Server {
         }
         asker.send(Encoder.ok("\(id) \(receivers.count)"))
         let marks = BacklogMarks(limits)
-        for receiver in receivers where receiver.socket != nil {
-            let pending = receiver.pendingBytes
-            if pending > marks.watchAbove { applyBacklogMarks(marks, to: receiver, pending: pending) }
-        }
+        for receiver in receivers where receiver.socket != nil { checkBacklog(of: receiver, marks: marks) }
         guard !receivers.isEmpty else {
             asker.send(Encoder.done(id: id, asked: 0, answered: 0, gone: 0))
             return
@@ -111,9 +108,7 @@ extension Server {
             Encoder.appendAnswer(id: question.id, responder: String(responder.id), payload: payload, to: &push)
             deliver(push, to: asker)
             // An answer counts toward the asker's output limit, like a message.
-            let marks = BacklogMarks(configuration.limits)
-            let pending = asker.pendingBytes
-            if pending > marks.watchAbove { applyBacklogMarks(marks, to: asker, pending: pending) }
+            checkBacklog(of: asker, marks: BacklogMarks(configuration.limits))
         }
         if question.isComplete, questions.byNumber[number] != nil { closeQuestion(question) }
     }
