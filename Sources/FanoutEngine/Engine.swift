@@ -1,34 +1,142 @@
-/// What orders each subject's messages: an engine hands out the seq numbers that `MSG` lines carry and, with
-/// history (protocol 1.1), keeps recent messages for `RESUME` and `LAST`.
+/// What orders each subject's messages: the seam between the server and its two engines. An engine numbers
+/// each publish (the seq that `MSG` lines carry), hands the numbered message to this node's fan-out, and
+/// answers RESUME and LAST from the history it keeps (protocol 1.1).
 ///
-/// The server asks the engine once per publish run (consecutive publishes to one subject in one read), never
-/// per message, unless the subject keeps history: `openRun` says where the subject's numbering stands and
-/// whether its messages are retained, `retain` keeps each one, and `closeRun` records where the run left the
-/// numbering. `RunPosition` lets an engine find the subject again without a second lookup.
-///
-/// `MemoryEngine` is the embedded default and answers at once. An engine shared by several nodes (Redis)
-/// answers replays later, on the loop: `replay` hands its answer to a closure that may run after it returns,
-/// and the server holds the asking connection's later commands back until it has.
+/// The server holds one `any Engine` and calls it the same way whichever engine it is:
+/// - `MemoryEngine` (the default) numbers a publish at once and delivers it before `publish` returns, with
+///   its receivers as the outcome. It numbers consecutive publishes to one subject as one run, looked up
+///   once (`NumberedMessage.run`), and records where a run left the numbering at `endOfRead` at the latest.
+/// - The Redis engine (several nodes) sends a publish to the subject's shard and answers its receipt later;
+///   the message reaches `deliveries` when it comes back numbered, like every other node's.
 public protocol Engine: AnyObject {
-    /// Where an open run's subject is kept, valid until the engine next changes.
-    associatedtype RunPosition
-
     /// The numbering's epoch for subjects that never restarted: the greeting's `epoch=`.
     var epoch: String { get }
 
-    /// The last seq handed out on `subject` (0 when none), and where the subject is kept.
-    func openRun(subject: String) -> (lastSeq: UInt64, position: RunPosition)
+    /// Where numbered messages go: this node's fan-out. Held unowned: the server owns both.
+    var deliveries: (any EngineDeliveries)? { get set }
 
-    /// Keeps message `seq` of an open run when its subject has history.
-    func retain(_ position: RunPosition, seq: UInt64, payload: UnsafeRawBufferPointer)
+    /// Takes one publish. `receipt` names where a later answer goes; an engine that answers at once never
+    /// evaluates it.
+    func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, anyBytes: Bool,
+                 receipt: @autoclosure () -> (receipts: any PublishReceipts, ticket: UInt64)) -> PublishOutcome
 
-    /// Records that seqs up to `lastSeq` are used for `subject`.
-    func closeRun(subject: String, at position: RunPosition, lastSeq: UInt64)
+    /// A read (or a loop pass's deliveries) is over: what was numbered is recorded, and records go to disk.
+    func endOfRead()
 
-    /// Answers RESUME and LAST: where the subject stands and the retained messages the request entitles the
-    /// client to, within its byte budget.
-    func replay(_ request: ReplayRequest, answer: @escaping (ReplayAnswer) -> Void)
+    /// Whether a publisher's `+OK` waits until its messages are on disk (`history_fsync: always`).
+    var holdsAcknowledgements: Bool { get }
 
-    /// How many subjects' numbering the engine remembers now.
+    /// Answers RESUME and LAST: where the subject stands, the retained messages the request entitles the
+    /// client to within its byte budget, and (several nodes) the live messages that came while it was read.
+    /// The memory engine answers before returning; the Redis engine later, on the loop.
+    func replay(_ request: ReplayRequest, answer: @escaping (Result<EngineReplay, EngineFailure>) -> Void)
+
+    /// This node's subscribers hold `pattern` once more (or once less): an engine shared by several nodes
+    /// subscribes to what its nodes need.
+    func retain(pattern: String)
+    func release(pattern: String)
+
+    /// Calls `done` once messages of `patterns` published from now on are sure to arrive, and returns false;
+    /// true when they are already (then `done` is never called).
+    func whenInEffect(_ patterns: [String], done: @escaping () -> Void) -> Bool
+
+    /// New history rules and bound (SIGHUP).
+    func applyHistory(rules: [HistoryRule], maxBytes: Int)
+
+    /// How many subjects' numbering the engine remembers now (INFO).
     var trackedSubjects: Int { get }
+
+    /// Lets go of the engine's connections: what waits on them is answered as failed.
+    func stop()
+}
+
+/// Where an engine hands its numbered messages: the server's fan-out.
+public protocol EngineDeliveries: AnyObject {
+    /// Queues `message` to this node's subscribers of its subject; returns how many connections that is.
+    func deliver(_ message: NumberedMessage) -> Int
+}
+
+/// A message numbered by an engine, on its way to this node's subscribers.
+public struct NumberedMessage {
+    public let subject: UnsafeRawBufferPointer
+    public let seq: UInt64
+    public let payload: UnsafeRawBufferPointer
+    /// Pushed as `BMSG` when a line cannot carry it: a BPUB's payload, or anything that came through Redis.
+    public let anyBytes: Bool
+    /// The engine's numbering run: consecutive messages of one run are of one subject, so the fan-out need not
+    /// compare subjects. 0 when the engine does not say.
+    public let run: UInt64
+    /// Whether the engine keeps the message in history (a publisher's `+OK` may wait for the disk).
+    public let recorded: Bool
+    /// What subscribers hear before the message: its subject's numbering restarted, or messages were lost.
+    public let reset: NumberingReset?
+    /// The subject's epoch when the engine is shared by several nodes (a group's claim names a message by it).
+    public let epoch: String
+
+    public init(subject: UnsafeRawBufferPointer, seq: UInt64, payload: UnsafeRawBufferPointer, anyBytes: Bool,
+                run: UInt64 = 0, recorded: Bool = false, reset: NumberingReset? = nil, epoch: String = "") {
+        self.subject = subject
+        self.seq = seq
+        self.payload = payload
+        self.anyBytes = anyBytes
+        self.run = run
+        self.recorded = recorded
+        self.reset = reset
+        self.epoch = epoch
+    }
+}
+
+/// `RESET <subject> epoch=<e> seq=<s> missed=<m>`: a subject's numbering restarted under `epoch`, or messages
+/// were lost to this node. `seq` is the seq before the next message's; `missed` is how many were lost, nil
+/// when unknown (a new numbering).
+public struct NumberingReset: Equatable, Sendable {
+    public let epoch: String
+    public let seq: UInt64
+    public let missed: UInt64?
+
+    public init(epoch: String, seq: UInt64, missed: UInt64?) {
+        self.epoch = epoch
+        self.seq = seq
+        self.missed = missed
+    }
+}
+
+/// What became of a publish.
+public enum PublishOutcome {
+    /// Numbered and queued to this node's receivers, this many.
+    case delivered(receivers: Int)
+    /// Sent on: its receipt answers later.
+    case pending
+    /// Not taken, for this reason (`-ERR unavailable`).
+    case refused(String)
+}
+
+/// Where an engine that answers later sends a publish's receipt.
+public protocol PublishReceipts: AnyObject {
+    /// The publish under `ticket` is numbered, and `receivers` nodes had subscribers (`success`), or it failed.
+    func published(ticket: UInt64, _ result: Result<Int64, EngineFailure>)
+}
+
+/// An engine could not do what was asked.
+public struct EngineFailure: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    /// The request was sent but its answer was lost: it may or may not have taken effect.
+    public let outcomeUnknown: Bool
+
+    public init(_ description: String, outcomeUnknown: Bool = false) {
+        self.description = description
+        self.outcomeUnknown = outcomeUnknown
+    }
+}
+
+/// An engine's answer to RESUME or LAST, with the live messages that came while it was read (several nodes:
+/// they follow the replay).
+public struct EngineReplay {
+    public var answer: ReplayAnswer
+    public var following: [(seq: UInt64, payload: [UInt8])]
+
+    public init(answer: ReplayAnswer, following: [(seq: UInt64, payload: [UInt8])] = []) {
+        self.answer = answer
+        self.following = following
+    }
 }

@@ -1,13 +1,8 @@
+import FanoutEngine
 import FanoutRedis
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// Who is told of PUBs' outcomes, by ticket: one per publishing connection, so that a PUB costs no closure.
-public protocol PublishReceipts: AnyObject {
-    /// The PUB under `ticket` is in Redis, `receivers` nodes had subscribers (`success`), or it failed.
-    func published(ticket: UInt64, _ result: Result<Int64, RedisFailure>)
-}
 
 /// The PUBs for one shard gathered during a loop pass or while the previous batch is with Redis
 /// (`PublishQueue`), sent as one run of the publish script. Redis's cost per script run is several times a bare PUBLISH, and its
@@ -161,6 +156,7 @@ final class PublishBatch {
     }
 
     func fail(_ failure: RedisFailure) {
-        for message in list { message.receipts.published(ticket: message.ticket, .failure(failure)) }
+        let failed = EngineFailure(failure)
+        for message in list { message.receipts.published(ticket: message.ticket, .failure(failed)) }
     }
 }

@@ -78,7 +78,15 @@ extension RedisEngine {
             if epoch.hasPrefix(candidateEpoch + ".") { candidateEpoch = MemoryEngine.freshEpoch() }
             onNewEpoch(subject, epoch)
         }
-        onDeliver(Delivery(subject: subject, seq: seq, payload: payload, reset: reset, epoch: epoch))
+        guard let deliveries else { return }
+        var name = subject
+        name.withUTF8 { subjectBytes in
+            payload.withUnsafeBytes { payloadBytes in
+                // Any bytes pass through Redis unchanged: a payload a line cannot carry is pushed as BMSG.
+                _ = deliveries.deliver(NumberedMessage(subject: UnsafeRawBufferPointer(subjectBytes), seq: seq,
+                                                       payload: payloadBytes, anyBytes: true, reset: reset, epoch: epoch))
+            }
+        }
     }
 
     /// `<epoch> <seq> <payloads>`: the epoch, the (first) seq and where the payloads begin.

@@ -20,7 +20,7 @@ extension RedisEngine {
     }
 
     /// Fails as unavailable while the shard is down.
-    public func replay(_ request: ReplayRequest, done: @escaping (Result<ReplayResult, RedisFailure>) -> Void) {
+    func readReplay(_ request: ReplayRequest, done: @escaping (Result<ReplayResult, RedisFailure>) -> Void) {
         let subject = request.subject
         let shard = shard(of: subject)
         if let refusal = shard.refusal { return done(.failure(refusal)) }

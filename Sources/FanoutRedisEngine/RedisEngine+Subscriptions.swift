@@ -205,7 +205,7 @@ extension RedisEngine {
         entry.learning = true
         // As a replay, marker and all: when it completes, every message up to its seq has come through the
         // subscription, so nothing at or below it can still arrive and be dropped as already seen.
-        replay(ReplayRequest(subject: subject, kind: .position, budget: 0)) { [weak entry] result in
+        readReplay(ReplayRequest(subject: subject, kind: .position, budget: 0)) { [weak entry] result in
             guard let entry else { return }
             entry.learning = false
             // A message that came meanwhile has set the position already, from the stream itself.

@@ -31,14 +31,8 @@ public final class RedisEngine {
         }
     }
 
-    /// What subscribers of a subject hear before a message (`RESET <subject> epoch=<e> seq=<s> missed=<m>`):
-    /// its numbering restarted under `epoch`, or messages were lost to this node. `seq` is the seq before the
-    /// message's; `missed` is how many were lost, nil when unknown (a new numbering).
-    public struct Reset: Equatable, Sendable {
-        public let epoch: String
-        public let seq: UInt64
-        public let missed: UInt64?
-    }
+    /// What subscribers of a subject hear before a message: its numbering restarted, or messages were lost.
+    public typealias Reset = NumberingReset
 
     /// One live message from Redis, with the reset its subscribers must hear first.
     public struct Delivery {
@@ -97,8 +91,8 @@ public final class RedisEngine {
     /// The PUBs on their way to the shards, in batches.
     let publishing: PublishQueue
 
-    /// Live messages for local subscribers.
-    public var onDeliver: (Delivery) -> Void = { _ in }
+    /// Where live messages for local subscribers go: the node's fan-out.
+    public unowned(unsafe) var deliveries: (any EngineDeliveries)?
     /// Questions across nodes: one put to this node's receivers, or what came back for one it put.
     public var onQuestion: (QuestionEvent) -> Void = { _ in }
     /// A shard's status changed (for logs).
@@ -141,7 +135,7 @@ public final class RedisEngine {
         for shard in shards { shard.stop() }
     }
 
-    public func applyHistory(rules: [HistoryRule]) {
+    public func applyHistory(rules: [HistoryRule], maxBytes: Int) {
         settings.rules = rules
         encodeNoHistoryArguments()
     }
@@ -213,8 +207,8 @@ public final class RedisEngine {
     /// connection dropped after sending), never from inside this call. Returns the refusal instead, with
     /// nobody told, when the shard is down or has too many PUBs in flight (those gathered included), or the
     /// engine stopped.
-    public func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
-                        receipts: PublishReceipts, ticket: UInt64) -> RedisFailure? {
+    func send(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
+              receipts: PublishReceipts, ticket: UInt64) -> RedisFailure? {
         publishing.publish(subject: subject, payload: payload, rule: { historyArguments(of: subject) },
                            receipts: receipts, ticket: ticket)
     }

@@ -14,18 +14,21 @@ public final class Server {
     public internal(set) var configuration: ServerConfiguration
     var logger: Logger
     let loop: EventLoop
-    let startedAt = ContinuousClock.now
 
     /// The protocol's listeners (plain, unix, TLS, or handed over by socket activation).
     var listening = ListenerSet()
     /// The only strong owner of every client connection.
     var connections = ConnectionTable()
     let index = SubjectIndex<ClientConnection>()
-    /// Numbers each subject's messages and keeps the history of those that have it: the in-memory engine.
-    let engine: MemoryEngine
-    /// The open publish run and what the publish path keeps between commands.
-    var fanout = FanoutState()
-    /// The Redis engine and its per-connection state, with a `cluster` section; nil on a standalone server.
+    /// The engine in use, behind the one seam both engines implement: `local`, or the Redis engine on several
+    /// nodes.
+    var engine: any Engine
+    /// This process's engine: numbering and history in memory (and on disk with `history_dir`).
+    let local: any LocalHistory
+    /// The fan-out core: publish runs and what the publish path keeps between commands.
+    private(set) lazy var fanout = Fanout(server: self)
+    /// What only several nodes have (questions across nodes, groups' claims, shards); nil on a standalone
+    /// server.
     var cluster: ClusterNode?
     var stats = ServerStats()
     /// The server-wide memory bound (max_memory).
@@ -71,10 +74,13 @@ public final class Server {
         self.configuration = configuration
         self.logger = logger
         self.loop = try EventLoop()
-        self.engine = try Self.makeEngine(configuration, logger: logger)
+        let local = try Self.makeEngine(configuration, logger: logger)
+        self.local = local
+        self.engine = local
         self.logger.logLevel = configuration.logLevel
         self.auth.anyUserWithholds = Self.withholds(configuration)
-        engine.isSubscribed = { [index] subject in index.hasReceivers(for: subject) }
+        local.isSubscribed = { [index] subject in index.hasReceivers(for: subject) }
+        local.deliveries = fanout
         Self.keepHeapTop()
     }
 
@@ -180,7 +186,7 @@ public final class Server {
 
     func tearDown() {
         // Free sockets before the loop they belong to.
-        finishRuns()
+        fanout.finish()
         stopCluster()
         // A replay waiting for its client to read is in no queue: it ends here, letting go of its connection.
         for connection in connections.values where connection.replayJob?.awaitingDrain == true {
@@ -192,6 +198,7 @@ public final class Server {
         http.tearDown()
         lifecycle.tearDown()
         fanout.tearDown()
+        local.endOfRead()
         memory.tearDown()
         work.tearDown()
         auth.tearDown()

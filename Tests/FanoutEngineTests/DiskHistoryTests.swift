@@ -77,13 +77,8 @@ struct DiskHistoryUnitTests {
     }
 
     private func publish(_ engine: MemoryEngine, _ subject: String, _ payloads: [String]) {
-        let opened = engine.openRun(subject: subject)
-        var seq = opened.lastSeq
-        for payload in payloads {
-            seq += 1
-            Array(payload.utf8).withUnsafeBytes { engine.retain(opened.position, seq: seq, payload: $0) }
-        }
-        engine.closeRun(subject: subject, at: opened.position, lastSeq: seq)
+        for payload in payloads { _ = engine.publish(subject, Array(payload.utf8)) }
+        engine.endOfRead()
     }
 
     @Test func segmentsThatNoLongerHoldRetainedMessagesAreDeleted() throws {

@@ -15,7 +15,7 @@ struct HistoryBoundsTests {
         let log = store.logForAppending(subject)!
         let first = (log.messages.last?.seq ?? 0) + 1
         for seq in first..<(first + UInt64(count)) {
-            [UInt8](repeating: 1, count: 10).withUnsafeBytes { store.append(log, seq: seq, payload: $0, at: instant) }
+            _ = [UInt8](repeating: 1, count: 10).withUnsafeBytes { store.append(log, seq: seq, payload: $0, at: instant) }
         }
     }
 
@@ -63,7 +63,7 @@ struct HistoryBoundsTests {
         fill(store, "h.a", count: 5000, at: start)
         let log = store.log(of: "h.a")!
         // Seq 1 again: the numbering restarted, and the earlier messages belong to another epoch.
-        [UInt8](repeating: 2, count: 10).withUnsafeBytes { store.append(log, seq: 1, payload: $0, at: start) }
+        _ = [UInt8](repeating: 2, count: 10).withUnsafeBytes { store.append(log, seq: 1, payload: $0, at: start) }
         #expect(store.count == 1)
         #expect(log.firstSeq == 1)
         #expect(store.hasDroppedMessages)

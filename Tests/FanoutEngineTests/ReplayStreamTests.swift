@@ -12,13 +12,11 @@ struct ReplayStreamTests {
     }
 
     private func publish(_ engine: MemoryEngine, _ subject: String, _ seqs: ClosedRange<UInt64>, size: Int = 10) {
-        let (last, position) = engine.openRun(subject: subject)
-        precondition(last + 1 == seqs.lowerBound)
         for seq in seqs {
             let payload = Array("p\(seq)".utf8) + Array(repeating: UInt8(ascii: "x"), count: size)
-            payload.withUnsafeBytes { engine.retain(position, seq: seq, payload: $0) }
+            precondition(engine.publish(subject, payload) == seq)
         }
-        engine.closeRun(subject: subject, at: position, lastSeq: seqs.upperBound)
+        engine.endOfRead()
     }
 
     private func line(_ subject: String, _ seq: UInt64, size: Int = 10) -> String {
@@ -28,7 +26,7 @@ struct ReplayStreamTests {
     private func answer(_ engine: MemoryEngine, _ kind: ReplayRequest.Kind, subject: String = "h.a",
                         budget: Int = 1 << 30) -> ReplayAnswer {
         var result: ReplayAnswer?
-        engine.replay(ReplayRequest(subject: subject, kind: kind, budget: budget)) { result = $0 }
+        engine.replay(ReplayRequest(subject: subject, kind: kind, budget: budget)) { result = try? $0.get().answer }
         return result!
     }
 
@@ -116,7 +114,7 @@ struct ReplayStreamTests {
         var first: [UInt8] = []
         _ = stream.encode(into: &first, limit: 300)
         // The numbering restarts (seq 1 again) while the replay is under way: the log is emptied at once.
-        let (_, position) = engine.openRun(subject: "h.a")
+        let (_, position) = engine.openPosition(subject: "h.a")
         Array("new".utf8).withUnsafeBytes { engine.retain(position, seq: 1, payload: $0) }
         let text = String(decoding: first, as: UTF8.self) + drain(stream, limit: 500)
         #expect(text == (101...200).map { line("h.a", $0) }.joined(), "only what the reply announced, nothing of the new numbering")

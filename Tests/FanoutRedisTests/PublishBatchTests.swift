@@ -1,3 +1,4 @@
+import FanoutEngine
 import FanoutRedis
 @testable import FanoutRedisEngine
 import Testing
@@ -10,7 +11,7 @@ struct PublishBatchTests {
     final class Outcomes: PublishReceipts {
         var noted: [String] = []
 
-        func published(ticket: UInt64, _ result: Result<Int64, RedisFailure>) {
+        func published(ticket: UInt64, _ result: Result<Int64, EngineFailure>) {
             switch result {
             case .success(let receivers): noted.append("\(ticket):\(receivers)")
             case .failure(let failure): noted.append("\(ticket):\(failure)")

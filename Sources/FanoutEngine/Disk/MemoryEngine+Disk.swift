@@ -19,6 +19,7 @@ extension MemoryEngine {
     /// Returns lines for the log.
     public func attach(disk: HistoryDisk, policy: FsyncPolicy, logger: Logger,
                        segmentBytes: Int = MemoryEngine.segmentBytes) -> [String] {
+        closeRun()
         var notes = disk.notes
         let ledger = SegmentLedger(first: disk.nextSegment, segmentBytes: segmentBytes)
         for segment in disk.segments { ledger.found(segment.id, bytes: segment.bytes.count) }
@@ -177,12 +178,14 @@ extension MemoryEngine {
 
     /// Offers the writer the records a full queue left waiting (`always`).
     public func submitWaitingRecords() {
+        closeRun()
         journal?.flush()
     }
 
     /// Writes what is queued and, for a clean stop, the numbering snapshot and a clean state. Blocks until the
     /// writer is done: called after the loop has stopped.
     public func closeDisk() {
+        closeRun()
         guard let journal else { return }
         journal.drain()
         let entries = sequences.snapshot().map { NumberingSnapshot.Entry(subject: $0.subject, last: $0.last, serial: $0.serial) }

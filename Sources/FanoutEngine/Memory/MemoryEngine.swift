@@ -3,20 +3,21 @@ import FanoutProtocol
 
 /// The embedded engine: numbering and history in this process's memory, bounded by `subjectLimit` and the
 /// history rules. Each start is a new epoch, so a client can tell that numbering began again.
-public final class MemoryEngine: Engine {
+public final class MemoryEngine: Engine, LocalHistory {
     /// Where a run's subject is numbered, and its history log when it keeps one.
-    public struct RunPosition {
+    struct RunPosition {
         let slot: SequenceTable.Slot
         let log: HistoryStore.Log?
         /// The subject's numbering serial, when its records go to disk.
         let serial: UInt64
 
-        /// Whether the run's messages are retained (and `retain` is to be called for each).
-        public var retains: Bool { log != nil }
     }
 
     public let epoch: String
+    public unowned(unsafe) var deliveries: (any EngineDeliveries)?
     var sequences: SequenceTable
+    /// The publishes being numbered now: one subject's, consecutive.
+    private var run = NumberingRun<RunPosition>()
     let history: HistoryStore
     /// History on disk (`history_dir`), or nil when it lives in memory only.
     var journal: HistoryJournal?
@@ -27,7 +28,10 @@ public final class MemoryEngine: Engine {
     /// table adapts at its next insertion.
     public var subjectLimit: Int {
         get { sequences.limit }
-        set { sequences.limit = newValue }
+        set {
+            closeRun()
+            sequences.limit = newValue
+        }
     }
 
     public init(subjectLimit: Int, history rules: [HistoryRule] = [], historyMaxBytes: Int = 256 << 20,
@@ -46,7 +50,37 @@ public final class MemoryEngine: Engine {
 
     // MARK: Numbering
 
-    public func openRun(subject: String) -> (lastSeq: UInt64, position: RunPosition) {
+    /// Numbers the publish and delivers it before returning. Consecutive publishes to one subject form one
+    /// run: the subject is looked up when the run opens, and each publish then costs a comparison of its
+    /// subject with the run's, a counter and (when the subject keeps history) a record.
+    public func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, anyBytes: Bool,
+                        receipt: @autoclosure () -> (receipts: any PublishReceipts, ticket: UInt64)) -> PublishOutcome {
+        if !run.isOpen || !run.isOf(subject) { openRun(subject) }
+        run.lastSeq += 1
+        let recorded = run.position?.log != nil
+        if recorded, let position = run.position { retain(position, seq: run.lastSeq, payload: payload) }
+        guard let deliveries else { return .delivered(receivers: 0) }
+        return .delivered(receivers: deliveries.deliver(NumberedMessage(
+            subject: subject, seq: run.lastSeq, payload: payload, anyBytes: anyBytes, run: run.serial,
+            recorded: recorded)))
+    }
+
+    /// The seq the last publish was given.
+    var lastNumbered: UInt64 { run.lastSeq }
+
+    public func endOfRead() {
+        closeRun()
+    }
+
+    /// Opens a run of `subject`, closing the one open: where the subject's numbering stands, looked up once.
+    private func openRun(_ subject: UnsafeRawBufferPointer) {
+        closeRun()
+        let name = String(decoding: subject, as: UTF8.self)
+        let opened = openPosition(subject: name)
+        run.open(subject, name: name, lastSeq: opened.lastSeq, position: opened.position)
+    }
+
+    func openPosition(subject: String) -> (lastSeq: UInt64, position: RunPosition) {
         var found = sequences.find(subject)
         let log = history.logForAppending(subject)
         guard let journal, log != nil else { return (found.last, RunPosition(slot: found.slot, log: log, serial: 0)) }
@@ -62,7 +96,7 @@ public final class MemoryEngine: Engine {
         return (found.last, RunPosition(slot: found.slot, log: history.logForAppending(subject), serial: serial ?? 0))
     }
 
-    public func retain(_ position: RunPosition, seq: UInt64, payload: UnsafeRawBufferPointer) {
+    func retain(_ position: RunPosition, seq: UInt64, payload: UnsafeRawBufferPointer) {
         guard let log = position.log else { return }
         // A record names its subject in 16 bits: a longer subject (max_line allows one) stays in memory only.
         guard let journal, log.subject.utf8.count <= HistoryRecord.maxSubjectBytes else {
@@ -77,10 +111,16 @@ public final class MemoryEngine: Engine {
         history.append(log, seq: seq, payload: payload, at: .now, segment: segment)
     }
 
-    public func closeRun(subject: String, at position: RunPosition, lastSeq: UInt64) {
-        for evicted in sequences.store(lastSeq, for: subject, at: position.slot, isSubscribed: isKept) {
-            history.drop(evicted)
+    /// Records where the open run left its subject's numbering, and hands its records to the disk writer.
+    /// Every other change of the engine's tables comes after this: the run's position is valid until then.
+    func closeRun() {
+        guard run.isOpen else { return }
+        if let position = run.position {
+            for evicted in sequences.store(run.lastSeq, for: run.name, at: position.slot, isSubscribed: isKept) {
+                history.drop(evicted)
+            }
         }
+        run.close()
         journal?.flush()
     }
 
@@ -89,7 +129,10 @@ public final class MemoryEngine: Engine {
         history.log(of: subject) != nil || isSubscribed(subject)
     }
 
-    public var trackedSubjects: Int { sequences.count }
+    public var trackedSubjects: Int {
+        closeRun()
+        return sequences.count
+    }
 
     /// The epoch of `subject`'s numbering: the engine's, unless the subject's numbering restarted since the
     /// engine began (it was forgotten to make room), which gives it a name never used before.
@@ -101,6 +144,7 @@ public final class MemoryEngine: Engine {
 
     /// New history rules and bound (SIGHUP): applied at once, trimming or dropping what they no longer keep.
     public func applyHistory(rules: [HistoryRule], maxBytes: Int) {
+        closeRun()
         history.apply(rules: rules, maxBytes: maxBytes, at: .now)
         journal?.flush()
     }
@@ -109,17 +153,13 @@ public final class MemoryEngine: Engine {
     /// for a timer, so that idle subjects let go too. Returns whether work is left for another step soon.
     @discardableResult
     public func expireHistory(budget: Int) -> Bool {
+        closeRun()
         let workLeft = history.expireStep(budget: budget, at: .now)
         journal?.flush()
         return compactStep() || workLeft
     }
 
-    public struct HistoryFigures: Sendable {
-        public let subjects: Int
-        public let messages: Int
-        public let bytes: Int
-        public let evicted: UInt64
-    }
+    public typealias HistoryFigures = FanoutEngine.HistoryFigures
 
     public var historyFigures: HistoryFigures {
         HistoryFigures(subjects: history.subjectCount, messages: history.count, bytes: history.bytes,
@@ -136,25 +176,27 @@ public final class MemoryEngine: Engine {
                            writeQueue: figures.queued, writeDropped: journal.dropped, failures: figures.failures)
     }
 
-    public struct DiskFigures: Sendable {
-        public let bytes: Int
-        public let fsyncLagMilliseconds: Int
-        public let writeQueue: Int
-        /// Records not written because the queue was full.
-        public let writeDropped: UInt64
-        /// Writes and syncs that failed.
-        public let failures: UInt64
-    }
+    public typealias DiskFigures = FanoutEngine.DiskFigures
 
     // MARK: Replay
 
-    public func replay(_ request: ReplayRequest, answer: @escaping (ReplayAnswer) -> Void) {
-        answer(replayNow(request))
+    public func replay(_ request: ReplayRequest, answer: @escaping (Result<EngineReplay, EngineFailure>) -> Void) {
+        answer(.success(EngineReplay(answer: replayNow(request))))
+    }
+
+    /// Every node of one process: a subscription is in effect at once, and nothing needs subscribing elsewhere.
+    public func retain(pattern: String) {}
+    public func release(pattern: String) {}
+    public func whenInEffect(_ patterns: [String], done: @escaping () -> Void) -> Bool { true }
+
+    public func stop() {
+        closeRun()
     }
 
     /// The memory engine's answer, at once. RESUME or LAST makes the subject's numbering known (seq 0) when it
     /// was not, so that its epoch stays the one this reply names.
     func replayNow(_ request: ReplayRequest) -> ReplayAnswer {
+        closeRun()
         let subject = request.subject
         let (last, serial, evicted) = sequences.ensure(subject, isSubscribed: isKept)
         for forgotten in evicted { history.drop(forgotten) }

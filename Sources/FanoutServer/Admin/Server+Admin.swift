@@ -5,8 +5,8 @@ extension Server {
     static let listingLimit = 1000
 
     func infoFields() -> String {
-        let uptime = (ContinuousClock.now - startedAt).components.seconds
-        let history = engine.historyFigures
+        let uptime = (ContinuousClock.now - lifecycle.startedAt).components.seconds
+        let history = local.historyFigures
         let fields: [(String, String)] = [
             ("version", FanoutVersion.current),
             ("server_name", configuration.serverName),

@@ -22,7 +22,7 @@ extension Server {
             timing: RedisShard.Timing(heartbeat: settings.heartbeat, deadAfter: settings.downAfter,
                                      maxRetry: settings.downAfter)))
         let node = ClusterNode(engine: engine, settings: settings)
-        engine.onDeliver = { [unowned self] delivery in self.deliverFromCluster(delivery) }
+        engine.deliveries = fanout
         engine.onQuestion = { [unowned self] event in self.clusterQuestionEvent(event) }
         engine.onShardStatus = { [unowned self] shard in
             switch shard.status {
@@ -41,7 +41,11 @@ extension Server {
             self.logger.warning("cluster: \(subject) continues under a new epoch \(epoch) (its numbering restarted)")
         }
         cluster = node
-        loop.afterEachPass = { [unowned self] in self.flushClusterRun() }
+        self.engine = engine
+        fanout.claimsGroups = true
+        // Messages from Redis come one by one as hiredis reads them: a pass's messages of one subject form one
+        // run, written out when the pass ends.
+        loop.afterEachPass = { [unowned self] in self.fanout.close() }
         // Subscriptions already held (after a restart of the engine) are subscribed in Redis again.
         for connection in connections.values {
             for pattern in connection.subscriptions { engine.retain(pattern: pattern) }
@@ -64,27 +68,14 @@ extension Server {
         // While the node is still the server's: the PUBs and replays waiting on Redis are answered now
         // (`-ERR unavailable`, outcome unknown), in order, and commands held behind them run.
         node.engine.stop()
-        flushClusterRun()
+        fanout.close()
         loop.afterEachPass = nil
         cluster = nil
-        for id in node.pending.keys { connections[id]?.resumeReading(.engineHold) }
-        node.pending.removeAll()
-    }
-
-    /// Keeps the engine's Redis subscriptions in step with the local ones (`addSubscriptions` and friends).
-    func clusterSubscriptionsChanged(_ patterns: some Sequence<String>, adding: Bool) {
-        guard let engine = cluster?.engine else { return }
-        flushClusterRun()
-        for pattern in patterns {
-            if adding { engine.retain(pattern: pattern) } else { engine.release(pattern: pattern) }
+        engine = local
+        fanout.claimsGroups = false
+        for connection in connections.values where connection.pendingReplies != nil {
+            connection.pendingReplies = nil
+            connection.resumeReading(.engineHold)
         }
-    }
-
-    /// A departing connection: its subscriptions leave Redis's counts, its waiting replies are forgotten.
-    func clusterConnectionLeft(_ connection: ClientConnection) {
-        guard let node = cluster else { return }
-        flushClusterRun()
-        clusterSubscriptionsChanged(Array(connection.subscriptions), adding: false)
-        node.pending[connection.id] = nil
     }
 }

@@ -11,9 +11,9 @@ extension Server {
             ("cluster_shards", String(engine.shards.count)),
             ("cluster_subjects", String(engine.subscribedSubjects)),
             ("cluster_globs", String(engine.subscribedGlobs)),
-            ("cluster_unavailable", String(node.unavailable)),
-            ("cluster_outcome_unknown", String(node.outcomeUnknown)),
-            ("cluster_resets", String(node.resets)),
+            ("cluster_unavailable", String(stats.unavailable)),
+            ("cluster_outcome_unknown", String(stats.outcomeUnknown)),
+            ("cluster_resets", String(stats.resets)),
             ("cluster_group_claims_won", String(node.groupClaimsWon)),
             ("cluster_group_claims_lost", String(node.groupClaimsLost)),
         ]
@@ -38,5 +38,5 @@ extension Server {
     }
 
     /// The greeting's and INFO's `epoch=`: the shards' epochs on a clustered node.
-    var currentEpoch: String { cluster?.engine.epoch ?? engine.epoch }
+    var currentEpoch: String { engine.epoch }
 }

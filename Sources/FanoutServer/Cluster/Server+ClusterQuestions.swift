@@ -14,7 +14,7 @@ extension Server {
     func clusterAsk(subject: UnsafeRawBufferPointer, timeoutMilliseconds: UInt64, maxAnswers: UInt64,
                     payload: UnsafeRawBufferPointer, from asker: ClientConnection, node: ClusterNode) {
         if let refusal = askRefusal(timeoutMilliseconds: timeoutMilliseconds, asker: asker) {
-            if !clusterQueues(ProtocolError(.limit, refusal).line, for: asker, node: node) { refuseAsk(refusal, to: asker) }
+            refuseAsk(refusal, to: asker)
             return
         }
         let number = questions.nextNumber()
@@ -31,7 +31,7 @@ extension Server {
         }
         deadline.schedule(after: .milliseconds(Int64(timeoutMilliseconds)))
         question.deadline = deadline
-        let pending = node.replies(of: asker, server: self)
+        let pending = replies(of: asker)
         let ticket = pending.firstTicket + UInt64(pending.slots.count)
         pending.slots.append(nil)
         node.engine.ask(id: id, askerConnection: asker.id, timeoutMilliseconds: timeoutMilliseconds,
@@ -43,7 +43,7 @@ extension Server {
                 self.fillReply(Array(Encoder.ok("\(id) \(nodes)").utf8), ticket: ticket, pending, of: connection)
                 if question.isComplete { self.closeQuestion(question) }
             case .failure(let failure):
-                node.unavailable += 1
+                self.stats.unavailable += 1
                 self.fillReply(Array(ProtocolError(.unavailable, failure.description).line.utf8), ticket: ticket, pending,
                                of: connection)
                 // Nobody was asked: the question closes quietly, with no DONE after an error.
@@ -70,8 +70,8 @@ extension Server {
             if let asker = question.asker, asker.socket != nil {
                 var push: [UInt8] = []
                 payload.withUnsafeBytes { Encoder.appendAnswer(id: id, responder: responder, payload: $0, to: &push) }
-                deliver(push, to: asker)
-                checkBacklog(of: asker, marks: BacklogMarks(configuration.limits))
+                fanout.deliver(push, to: asker)
+                fanout.checkBacklog(of: asker, marks: BacklogMarks(configuration.limits))
             }
             if question.isComplete { closeQuestion(question) }
         case .gone(let id, let count):
@@ -110,7 +110,7 @@ extension Server {
                 receiver.remoteQuestionsPut.removeAll { self.questions.remote[$0]?.pending[receiver.id] != false }
             }
             receiver.remoteQuestionsPut.append(id)
-            deliver(push, to: receiver)
+            fanout.deliver(push, to: receiver)
             asked += 1
         }
         index.forEachReceiver(of: subject) { connection in
@@ -137,7 +137,7 @@ extension Server {
                 self.index.forEachGroup(of: subject) { groupName, members in
                     if groupName == name { groups.append((groupName, members)) }
                 }
-                self.forEachChosenMember(of: groups, excluding: asker) { member, _ in put(to: member) }
+                self.fanout.forEachChosenMember(of: groups, excluding: asker) { member, _ in put(to: member) }
             }
         }
     }

@@ -1,7 +1,8 @@
 import FanoutEventLoop
 import FanoutProtocol
 
-/// Command dispatch: each line a connection reads comes here, in order, on the loop thread.
+/// The one command dispatcher: each line a connection reads comes here, in order, on the loop thread, and
+/// goes through the same steps on either engine: parse, wait behind replies an engine still owes, refuse, run.
 extension Server {
     /// Executes one line from `connection`: PUB joins or opens a publish run; anything else first closes the
     /// run, so that replies, subscriptions and listings see its effect. Returns what the framer reads next:
@@ -13,36 +14,28 @@ extension Server {
             guard let parsed = try CommandParser.parse(line) else { return .goOn }
             command = parsed
         } catch {
-            closeRun()
-            if let node = cluster, clusterQueues(error.line, for: connection, node: node) { return .goOn }
-            connection.send(error.line)
+            fanout.close()
+            reply(error.line, to: connection)
             return .goOn
         }
-        if case .pub(let subject, let payload) = command {
-            // A clustered node: PUB goes to Redis, and anything else waits behind PUB replies still pending.
-            if let node = cluster, clusterExecute(command, line: line, from: connection, node: node) { return .goOn }
-            if let refusal = refusal(of: command, by: connection) {
-                closeRun()
-                connection.send(refusal.line)
-                return .goOn
-            }
-            let receivers = publish(subject: subject, payload: payload, from: connection)
-            fanout.run.appendReply(receivers: receivers)
-            if fanout.run.replies.count >= PublishRun.flushReplyBytes { flushRunReplies() }
+        if let pending = connection.pendingReplies, defers(command, line: line, behind: pending, of: connection) {
             return .goOn
         }
         // A BPUB header is answered (or refused) when its bytes are in: `acceptBinary`, `publishBinary`.
         if case .bpub(let subject, let length) = command { return acceptBinary(subject: subject, length: length, from: connection) }
-        if let node = cluster, clusterExecute(command, line: line, from: connection, node: node) { return .goOn }
         if let refusal = refusal(of: command, by: connection) {
-            closeRun()
-            connection.send(refusal.line)
+            fanout.close()
+            reply(refusal.line, to: connection)
             return .goOn
         }
-        closeRun()
+        if case .pub(let subject, let payload) = command {
+            publish(subject: subject, payload: payload, anyBytes: false, from: connection)
+            return .goOn
+        }
+        fanout.close()
         switch command {
         case .sub(let patterns):
-            subscribe(connection, to: patterns)
+            if !awaitsSubscriptions(patterns, line: line, of: connection) { subscribe(connection, to: patterns) }
         case .unsub(let patterns):
             unsubscribe(connection, from: patterns)
         case .ping(let text):
@@ -68,7 +61,12 @@ extension Server {
         case .qsub(let group, let patterns):
             subscribe(connection, to: patterns, group: group)
         case .ask(let subject, let timeout, let maxAnswers, let payload):
-            ask(subject: subject, timeoutMilliseconds: timeout, maxAnswers: maxAnswers, payload: payload, from: connection)
+            if let node = cluster {
+                clusterAsk(subject: subject, timeoutMilliseconds: timeout, maxAnswers: maxAnswers, payload: payload,
+                           from: connection, node: node)
+            } else {
+                ask(subject: subject, timeoutMilliseconds: timeout, maxAnswers: maxAnswers, payload: payload, from: connection)
+            }
         case .answer(let id, let payload):
             answer(id: id, payload: payload, from: connection)
         case .pub, .bpub:
@@ -77,11 +75,31 @@ extension Server {
         return .goOn
     }
 
+    /// Whether a command must wait behind the replies an engine still owes this connection (several nodes):
+    /// then it is kept and run after them, and the connection reads nothing more meanwhile. A PUB or an ASK
+    /// waits only behind a replay: they pipeline behind each other's replies, which keep their order.
+    private func defers(_ command: Command, line: UnsafeRawBufferPointer, behind pending: PendingReplies,
+                        of connection: ClientConnection) -> Bool {
+        switch command {
+        case .bpub: return false
+        case .pub, .ask: guard pending.replaying else { return false }
+        default: guard pending.isBusy else { return false }
+        }
+        pending.deferred = Array(line)
+        connection.stopReading(.engineHold)
+        return true
+    }
+
+    /// A read is over, the dispatcher's last boundary: the publish run goes out, and the engine records where
+    /// its numbering stands.
+    func readEnded() {
+        fanout.finish()
+        engine.endOfRead()
+    }
+
     /// A line over `max_line` ends any run (its place in the order is taken by the error) and is answered.
     func lineTooLong(from connection: ClientConnection) {
-        closeRun()
-        let error = ProtocolError(.tooLong, "line exceeds max_line=\(configuration.limits.maxLine) bytes").line
-        if let node = cluster, clusterQueues(error, for: connection, node: node) { return }
-        connection.send(error)
+        fanout.close()
+        reply(ProtocolError(.tooLong, "line exceeds max_line=\(configuration.limits.maxLine) bytes").line, to: connection)
     }
 }

@@ -48,7 +48,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         self.peer = peer.description
         self.socket = socket
         self.framer = LineFramer(maxLine: maxLine)
-        let elapsed = (ContinuousClock.now - server.startedAt).components
+        let elapsed = (ContinuousClock.now - server.lifecycle.startedAt).components
         self.connectedAfterNanoseconds = elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000
         self.server = server
         self.census = census
@@ -59,7 +59,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         census.died()
     }
 
-    var connectedAt: ContinuousClock.Instant { server.startedAt + .nanoseconds(connectedAfterNanoseconds) }
+    var connectedAt: ContinuousClock.Instant { server.lifecycle.startedAt + .nanoseconds(connectedAfterNanoseconds) }
 
     /// What this connection may do; nil until it authenticates on a server that requires it.
     var permissions: Permissions? { grant?.permissions }
@@ -168,6 +168,12 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         _modify { yield &madeExtras.remoteQuestionsPut }
     }
 
+    /// Replies an engine that answers later still owes, in command order; nil while none have been.
+    var pendingReplies: PendingReplies? {
+        get { extras?.pendingReplies }
+        set { if newValue != nil || extras != nil { madeExtras.pendingReplies = newValue } }
+    }
+
     /// Unsent output bytes, those waiting behind a replay included.
     var pendingBytes: Int { (socket?.outputCount ?? 0) + (replayJob?.waiting.count ?? 0) }
 
@@ -212,7 +218,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     }
 
     /// Executes every complete line of input, until it is consumed, the connection stops reading (paused or
-    /// closed), or its unsent output reaches the pause mark. Then closes the server's publish run. One loop for
+    /// closed), or its unsent output reaches the pause mark. Then tells the dispatcher the read is over. One loop for
     /// every transport: an adapter decodes its framing into lines, and its lines go through `goesOn` too.
     ///
     /// A turn ends after `Server.turn` of work too (the clock is read every 64 lines): the rest of the input
@@ -239,7 +245,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
                 return goesOn(after: &turn, countingLine: true, socket: socket) ? .goOn : .stop
             }
         }
-        server.finishRuns()
+        server.readEnded()
         adapter?.finishRead(of: self)
         if turn.isOver { server.continueLater(self) }
     }
@@ -273,10 +279,10 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
             server.sendReplays(adding: job)
         }
         if waitsForGroupDrain && pendingBytes <= server.configuration.limits.groupBusyBytes {
-            server.groupMemberDrained(self)
+            server.fanout.groupMemberDrained(self)
         }
         if !heldPublishers.isEmpty && socket.outputCount <= server.configuration.limits.backpressureBytes / 2 {
-            server.releasePublishers(heldBy: self)
+            server.fanout.releasePublishers(heldBy: self)
         }
         guard gate.stops.contains(.outputFull) else { return }
         socket.setWriteLowWatermark(heldPublishers.isEmpty ? 0 : server.configuration.limits.backpressureBytes / 2)
@@ -286,7 +292,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
         switch reason {
         case .eof:
-            if server.clusterKeepsForReplies(self) { return }
+            if server.keepsForReplies(self) { return }
             server.disconnect(self, reason: .eof)
         case .error, .tls:
             server.disconnect(self, reason: .socketError(reason.description))

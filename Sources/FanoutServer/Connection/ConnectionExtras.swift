@@ -34,6 +34,8 @@ final class ConnectionExtras {
     var remoteQuestionsPut: [String] = []
     /// The transport's adapter, for a connection that is not on the line protocol itself.
     var adapter: TransportAdapter?
+    /// Replies an engine that answers later still owes (several nodes), in command order.
+    var pendingReplies: PendingReplies?
     /// Output held until history records are synced (`history_fsync: always`): see `DurableAcknowledgements`.
     var heldOutput: HeldOutput?
 }

@@ -19,7 +19,7 @@ extension Server {
                                                   "reason": "\(reason)"])
         }
         // Replies to its PUBs so far go out ahead of the farewell, as when each was written at once.
-        if connection === fanout.run.publisher { flushRunReplies() }
+        if connection === fanout.run.publisher { fanout.flushReplies() }
         if let socket = connection.socket {
             if let adapter = connection.adapter {
                 if adapter.farewell(reason, to: connection) { socket.closeGracefully(within: configuration.timeouts.shutdownGrace) }
@@ -37,7 +37,7 @@ extension Server {
             work.replaysAwaitingDrain -= 1
             job.end()
         }
-        if !connection.heldPublishers.isEmpty { releasePublishers(heldBy: connection) }
+        if !connection.heldPublishers.isEmpty { fanout.releasePublishers(heldBy: connection) }
         if connection.openAsks > 0 || !connection.questionsPut.isEmpty || !connection.remoteQuestionsPut.isEmpty {
             questionsLeft(by: connection)
         }

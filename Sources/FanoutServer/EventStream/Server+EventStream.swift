@@ -67,7 +67,7 @@ extension Server {
         if !patterns.isEmpty, connection.socket != nil {
             _ = Array("SUB \(patterns.joined(separator: " "))".utf8).withUnsafeBytes { execute($0, from: connection) }
         }
-        finishRuns()
+        readEnded()
         startEventStreamKeepAlive()
     }
 

@@ -1,4 +1,3 @@
-import FanoutEngine
 import FanoutEventLoop
 import FanoutMulticast
 import FanoutProtocol
@@ -15,7 +14,7 @@ import Glibc
 struct PublishRun {
     /// One connection the run goes to. The connection is not retained: retaining an object that is weakly
     /// referenced takes the runtime's slow path, twice per receiver per run. It stays alive meanwhile because
-    /// the connection table owns it, and one dropped during the run is kept by `Server.retiredDuringRun`
+    /// the connection table owns it, and one dropped during the run is kept by `Fanout.retired`
     /// until the run closes. Its socket is held strongly, which is cheap.
     struct Receiver {
         let connection: Unmanaged<ClientConnection>
@@ -59,13 +58,11 @@ struct PublishRun {
     /// lines: a write per reply cost a third of a publish without subscribers.
     var replies: [UInt8] = []
     var seq: UInt64 = 0
-    /// Where the engine keeps the subject's numbering, from the lookup that opened the run.
-    private(set) var position: MemoryEngine.RunPosition?
-    /// Whether the subject keeps history: each message is then handed to the engine as it is numbered.
+    /// The engine's numbering run the messages belong to (`NumberedMessage.run`; 0: compare subjects).
+    private(set) var engineRun: UInt64 = 0
+    /// Whether the engine records the run's messages in history (a publisher's `+OK` may wait for the disk).
     private(set) var retains = false
     private(set) var isOpen = false
-    /// Whether the run delivers messages numbered elsewhere (`openDelivered`).
-    private(set) var isDelivered = false
 
     /// Bytes after which a run's lines are written out early, bounding the run's memory.
     static let flushBytes = 64 * 1024
@@ -92,29 +89,14 @@ struct PublishRun {
         replies.append(UInt8(ascii: "\n"))
     }
 
-    /// Starts a run of `candidate`, numbering on from the last number `engine` handed out for it.
-    mutating func open(subject candidate: UnsafeRawBufferPointer, numberedBy engine: MemoryEngine) {
+    /// Starts a run of `candidate`'s messages, numbered in the engine's run `engineRun`.
+    mutating func open(subject candidate: UnsafeRawBufferPointer, engineRun: UInt64, retains: Bool) {
         subject.removeAll(keepingCapacity: true)
         subject.append(contentsOf: candidate)
         subjectString = String(decoding: candidate, as: UTF8.self)
-        let opened = engine.openRun(subject: subjectString)
-        seq = opened.lastSeq
-        position = opened.position
-        retains = opened.position.retains
-        isOpen = true
-    }
-
-    /// Starts a run of messages numbered elsewhere (several nodes: Redis numbers them, and every node only
-    /// delivers): no engine position, no publisher to hold back.
-    mutating func openDelivered(subject candidate: UnsafeRawBufferPointer) {
-        subject.removeAll(keepingCapacity: true)
-        subject.append(contentsOf: candidate)
-        subjectString = String(decoding: candidate, as: UTF8.self)
+        self.engineRun = engineRun
+        self.retains = retains
         seq = 0
-        position = nil
-        retains = false
-        publisher = nil
-        isDelivered = true
         isOpen = true
     }
 
@@ -125,9 +107,7 @@ struct PublishRun {
         if !adaptedReceivers.isEmpty { adaptedReceivers.removeAll(keepingCapacity: true) }
         if !groupMessages.isEmpty { groupMessages.removeAll() }
         bytes.removeAll(keepingCapacity: true)
-        position = nil
         retains = false
-        isDelivered = false
         isOpen = false
     }
 }

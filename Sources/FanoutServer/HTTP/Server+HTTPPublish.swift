@@ -51,8 +51,8 @@ extension Server {
                 body.withUnsafeBytes { publishBinary($0, from: publisher) }
             }
         }
-        seq = cluster == nil ? fanout.run.seq : nil
-        finishRuns()
+        seq = engine === local ? fanout.run.seq : nil
+        readEnded()
         if !request.isAnswered { http.publishers[publisher.id] = publisher }
     }
 

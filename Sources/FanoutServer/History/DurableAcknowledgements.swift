@@ -38,7 +38,7 @@ final class HeldOutput {
 extension Server {
     /// Holds what is sent to `publisher` from now on until every record retained so far is synced.
     func holdUntilDurable(_ publisher: ClientConnection) {
-        let ticket = engine.recordedTicket
+        let ticket = local.recordedTicket
         if let held = publisher.heldOutput {
             if held.chunks.last?.ticket != ticket { held.chunks.append((ticket, [])) }
             return
@@ -56,9 +56,9 @@ extension Server {
     /// A QUIT or an EOF from a publisher whose acknowledgements are held waits for them: they go out first,
     /// then the connection closes as it would have. True when the close was put off; failures close at once.
     func deferDisconnectUntilDurable(_ connection: ClientConnection, reason: DisconnectReason) -> Bool {
-        guard engine.holdsAcknowledgements, connection.socket != nil else { return false }
+        guard local.holdsAcknowledgements, connection.socket != nil else { return false }
         // The run's replies so far are held too, ahead of the farewell.
-        if connection === fanout.run.publisher { flushRunReplies() }
+        if connection === fanout.run.publisher { fanout.flushReplies() }
         guard let held = connection.heldOutput else { return false }
         switch reason {
         case .quit, .eof, .idleTimeout, .authTimeout, .webSocketClose:
@@ -74,8 +74,8 @@ extension Server {
     /// left.
     func releaseDurableOutput(all: Bool = false) {
         guard !durableAcknowledgements.held.isEmpty else { return }
-        engine.submitWaitingRecords()
-        let durable = all ? UInt64.max : engine.durableTicket
+        local.submitWaitingRecords()
+        let durable = all ? UInt64.max : local.durableTicket
         durableAcknowledgements.held.removeAll { connection in
             guard let held = connection.heldOutput else { return true }
             while let first = held.chunks.first, first.ticket <= durable {

@@ -3,29 +3,28 @@ import FanoutHistoryDisk
 import Logging
 
 extension Server {
-    /// The in-memory engine, with what `history_dir` kept recovered into it when one is set. Recovery reads the
-    /// directory before the loop serves anyone; a directory that cannot be made, read or written throws a
+    /// This process's engine, with what `history_dir` kept recovered into it when one is set. Recovery reads
+    /// the directory before the loop serves anyone; a directory that cannot be made, read or written throws a
     /// `DiskError` naming it (the daemon exits 73).
-    static func makeEngine(_ configuration: ServerConfiguration, logger: Logger) throws -> MemoryEngine {
+    static func makeEngine(_ configuration: ServerConfiguration, logger: Logger) throws -> any LocalHistory {
         let settings = configuration.history
-        guard let directory = settings.directory, configuration.cluster == nil else {
-            return MemoryEngine(subjectLimit: configuration.limits.maxTrackedSubjects, history: settings.rules,
-                                historyMaxBytes: settings.maxBytes)
-        }
+        let directory = configuration.cluster == nil ? settings.directory : nil
         let started = ContinuousClock.now
-        let disk = try HistoryDisk.open(directory: directory, freshEpoch: MemoryEngine.freshEpoch)
-        let engine = MemoryEngine(subjectLimit: configuration.limits.maxTrackedSubjects, history: settings.rules,
-                                  historyMaxBytes: settings.maxBytes, epoch: disk.epoch)
-        for note in engine.attach(disk: disk, policy: settings.fsync, logger: logger) {
+        let (engine, notes) = try makeLocalEngine(subjectLimit: configuration.limits.maxTrackedSubjects,
+                                                  rules: settings.rules, maxBytes: settings.maxBytes,
+                                                  directory: directory, fsync: settings.fsync, logger: logger)
+        for note in notes {
             note.contains("cut") || note.contains("damaged") ? logger.warning("\(note)") : logger.notice("\(note)")
         }
-        logger.info("history: \(directory), fsync \(settings.fsync.rawValue), read in \(ContinuousClock.now - started)")
+        if let directory {
+            logger.info("history: \(directory), fsync \(settings.fsync.rawValue), read in \(ContinuousClock.now - started)")
+        }
         return engine
     }
 
     /// INFO's fields for history on disk; none without `history_dir`.
     func historyDiskInfoFields() -> [(String, String)] {
-        guard let disk = engine.diskFigures else { return [] }
+        guard let disk = local.diskFigures else { return [] }
         return [
             ("history_disk_bytes", String(disk.bytes)),
             ("history_fsync_lag_ms", String(disk.fsyncLagMilliseconds)),
@@ -44,6 +43,6 @@ extension Server {
 
     /// Writes the last records, the numbering and a clean state: after the loop has stopped.
     func closeHistoryDisk() {
-        engine.closeDisk()
+        local.closeDisk()
     }
 }

@@ -10,9 +10,9 @@ extension Server {
     /// next loop pass instead of a tick later, so that a burst expiring at once is freed within a second or so
     /// without stopping the loop.
     func startHistoryExpiry() {
-        guard work.historyTimer == nil, engine.keepsHistory else { return }
+        guard work.historyTimer == nil, local.keepsHistory else { return }
         let timer = LoopTimer(loop: loop) { [unowned self] in
-            let workLeft = self.engine.expireHistory(budget: Self.historyExpiryBudget)
+            let workLeft = self.local.expireHistory(budget: Self.historyExpiryBudget)
             self.work.historyTimer?.schedule(after: workLeft ? .zero : Self.historyExpiryInterval)
         }
         timer.schedule(after: Self.historyExpiryInterval)

@@ -8,30 +8,74 @@ import FanoutProtocol
 extension Server {
     func resume(_ connection: ClientConnection, subject: String, kind: ReplayRequest.Kind) {
         guard mayResume(connection, subject: subject) else { return }
+        // The reply and the replay together stay within the connection's output limit: what does not fit is
+        // left out (oldest first) and counted as missed, never turned into a slow-consumer drop.
+        let replyRoom = 96 + subject.utf8.count
+        let budget = max(0, configuration.limits.maxPendingBytes - connection.pendingBytes - replyRoom)
+        var answered = false
+        var held = false
+        engine.replay(ReplayRequest(subject: subject, kind: kind, budget: budget)) { [weak self, weak connection] result in
+            answered = true
+            guard let self, let connection, connection.socket != nil else {
+                if case .success(let replay) = result { replay.answer.stream?.finish() }
+                return
+            }
+            self.answerReplay(result, subject: subject, to: connection)
+            // Answered later: the connection was held, and goes on now.
+            if held, let pending = connection.pendingReplies {
+                pending.replaying = false
+                self.resumeCommands(pending, of: connection)
+            }
+        }
+        // An engine that answers later: nothing this connection sends next may overtake the reply.
+        if !answered {
+            held = true
+            replies(of: connection).replaying = true
+            connection.stopReading(.engineHold)
+        }
+    }
+
+    /// Subscribes the connection to the subject when the answer is here, right before its reply: live messages
+    /// that came while an engine shared by several nodes read its stream follow the replay (`following`), so
+    /// nothing is missed or sent twice; from here until the replay is sent, live messages wait behind it.
+    private func answerReplay(_ result: Result<EngineReplay, EngineFailure>, subject: String,
+                              to connection: ClientConnection) {
+        let replay: EngineReplay
+        switch result {
+        case .success(let answered):
+            replay = answered
+        case .failure(let failure):
+            connection.send(ProtocolError(.unavailable, failure.description).line)
+            return
+        }
+        // Messages that arrived before the answer go out before the reply; later ones see the replay job.
+        fanout.close()
         if !connection.subscriptions.contains(subject) {
             addSubscriptions([subject], for: connection)
         } else if connection.groupOfPattern[subject] != nil {
             changeMode(of: subject, to: nil, for: connection)  // RESUME and LAST subscribe plainly
         }
-        // The reply and the replay together stay within the connection's output limit: what does not fit is
-        // left out (oldest first) and counted as missed, never turned into a slow-consumer drop.
-        let replyRoom = 96 + subject.utf8.count
-        let budget = max(0, configuration.limits.maxPendingBytes - connection.pendingBytes - replyRoom)
-        let request = ReplayRequest(subject: subject, kind: kind, budget: budget)
-        // From here until the replay is sent, live messages to this connection wait behind it.
+        let answer = replay.answer
+        connection.send(resumeReply(answer, for: connection))
+        var following: [UInt8] = []
+        var subjectBytes = subject
+        subjectBytes.withUTF8 { subjectBuffer in
+            for message in replay.following {
+                message.payload.withUnsafeBytes { payload in
+                    Encoder.appendPush(subject: UnsafeRawBufferPointer(subjectBuffer), seq: message.seq,
+                                       payload: payload, maxLine: configuration.limits.maxLine, to: &following)
+                }
+            }
+        }
+        stats.delivered += UInt64(replay.following.count)
+        guard answer.replayed > 0, let stream = answer.stream else {
+            if !following.isEmpty { connection.send(following) }
+            return
+        }
         let job = ReplayJob(connection: connection)
         connection.replayJob = job
-        var answered = false
-        engine.replay(request) { [weak self] answer in
-            answered = true
-            guard let self else {
-                answer.stream?.finish()
-                return job.end()
-            }
-            self.reply(answer, for: job)
-        }
-        // An engine that answers later: nothing this connection sends next may overtake the reply.
-        if !answered { job.holdsCommands = holdCommands(of: connection) }
+        job.waiting = following
+        startReplay(stream, of: answer.replayed, job: job)
     }
 
     /// Whether `connection` may subscribe to `subject` for a RESUME or LAST (a no-op when it already is):
@@ -51,17 +95,6 @@ extension Server {
             return false
         }
         return true
-    }
-
-    private func reply(_ answer: ReplayAnswer, for job: ReplayJob) {
-        let connection = job.connection
-        guard connection.socket != nil else {
-            answer.stream?.finish()
-            return job.end()
-        }
-        connection.send(resumeReply(answer, for: connection))
-        guard let stream = answer.stream, answer.replayed > 0 else { return finishReplay(job) }
-        startReplay(stream, of: answer.replayed, job: job)
     }
 
     /// RESUME's and LAST's reply: `+OK <subscriptions> epoch=<e> seq=<n> replayed=<r> missed=<m|unknown>`.
@@ -85,26 +118,15 @@ extension Server {
         let connection = job.connection
         // A run still open (messages from Redis stay in one until the pass ends) may hold lines queued for this
         // job: they go out now, and the run's next message finds the connection as a plain receiver.
-        if fanout.run.waiting.contains(where: { $0 === job }) { closeRun() }
+        if fanout.run.waiting.contains(where: { $0 === job }) { fanout.close() }
         job.end()
         if !job.waiting.isEmpty {
             connection.send(job.waiting)
             job.waiting = []
         }
         if job.holdsCommands { releaseCommands(of: connection) }
-        if cluster != nil { clusterReplayFinished(connection) }
-    }
-
-    /// Queues a publish run's lines behind the replays of the connections that are being sent one. They count
-    /// as the connection's pending output, for the same marks as any backlog: the memory bound's watch,
-    /// backpressure on the publisher, and the slow-consumer limit. The replay's own unsent part does not count:
-    /// it is not encoded yet, and goes out as fast as the loop's turns allow, however fast the client reads.
-    func queueBehindReplays(_ bytes: [UInt8], jobs: [ReplayJob]) {
-        let marks = BacklogMarks(configuration.limits)
-        for job in jobs where job.connection.socket != nil && job.connection.replayJob === job {
-            job.waiting.append(contentsOf: bytes)
-            checkBacklog(of: job.connection, marks: marks)
-        }
+        // A command an engine held behind the replay runs now.
+        if let pending = connection.pendingReplies { resumeCommands(pending, of: connection) }
     }
 
     /// Sends a line the server pushes on its own (a reload's revocation): behind a replay under way, so that

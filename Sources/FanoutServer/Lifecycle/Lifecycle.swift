@@ -2,6 +2,7 @@ import FanoutEventLoop
 
 /// Signals, the service manager's status lines and watchdog, and the shutdown's grace period.
 struct Lifecycle {
+    let startedAt = ContinuousClock.now
     var signalWatchers: [SignalWatcher] = []
     var statusTimer: LoopTimer?
     var watchdogTimer: LoopTimer?

@@ -42,17 +42,17 @@ extension Server {
         let old = configuration
         configuration = fresh
         logger.logLevel = fresh.logLevel
-        engine.subjectLimit = fresh.limits.maxTrackedSubjects
+        local.subjectLimit = fresh.limits.maxTrackedSubjects
         if fresh.history != old.history {
-            engine.applyHistory(rules: fresh.history.rules, maxBytes: fresh.history.maxBytes)
+            local.applyHistory(rules: fresh.history.rules, maxBytes: fresh.history.maxBytes)
             startHistoryExpiry()
             warnIfHistoryDiskChanged(from: old.history, to: fresh.history)
         }
         if fresh.cluster != old.cluster {
             logger.notice("cluster: the cluster section changed; restarting the engine")
             restartCluster()
-        } else if fresh.history != old.history {
-            cluster?.engine.applyHistory(rules: fresh.history.rules)
+        } else if fresh.history != old.history, engine !== local {
+            engine.applyHistory(rules: fresh.history.rules, maxBytes: fresh.history.maxBytes)
         }
         if fresh.limits.maxLine != old.limits.maxLine || fresh.timeouts != old.timeouts {
             for connection in connections.values {

@@ -17,7 +17,7 @@ extension Server {
         lifecycle.statusTimer = nil
         work.sweepTimer = nil
         listening.acceptRetryTimer = nil
-        finishRuns()
+        readEnded()
         // The clean stop syncs every record before the process exits: what was held for it may go now.
         releaseDurableOutput(all: true)
         for connection in connections.values.sorted(by: { $0.id < $1.id }) {

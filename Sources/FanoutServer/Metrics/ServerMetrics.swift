@@ -60,7 +60,7 @@ final class ServerMetrics {
     }
 
     /// The memory bound's drops and the engine's history, beside the counters above.
-    func sync(memoryDrops drops: UInt64, history: MemoryEngine.HistoryFigures) {
+    func sync(memoryDrops drops: UInt64, history: HistoryFigures) {
         memoryDrops.increment(by: Int64(drops - reportedMemoryDrops))
         reportedMemoryDrops = drops
         historySubjects.record(history.subjects)
@@ -77,7 +77,7 @@ final class ServerMetrics {
     private lazy var historyWriteDropped = Counter(label: "fanout_history_write_dropped_total")
     private var reportedWriteDropped: UInt64 = 0
 
-    func sync(disk: MemoryEngine.DiskFigures) {
+    func sync(disk: DiskFigures) {
         historyDiskBytes.record(disk.bytes)
         historyFsyncLag.record(disk.fsyncLagMilliseconds)
         historyWriteQueue.record(disk.writeQueue)

@@ -20,6 +20,11 @@ struct ServerStats {
     var bytesOut: UInt64 = 0
     /// Message copies queued to a group's chosen member (in `delivered` too).
     var groupDeliveries: UInt64 = 0
+    /// RESET pushes made: a subject's numbering restarted, or messages were lost to this node.
+    var resets: UInt64 = 0
+    /// Publishes an engine refused or lost (several nodes), and those whose outcome is unknown.
+    var unavailable: UInt64 = 0
+    var outcomeUnknown: UInt64 = 0
     /// Messages accepted by BPUB (in `published` too).
     var binaryPublished: UInt64 = 0
     /// Questions accepted by ASK, answers taken, and questions closed by their timeout.

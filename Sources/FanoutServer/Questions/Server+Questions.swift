@@ -23,12 +23,12 @@ extension Server {
         var push: [UInt8] = []
         Encoder.appendQuestion(subject: subject, id: id, payload: payload, to: &push)
         for receiver in receivers {
-            deliver(push, to: receiver)
+            fanout.deliver(push, to: receiver)
             notePut(number, to: receiver)
         }
         asker.send(Encoder.ok("\(id) \(receivers.count)"))
         let marks = BacklogMarks(limits)
-        for receiver in receivers where receiver.socket != nil { checkBacklog(of: receiver, marks: marks) }
+        for receiver in receivers where receiver.socket != nil { fanout.checkBacklog(of: receiver, marks: marks) }
         guard !receivers.isEmpty else {
             asker.send(Encoder.done(id: id, asked: 0, answered: 0, gone: 0))
             return
@@ -81,7 +81,7 @@ extension Server {
         index.forEachGroup(of: subject) { groups.append(($0, $1)) }
         groups.sort { $0.name < $1.name }
         var chosen: Set<ObjectIdentifier> = []
-        forEachChosenMember(of: groups, excluding: asker) { member, _ in
+        fanout.forEachChosenMember(of: groups, excluding: asker) { member, _ in
             guard member.deliveryMark != mark || member === asker, member !== asker else { return }
             guard chosen.insert(ObjectIdentifier(member)).inserted else { return }
             if withholds && member.permissions?.withholds(subject) == true { return }
@@ -106,9 +106,9 @@ extension Server {
         if let asker = question.asker, asker.socket != nil {
             var push: [UInt8] = []
             Encoder.appendAnswer(id: question.id, responder: String(responder.id), payload: payload, to: &push)
-            deliver(push, to: asker)
+            fanout.deliver(push, to: asker)
             // An answer counts toward the asker's output limit, like a message.
-            checkBacklog(of: asker, marks: BacklogMarks(configuration.limits))
+            fanout.checkBacklog(of: asker, marks: BacklogMarks(configuration.limits))
         }
         if question.isComplete, questions.byNumber[number] != nil { closeQuestion(question) }
     }
@@ -123,7 +123,7 @@ extension Server {
         guard let asker = question.asker else { return }
         if let slot = asker.asks.firstIndex(of: question.number) { asker.asks.remove(at: slot) }
         guard asker.socket != nil, !quietly else { return }
-        deliver(Array(Encoder.done(id: question.id, asked: question.asked, answered: question.answered,
+        fanout.deliver(Array(Encoder.done(id: question.id, asked: question.asked, answered: question.answered,
                                    gone: question.gone).utf8), to: asker)
     }
 
@@ -158,6 +158,6 @@ extension Server {
 
     func refuseAsk(_ text: String, to asker: ClientConnection) {
         stats.limitRefusals += 1
-        asker.send(ProtocolError(.limit, text).line)
+        reply(ProtocolError(.limit, text).line, to: asker)
     }
 }

@@ -81,7 +81,7 @@ extension Server {
             }
         }
         connections.subscriptionCount += patterns.count
-        if cluster != nil { clusterSubscriptionsChanged(patterns, adding: true) }
+        engineSubscriptionsChanged(patterns, adding: true)
         if wasUnsubscribed && !patterns.isEmpty { updateReadTimeout(of: connection) }
     }
 
@@ -97,7 +97,7 @@ extension Server {
                 index.unsubscribe(connection, from: pattern)
             }
             dropped += 1
-            if cluster != nil { clusterSubscriptionsChanged(CollectionOfOne(pattern), adding: false) }
+            engineSubscriptionsChanged(CollectionOfOne(pattern), adding: false)
         }
         connections.subscriptionCount -= dropped
         work.staleSubscriptions += dropped
@@ -109,7 +109,8 @@ extension Server {
     /// A departing connection's subscriptions leave the count. The index is not touched: its weak sets stop
     /// yielding the connection as soon as it is gone, and the sweep reclaims the entries.
     func forgetSubscriptions(of connection: ClientConnection) {
-        if cluster != nil { clusterConnectionLeft(connection) }
+        // Its subscriptions leave the engine's counts; replies it was owed are forgotten with it.
+        engineSubscriptionsChanged(connection.subscriptions, adding: false)
         connections.subscriptionCount -= connection.subscriptions.count
         work.staleSubscriptions += connection.subscriptions.count
     }

@@ -51,7 +51,7 @@ final class WebSocketTransport: TransportAdapter {
                 turn.lines &+= 1
             case .binaryTooLong:
                 // Over max_payload: its bytes went as they came, and the connection goes on (BPUB's rule).
-                connection.server.closeRun()
+                connection.server.fanout.close()
                 connection.send(ProtocolError(.tooLong,
                     "binary message exceeds max_payload=\(connection.server.configuration.limits.maxPayload) bytes and its header").line)
                 turn.lines &+= 1
@@ -178,7 +178,7 @@ final class WebSocketTransport: TransportAdapter {
 
     private static func refuseBinary(_ connection: ClientConnection) {
         connection.binarySubject = nil
-        connection.server.closeRun()
+        connection.server.fanout.close()
         connection.send(ProtocolError(.syntax, "a binary message must be one BPUB: header, LF, its bytes, LF").line)
     }
 

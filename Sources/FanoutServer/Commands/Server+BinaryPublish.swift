@@ -20,9 +20,8 @@ extension Server {
         }
         if refusal == nil { refusal = self.refusal(of: .bpub(subject: subject, length: length), by: connection) }
         if let refusal {
-            closeRun()
-            if let node = cluster, clusterQueues(refusal.line, for: connection, node: node) { return skip }
-            connection.send(refusal.line)
+            fanout.close()
+            reply(refusal.line, to: connection)
             return skip
         }
         connection.binarySubject = Array(subject)
@@ -35,21 +34,14 @@ extension Server {
         connection.binarySubject = nil
         stats.binaryPublished += 1
         subject.withUnsafeBytes { subject in
-            if let node = cluster {
-                flushClusterRun()
-                clusterPublish(subject: subject, payload: payload, from: connection, node: node)
-                return
-            }
-            let receivers = publish(subject: subject, payload: payload, from: connection, anyBytes: true)
-            fanout.run.appendReply(receivers: receivers)
-            if fanout.run.replies.count >= PublishRun.flushReplyBytes { flushRunReplies() }
+            publish(subject: subject, payload: payload, anyBytes: true, from: connection)
         }
     }
 
     /// A BPUB's bytes were not followed by a line end: the stream cannot be read any further.
     func binaryFramingLost(_ connection: ClientConnection) {
         connection.binarySubject = nil
-        closeRun()
+        fanout.close()
         disconnect(connection, reason: .framingLost)
     }
 }

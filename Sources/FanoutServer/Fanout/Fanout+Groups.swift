@@ -1,3 +1,4 @@
+import FanoutEngine
 import FanoutMulticast
 import FanoutProtocol
 
@@ -5,18 +6,18 @@ import FanoutProtocol
 /// plain receivers, and a member is chosen per message, so that a run's messages spread over the members.
 /// What a chosen member gets is queued in the run (`PublishRun.groupDeliveries`) and written after the
 /// run's other lines, so that a publisher's `+OK` still comes before the message it published.
-extension Server {
+extension Fanout {
     /// Looks up the groups holding a pattern that matches the run's subject: one `RunGroup` per group name,
     /// with the member sets of every pattern it holds.
-    func gatherRunGroups() {
+    func gatherGroups() {
         var found: [(name: String, members: MulticastGroup<ClientConnection>)] = []
-        index.forEachGroup(of: fanout.run.subjectString) { name, members in found.append((name, members)) }
+        server.index.forEachGroup(of: run.subjectString) { name, members in found.append((name, members)) }
         if found.count > 1 { found.sort { $0.name < $1.name } }
         var start = 0
         while start < found.count {
             var end = start + 1
             while end < found.count && found[end].name == found[start].name { end += 1 }
-            fanout.run.groups.append(RunGroup(name: found[start].name, sets: found[start..<end].map(\.members)))
+            run.groups.append(RunGroup(name: found[start].name, sets: found[start..<end].map(\.members)))
             start = end
         }
     }
@@ -24,28 +25,27 @@ extension Server {
     /// Queues the message to the next member of each group's rotation, unless that member is a plain receiver
     /// of the run (the group counts as served) or another group chose it for this message too. Returns how
     /// many connections it queued the message to. O(groups) per message, with no retain.
-    func deliverToGroups(subject: UnsafeRawBufferPointer, seq: UInt64, payload: UnsafeRawBufferPointer,
-                         anyBytes: Bool) -> Int {
+    func deliverToGroups(_ message: NumberedMessage) -> Int {
         var delivered = 0
-        let several = fanout.run.groups.count > 1
+        let several = run.groups.count > 1
         var chosenSlots: [Int] = []
-        for group in fanout.run.groups.indices {
+        for group in run.groups.indices {
             guard let choice = nextChoice(in: group), !choice.isPlainReceiver else { continue }
             if several {
                 if chosenSlots.contains(choice.slot) { continue }
                 chosenSlots.append(choice.slot)
             }
-            if anyBytes {
-                Encoder.appendPush(subject: subject, seq: seq, payload: payload, maxLine: configuration.limits.maxLine,
-                                   to: &fanout.run.groupDeliveries[choice.slot].bytes)
+            if message.anyBytes {
+                Encoder.appendPush(subject: message.subject, seq: message.seq, payload: message.payload,
+                                   maxLine: server.configuration.limits.maxLine, to: &run.groupDeliveries[choice.slot].bytes)
             } else {
-                Encoder.appendMessage(subject: subject, seq: seq, payload: payload,
-                                      to: &fanout.run.groupDeliveries[choice.slot].bytes)
+                Encoder.appendMessage(subject: message.subject, seq: message.seq, payload: message.payload,
+                                      to: &run.groupDeliveries[choice.slot].bytes)
             }
             delivered += 1
-            if fanout.run.groupDeliveries[choice.slot].bytes.count >= PublishRun.flushBytes { fanout.needsGroupFlush = true }
+            if run.groupDeliveries[choice.slot].bytes.count >= PublishRun.flushBytes { needsGroupFlush = true }
         }
-        stats.groupDeliveries += UInt64(delivered)
+        server.stats.groupDeliveries += UInt64(delivered)
         return delivered
     }
 
@@ -53,20 +53,20 @@ extension Server {
     /// grows to `RunGroup.rotation`, then each in turn, a member that left or is busy being replaced by the
     /// group's next choice. Nil when the group has no live member.
     private func nextChoice(in group: Int) -> RunGroup.Choice? {
-        let count = fanout.run.groups[group].chosen.count
-        if count < RunGroup.rotation && !fanout.run.groups[group].isComplete {
+        let count = run.groups[group].chosen.count
+        if count < RunGroup.rotation && !run.groups[group].isComplete {
             if let fresh = chooseMember(for: group, replacing: nil) { return fresh }
-            fanout.run.groups[group].isComplete = true
+            run.groups[group].isComplete = true
         }
-        let busyMark = configuration.limits.groupBusyBytes
-        var tries = fanout.run.groups[group].chosen.count
+        let busyMark = server.configuration.limits.groupBusyBytes
+        var tries = run.groups[group].chosen.count
         while tries > 0 {
             tries -= 1
-            let position = fanout.run.groups[group].next % fanout.run.groups[group].chosen.count
-            fanout.run.groups[group].next &+= 1
-            let choice = fanout.run.groups[group].chosen[position]
+            let position = run.groups[group].next % run.groups[group].chosen.count
+            run.groups[group].next &+= 1
+            let choice = run.groups[group].chosen[position]
             if choice.isConnected, choice.socket._withUnsafeGuaranteedRef({ $0.outputCount })
-                + fanout.run.groupDeliveries[choice.slot].bytes.count <= busyMark {
+                + run.groupDeliveries[choice.slot].bytes.count <= busyMark {
                 return choice
             }
             if let replacement = chooseMember(for: group, replacing: position) { return replacement }
@@ -77,35 +77,35 @@ extension Server {
     /// Asks the group's member sets (taking turns when it holds several patterns) for their next member, and
     /// puts it in the rotation, at `position` or at its end; a member already there is returned as it is.
     private func chooseMember(for group: Int, replacing position: Int?) -> RunGroup.Choice? {
-        let sets = fanout.run.groups[group].sets
+        let sets = run.groups[group].sets
         // Kept across runs, so that a run of one message still takes the sets in turn.
-        let turn = sets.count > 1 ? Int(fanout.groupTurn % UInt64(sets.count)) : 0
-        if sets.count > 1 { fanout.groupTurn &+= 1 }
-        let withholds = auth.anyUserWithholds
+        let turn = sets.count > 1 ? Int(groupTurn % UInt64(sets.count)) : 0
+        if sets.count > 1 { groupTurn &+= 1 }
+        let withholds = server.auth.anyUserWithholds
         for offset in 0..<sets.count {
             let members = sets[(turn + offset) % sets.count]
             guard let member = members.pick(isBusy: isBusyInGroups), let socket = member.socket else { continue }
-            if withholds && member.permissions?.withholds(fanout.run.subjectString) == true { continue }
+            if withholds && member.permissions?.withholds(run.subjectString) == true { continue }
             let id = ObjectIdentifier(member)
-            if let existing = fanout.run.groups[group].chosen.first(where: { $0.id == id }) {
+            if let existing = run.groups[group].chosen.first(where: { $0.id == id }) {
                 // The sets came round: the rotation holds every member they give.
-                if position == nil { fanout.run.groups[group].isComplete = true }
+                if position == nil { run.groups[group].isComplete = true }
                 return existing
             }
             let slot: Int
-            if let known = fanout.run.groupDeliverySlots[id] {
+            if let known = run.groupDeliverySlots[id] {
                 slot = known
             } else {
-                slot = fanout.run.groupDeliveries.count
-                fanout.run.groupDeliveries.append(.init(connection: member, socket: socket, members: members))
-                fanout.run.groupDeliverySlots[id] = slot
+                slot = run.groupDeliveries.count
+                run.groupDeliveries.append(.init(connection: member, socket: socket, members: members))
+                run.groupDeliverySlots[id] = slot
             }
             let choice = RunGroup.Choice(connection: .passUnretained(member), socket: .passUnretained(socket), slot: slot,
-                                         isPlainReceiver: member.deliveryMark == index.lastMark)
+                                         isPlainReceiver: member.deliveryMark == server.index.lastMark)
             if let position {
-                fanout.run.groups[group].chosen[position] = choice
+                run.groups[group].chosen[position] = choice
             } else {
-                fanout.run.groups[group].chosen.append(choice)
+                run.groups[group].chosen.append(choice)
             }
             return choice
         }
@@ -124,8 +124,8 @@ extension Server {
             var choice: (ClientConnection, MulticastGroup<ClientConnection>)?
             // A group holding several matching patterns has a member set per pattern: they take turns first.
             let sets = end - start
-            let first = sets == 1 ? 0 : Int(fanout.groupTurn % UInt64(sets))
-            if sets > 1 { fanout.groupTurn &+= 1 }
+            let first = sets == 1 ? 0 : Int(groupTurn % UInt64(sets))
+            if sets > 1 { groupTurn &+= 1 }
             for offset in 0..<sets {
                 let position = start + (first + offset) % sets
                 if let member = groups[position].members.pick(excluding: excluded, isBusy: isBusyInGroups) {
@@ -142,7 +142,7 @@ extension Server {
     /// is under it. A member found busy is told when it drains (`groupMemberDrained`).
     func isBusyInGroups(_ member: ClientConnection) -> Bool {
         guard let socket = member.socket else { return true }
-        let mark = configuration.limits.groupBusyBytes
+        let mark = server.configuration.limits.groupBusyBytes
         guard member.pendingBytes > mark else { return false }
         if !member.waitsForGroupDrain {
             member.waitsForGroupDrain = true
@@ -156,30 +156,30 @@ extension Server {
     func groupMemberDrained(_ member: ClientConnection) {
         member.waitsForGroupDrain = false
         for (pattern, group) in member.groupOfPattern {
-            index.group(group, of: pattern)?.markReady(member)
+            server.index.group(group, of: pattern)?.markReady(member)
         }
     }
 
     /// Queues what the run chose for group members: behind a replay under way, framed by an adapter, or as
     /// lines; then the usual marks.
     func flushGroupDeliveries() {
-        let marks = BacklogMarks(configuration.limits)
-        let deliveries = fanout.run.groupDeliveries
-        fanout.run.groupDeliveries.removeAll(keepingCapacity: true)
-        fanout.run.groupDeliverySlots.removeAll(keepingCapacity: true)
+        let marks = BacklogMarks(server.configuration.limits)
+        let deliveries = run.groupDeliveries
+        run.groupDeliveries.removeAll(keepingCapacity: true)
+        run.groupDeliverySlots.removeAll(keepingCapacity: true)
         // The rotations name slots of what was just written: they start again, where each group's order is.
-        for group in fanout.run.groups.indices {
-            fanout.run.groups[group].chosen.removeAll(keepingCapacity: true)
-            fanout.run.groups[group].isComplete = false
+        for group in run.groups.indices {
+            run.groups[group].chosen.removeAll(keepingCapacity: true)
+            run.groups[group].isComplete = false
         }
-        fanout.needsGroupFlush = false
+        needsGroupFlush = false
         for delivery in deliveries {
             var connection = delivery.connection
             if connection.socket == nil {
                 // The member left during the run (a slow consumer dropped): another member of the group that
                 // chose it takes its messages, so that none of the group's messages is lost while one is alive.
                 guard let other = delivery.members.pick(excluding: connection, isBusy: isBusyInGroups),
-                      other.socket != nil, other.deliveryMark != index.lastMark else { continue }
+                      other.socket != nil, other.deliveryMark != server.index.lastMark else { continue }
                 connection = other
             }
             deliver(delivery.bytes, to: connection)
@@ -187,13 +187,4 @@ extension Server {
         }
     }
 
-    /// Queues pushes to one connection: behind a replay under way (so they never land inside it), else as its
-    /// transport frames them.
-    func deliver(_ bytes: [UInt8], to connection: ClientConnection) {
-        if let job = connection.replayJob, connection.gate.stops.contains(.commandsHeld) {
-            job.waiting.append(contentsOf: bytes)
-        } else {
-            connection.send(bytes)
-        }
-    }
 }

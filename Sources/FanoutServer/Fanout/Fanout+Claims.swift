@@ -1,0 +1,68 @@
+import FanoutEngine
+import FanoutMulticast
+import FanoutProtocol
+
+/// Groups across several nodes: a message of a group reaches one member cluster-wide. Each node gathers a
+/// run's messages and claims them for each of the run's groups on the subject's shard; the node whose claim
+/// wins hands them to one member each (`RedisEngine+Groups.swift`).
+extension Fanout {
+    /// Keeps a delivered message for the run's group claim: a claim per epoch, and per 256 messages at most.
+    func gatherForClaims(_ message: NumberedMessage) {
+        if run.clusterEpoch != message.epoch { claimForGroups() }
+        run.clusterEpoch = message.epoch
+        run.groupMessages.append((message.seq, Array(message.payload)))
+        if run.groupMessages.count >= 256 { claimForGroups() }
+    }
+
+    /// Claims the run's messages so far for each of its groups on the subject's shard; for each group whose
+    /// claim this node wins, one member per message gets them, chosen when the claim comes back (a member
+    /// that vanished meanwhile is not chosen). Messages go in claim order, which is seq order.
+    func claimForGroups() {
+        guard let node = server.cluster, !run.groupMessages.isEmpty else { return }
+        let messages = run.groupMessages
+        run.groupMessages.removeAll()
+        let subject = run.subjectString
+        let names = run.groups.map(\.name)
+        for name in names {
+            node.engine.claim(subject: subject, group: name, epoch: run.clusterEpoch,
+                              first: messages[0].seq, last: messages[messages.count - 1].seq) { [weak self] claimedAfter in
+                guard let claimedAfter, let self, self.server.cluster === node else {
+                    if claimedAfter == nil { node.groupClaimsLost += 1 }
+                    return
+                }
+                node.groupClaimsWon += 1
+                self.deliverClaimed(messages.filter { $0.seq > claimedAfter }, subject: subject, group: name)
+            }
+        }
+    }
+
+    /// Hands claimed messages to one member each of `group` on this node, never one that gets the subject
+    /// plainly (it has them already).
+    private func deliverClaimed(_ messages: [(seq: UInt64, payload: [UInt8])], subject: String, group: String) {
+        let index = server.index
+        var groups: [(name: String, members: MulticastGroup<ClientConnection>)] = []
+        index.forEachGroup(of: subject) { name, members in if name == group { groups.append((name, members)) } }
+        guard !groups.isEmpty else { return }
+        index.forEachReceiver(of: subject) { _ in }
+        let plainMark = index.lastMark
+        let marks = BacklogMarks(server.configuration.limits)
+        let maxLine = server.configuration.limits.maxLine
+        var subjectBytes = subject
+        subjectBytes.withUTF8 { subjectBuffer in
+            for message in messages {
+                forEachChosenMember(of: groups, excluding: nil) { member, _ in
+                    guard member.deliveryMark != plainMark else { return }
+                    var push: [UInt8] = []
+                    message.payload.withUnsafeBytes { payload in
+                        Encoder.appendPush(subject: UnsafeRawBufferPointer(subjectBuffer), seq: message.seq,
+                                           payload: payload, maxLine: maxLine, to: &push)
+                    }
+                    deliver(push, to: member)
+                    server.stats.delivered += 1
+                    server.stats.groupDeliveries += 1
+                    checkBacklog(of: member, marks: marks)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import FanoutEventLoop
+
+extension Fanout {
+    /// Queues the run's lines to its receivers over other transports, each through its adapter. The run's
+    /// framing is shared, so that WebSocket receivers take the lines framed once (and the same bytes shared
+    /// when large), as TCP receivers share the unframed lines; event streams build their own events.
+    func flushToOtherTransports() {
+        let marks = BacklogMarks(server.configuration.limits)
+        let receivers = run.adaptedReceivers
+        framing.reset(receivers: receivers.count, subject: run.subjectString)
+        let now = server.metrics != nil ? ContinuousClock.now : nil
+        for receiver in receivers where receiver.isConnected {
+            let connection = receiver.connection.takeUnretainedValue()
+            guard let adapter = connection.adapter else { continue }
+            if let now {
+                if connection.pendingSince == nil { connection.pendingSince = now }
+                receiver.socket.reportsDirectDrains = true
+            }
+            let before = receiver.socket.outputCount
+            run.bytes.withUnsafeBytes {
+                adapter.writeRun($0, to: connection, socket: receiver.socket, framing: &framing)
+            }
+            server.stats.bytesOut += UInt64(receiver.socket.outputCount - before)
+            checkBacklog(of: receiver, marks: marks)
+        }
+    }
+
+    /// Queues a publish run's lines behind the replays of the connections that are being sent one. They count
+    /// as the connection's pending output, for the same marks as any backlog: the memory bound's watch,
+    /// backpressure on the publisher, and the slow-consumer limit. The replay's own unsent part does not count:
+    /// it is not encoded yet, and goes out as fast as the loop's turns allow, however fast the client reads.
+    func queueBehindReplays(_ bytes: [UInt8], jobs: [ReplayJob]) {
+        let marks = BacklogMarks(server.configuration.limits)
+        for job in jobs where job.connection.socket != nil && job.connection.replayJob === job {
+            job.waiting.append(contentsOf: bytes)
+            checkBacklog(of: job.connection, marks: marks)
+        }
+    }
+
+    /// Queues pushes to one connection outside a run: behind a replay under way (so they never land inside
+    /// it), else as its transport frames them.
+    func deliver(_ bytes: [UInt8], to connection: ClientConnection) {
+        if let job = connection.replayJob, connection.gate.stops.contains(.commandsHeld) {
+            job.waiting.append(contentsOf: bytes)
+        } else {
+            connection.send(bytes)
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import FanoutEngine
+import FanoutEventLoop
+import FanoutProtocol
+
+/// The fan-out core: every numbered message, whichever engine numbered it, reaches this node's subscribers
+/// here, through one publish run at a time (`PublishRun`).
+///
+/// Its API is small: an engine calls `deliver` with each numbered message (the memory engine from inside the
+/// dispatcher's PUB, the Redis engine when a message comes back), and the dispatcher calls `close` at command
+/// boundaries and `finish` when a read ends. The core owns what a run needs between those calls: the run, the
+/// connections dropped during it, the framing it reuses for other transports, the backlog marks, the flush,
+/// and the publishers that backpressure released.
+final class Fanout: EngineDeliveries {
+    /// The server outlives its fan-out. Unowned and unchecked: the publish path reads it per message.
+    unowned(unsafe) let server: Server
+    var run = PublishRun()
+    /// Connections dropped while a publish run was open, kept alive until it closes: the run refers to its
+    /// receivers unretained.
+    var retired: [ClientConnection] = []
+    /// A publish run's lines framed for its receivers over other transports, reused from run to run.
+    var framing = RunFraming()
+    /// Publishers no longer held back by any subscriber, to be read again on the next pass.
+    var releasedPublishers: [UInt64] = []
+    var resumeTimer: LoopTimer?
+    /// The run's bytes are being queued to its receivers: a departure during it (a slow consumer dropped, which
+    /// on a clustered node closes the run) must not flush or close the run again from inside.
+    var isFlushing = false
+    /// A chosen group member's share of the run passed `PublishRun.flushBytes`: flush after this message.
+    var needsGroupFlush = false
+    /// Turns among the member sets of a group that holds several patterns matching one subject.
+    var groupTurn: UInt64 = 0
+    /// Whether the engine has group messages claimed across nodes before they are delivered (several nodes).
+    var claimsGroups = false
+
+    init(server: Server) {
+        self.server = server
+    }
+
+    /// Sets the connection whose PUBs are numbered next (the dispatcher, before it asks the engine). A run
+    /// belongs to one publisher: its replies go out ahead of its lines.
+    @inline(__always)
+    func publishing(for publisher: ClientConnection) {
+        if run.publisher !== publisher {
+            close()
+            run.publisher = publisher
+        }
+    }
+
+    /// Queues a numbered message to every connection subscribed to a matching pattern (and one member per
+    /// group), and returns how many connections that is. Cost: one index lookup per run, then one append per
+    /// message and one write per receiver per run.
+    func deliver(_ message: NumberedMessage) -> Int {
+        if !run.isOpen || message.run != run.engineRun || (message.run == 0 && !run.isRun(of: message.subject)) {
+            close()
+            run.open(subject: message.subject, engineRun: message.run, retains: message.recorded)
+            gatherReceivers()
+        }
+        run.seq = message.seq
+        let plain = run.receivers.count &+ run.adaptedReceivers.count &+ run.waiting.count
+        var receivers = plain
+        if !run.groups.isEmpty {
+            if claimsGroups {
+                gatherForClaims(message)
+            } else {
+                receivers &+= deliverToGroups(message)
+                if needsGroupFlush { flushBytes() }
+            }
+        }
+        guard receivers > 0 else { return 0 }
+        server.stats.delivered &+= UInt64(receivers)
+        guard plain > 0 else { return receivers }
+        if let reset = message.reset {
+            // In the run, so every receiver hears it right before the message, on every transport.
+            Encoder.appendReset(subject: message.subject, epoch: reset.epoch, seq: reset.seq, missed: reset.missed,
+                                to: &run.bytes)
+            server.stats.resets &+= 1
+        }
+        if message.anyBytes {
+            Encoder.appendPush(subject: message.subject, seq: message.seq, payload: message.payload,
+                               maxLine: server.configuration.limits.maxLine, to: &run.bytes)
+        } else {
+            Encoder.appendMessage(subject: message.subject, seq: message.seq, payload: message.payload, to: &run.bytes)
+        }
+        if run.bytes.count >= PublishRun.flushBytes { flushBytes() }
+        return receivers
+    }
+
+    /// Resolves the open run's receivers from the subject index, once per run: line receivers, receivers over
+    /// other transports, and receivers being sent a replay (their lines wait behind it).
+    private func gatherReceivers() {
+        let withholds = server.auth.anyUserWithholds
+        let subject = run.subjectString
+        server.index.forEachReceiver(of: subject) { connection in
+            guard let socket = connection.socket else { return }
+            if withholds && connection.permissions?.withholds(subject) == true { return }
+            if connection.gate.stops.contains(.commandsHeld), let job = connection.replayJob {
+                run.waiting.append(job)
+                return
+            }
+            if connection.transport.writesLines {
+                run.receivers.append(.init(connection: .passUnretained(connection), socket: socket))
+            } else {
+                run.adaptedReceivers.append(.init(connection: .passUnretained(connection), socket: socket))
+            }
+        }
+        if server.index.hasGroups { gatherGroups() }
+    }
+
+    /// Adds the publisher's `+OK <receivers>` to the run's replies, written ahead of the run's lines.
+    @inline(__always)
+    func reply(receivers: Int) {
+        run.appendReply(receivers: receivers)
+        if run.replies.count >= PublishRun.flushReplyBytes { flushReplies() }
+    }
+
+    /// Closes the run and lets go of its publisher too: when a read ends, or the server does.
+    func finish() {
+        close()
+        run.publisher = nil
+    }
+
+    /// Writes out the run and forgets its receivers, releasing the strong references it took.
+    func close() {
+        guard run.isOpen || !run.replies.isEmpty, !isFlushing else { return }
+        flushReplies()
+        flushBytes()
+        if !run.groupMessages.isEmpty { claimForGroups() }
+        run.close()
+        if !retired.isEmpty { retired.removeAll() }
+    }
+
+    /// Writes the publisher's replies to the run so far: before the run's lines, as when each was written at
+    /// once, and before anything else is sent to the publisher (every other command closes the run first).
+    func flushReplies() {
+        guard !run.replies.isEmpty else { return }
+        if run.retains && server.engine.holdsAcknowledgements, let publisher = run.publisher {
+            server.holdUntilDurable(publisher)
+        }
+        if let publisher = run.publisher, publisher.socket != nil { publisher.send(run.replies) }
+        run.replies.removeAll(keepingCapacity: true)
+    }
+
+    /// Queues the run's lines to each receiver still connected: shared by reference when several receivers
+    /// take a large batch, copied when small (a copy into a chain's free space beats a reference's allocation).
+    func flushBytes() {
+        guard !run.bytes.isEmpty || !run.groupDeliveries.isEmpty, !isFlushing else { return }
+        isFlushing = true
+        defer { isFlushing = false }
+        flushReplies()
+        if !run.waiting.isEmpty { queueBehindReplays(run.bytes, jobs: run.waiting) }
+        if !run.adaptedReceivers.isEmpty { flushToOtherTransports() }
+        if !run.groupDeliveries.isEmpty { flushGroupDeliveries() }
+        let marks = BacklogMarks(server.configuration.limits)
+        server.stats.bytesOut += UInt64(run.bytes.count * run.receivers.count)
+        if server.metrics != nil {
+            let now = ContinuousClock.now
+            for receiver in run.receivers where receiver.isConnected {
+                receiver.connection._withUnsafeGuaranteedRef { if $0.pendingSince == nil { $0.pendingSince = now } }
+                receiver.socket.reportsDirectDrains = true
+            }
+        }
+        if run.receivers.count > 1 && run.bytes.count >= 4096 {
+            let shared = SharedBuffer()
+            run.bytes.withUnsafeBytes { shared.append($0) }
+            for receiver in run.receivers where receiver.isConnected {
+                receiver.socket.write(sharing: shared)
+                checkBacklog(of: receiver, marks: marks)
+            }
+        } else {
+            run.bytes.withUnsafeBytes { bytes in
+                for receiver in run.receivers where receiver.isConnected {
+                    receiver.socket.write(bytes)
+                    checkBacklog(of: receiver, marks: marks)
+                }
+            }
+        }
+        run.bytes.removeAll(keepingCapacity: true)
+    }
+
+    func tearDown() {
+        finish()
+        resumeTimer = nil
+        releasedPublishers.removeAll()
+    }
+}

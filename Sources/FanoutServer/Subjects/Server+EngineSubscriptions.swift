@@ -1,0 +1,47 @@
+import FanoutProtocol
+
+extension Server {
+    /// A SUB replies once its subjects are subscribed where the engine needs them (several nodes: in Redis, on
+    /// the shards that are up): until then a message published on another node would not reach this one. The
+    /// SUB waits, the connection held, and runs after. True when it waits; the memory engine never makes it.
+    func awaitsSubscriptions(_ patterns: [String], line: UnsafeRawBufferPointer, of connection: ClientConnection) -> Bool {
+        if let pending = connection.pendingReplies, pending.subscribeNow {
+            pending.subscribeNow = false
+            return false
+        }
+        let fresh = patterns.filter { !connection.subscriptions.contains($0) && Subject.isValidPattern($0)
+            && Subject.wildcardPatternProblem($0) == nil }
+        guard !fresh.isEmpty, fresh.count <= configuration.limits.maxSubscriptions else { return false }
+        let engine = self.engine
+        // Held for the wait (the SUB's own subscriptions take over when it runs).
+        for pattern in fresh { engine.retain(pattern: pattern) }
+        let ready = engine.whenInEffect(fresh) { [unowned self, weak connection] in
+            if let connection, let pending = connection.pendingReplies {
+                pending.replaying = false
+                pending.subscribeNow = true
+                if connection.socket != nil, self.engine === engine { self.resumeCommands(pending, of: connection) }
+                pending.subscribeNow = false
+            }
+            for pattern in fresh { engine.release(pattern: pattern) }
+        }
+        guard !ready else {
+            for pattern in fresh { engine.release(pattern: pattern) }
+            return false
+        }
+        let pending = replies(of: connection)
+        pending.replaying = true
+        pending.deferred = Array(line)
+        connection.stopReading(.engineHold)
+        return true
+    }
+
+    /// Keeps the engine's subscriptions in step with the local ones (`addSubscriptions` and friends): a run
+    /// of messages from Redis goes out first to those who held the patterns when they came.
+    func engineSubscriptionsChanged(_ patterns: some Sequence<String>, adding: Bool) {
+        guard engine !== local else { return }
+        fanout.close()
+        for pattern in patterns {
+            if adding { engine.retain(pattern: pattern) } else { engine.release(pattern: pattern) }
+        }
+    }
+}
