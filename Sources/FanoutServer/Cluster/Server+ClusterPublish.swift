@@ -60,7 +60,7 @@ extension Server {
     /// Runs the deferred command once nothing is pending, then lets the connection read on.
     func clusterResumeCommands(_ pending: ClusterNode.PendingReplies, of connection: ClientConnection) {
         // A replay still going out in slices comes first (`clusterReplayFinished` calls again).
-        guard !pending.isBusy, connection.replayJob == nil else { return }
+        guard !pending.isBusy, connection.extras?.replayJob == nil else { return }
         if let line = pending.deferred {
             pending.deferred = nil
             _ = line.withUnsafeBytes { execute($0, from: connection) }

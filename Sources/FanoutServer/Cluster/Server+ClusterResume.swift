@@ -48,7 +48,7 @@ extension Server {
         flushClusterRun()
         if !connection.subscriptions.contains(subject) {
             addSubscriptions([subject], for: connection)
-        } else if connection.groupOfPattern[subject] != nil {
+        } else if connection.extras?.groupOfPattern[subject] != nil {
             changeMode(of: subject, to: nil, for: connection)  // RESUME and LAST subscribe plainly
         }
         let answer = replay.answer
@@ -72,7 +72,7 @@ extension Server {
         // As a standalone replay goes: live messages and the connection's commands wait behind it
         // (`finishReplay` then runs the command the cluster held, `clusterReplayFinished`).
         let job = ReplayJob(connection: connection)
-        connection.replayJob = job
+        connection.madeExtras.replayJob = job
         job.waiting = following
         startReplay(stream, of: answer.replayed, job: job)
     }

@@ -21,7 +21,7 @@ extension Server {
         // Replies to its PUBs so far go out ahead of the farewell, as when each was written at once.
         if connection === fanout.run.publisher { flushRunReplies() }
         if let socket = connection.socket {
-            if let adapter = connection.adapter {
+            if let adapter = connection.extras?.adapter {
                 if adapter.farewell(reason, to: connection) { socket.closeGracefully(within: configuration.timeouts.shutdownGrace) }
             } else if reason.flushesOutput {
                 if case .slowConsumer = reason { socket.discardOutputAfterFirstLine() }
@@ -32,19 +32,20 @@ extension Server {
         }
         // A replay waiting for this client to read is in no queue that would notice: it ends here (a queued
         // one ends at its next slice), letting go of the connection it holds.
-        if let job = connection.replayJob, job.awaitingDrain {
+        if let job = connection.extras?.replayJob, job.awaitingDrain {
             job.awaitingDrain = false
             work.replaysAwaitingDrain -= 1
             job.end()
         }
-        if !connection.heldPublishers.isEmpty { releasePublishers(heldBy: connection) }
-        if connection.openAsks > 0 || !connection.questionsPut.isEmpty || !connection.remoteQuestionsPut.isEmpty {
+        if connection.holdsPublishers { releasePublishers(heldBy: connection) }
+        if let extras = connection.extras,
+           !extras.asks.isEmpty || !extras.questionsPut.isEmpty || !extras.remoteQuestionsPut.isEmpty {
             questionsLeft(by: connection)
         }
         forgetSubscriptions(of: connection)
-        connection.authDeadline = nil
-        connection.retryDelay = nil
-        connection.handshakeDeadline = nil
+        connection.extras?.authDeadline = nil
+        connection.extras?.retryDelay = nil
+        connection.extras?.handshakeDeadline = nil
         if connection.permissions == nil { auth.gate.unauthenticated -= 1 }
         if fanout.run.isOpen { fanout.retired.append(connection) }
         connections[connection.id] = nil

@@ -11,9 +11,9 @@ extension Server {
         let now = metrics != nil ? ContinuousClock.now : nil
         for receiver in receivers where receiver.isConnected {
             let connection = receiver.connection.takeUnretainedValue()
-            guard let adapter = connection.adapter else { continue }
+            guard let adapter = connection.extras?.adapter else { continue }
             if let now {
-                if connection.pendingSince == nil { connection.pendingSince = now }
+                if connection.extras?.pendingSince == nil { connection.madeExtras.pendingSince = now }
                 receiver.socket.reportsDirectDrains = true
             }
             let before = receiver.socket.outputCount

@@ -43,7 +43,7 @@ extension Server {
         index.forEachReceiver(of: fanout.run.subjectString) { connection in
             guard let socket = connection.socket else { return }
             if withholds && connection.permissions?.withholds(fanout.run.subjectString) == true { return }
-            if connection.gate.stops.contains(.commandsHeld), let job = connection.replayJob {
+            if connection.gate.stops.contains(.commandsHeld), let job = connection.extras?.replayJob {
                 fanout.run.waiting.append(job)
                 return
             }
@@ -102,7 +102,9 @@ extension Server {
         if metrics != nil {
             let now = ContinuousClock.now
             for receiver in fanout.run.receivers where receiver.isConnected {
-                receiver.connection._withUnsafeGuaranteedRef { if $0.pendingSince == nil { $0.pendingSince = now } }
+                receiver.connection._withUnsafeGuaranteedRef {
+                    if $0.extras?.pendingSince == nil { $0.madeExtras.pendingSince = now }
+                }
                 receiver.socket.reportsDirectDrains = true
             }
         }

@@ -155,7 +155,7 @@ extension Server {
     /// A member that was busy drained under the mark: its groups may choose it again.
     func groupMemberDrained(_ member: ClientConnection) {
         member.waitsForGroupDrain = false
-        for (pattern, group) in member.groupOfPattern {
+        for (pattern, group) in member.extras?.groupOfPattern ?? [:] {
             index.group(group, of: pattern)?.markReady(member)
         }
     }
@@ -190,7 +190,7 @@ extension Server {
     /// Queues pushes to one connection: behind a replay under way (so they never land inside it), else as its
     /// transport frames them.
     func deliver(_ bytes: [UInt8], to connection: ClientConnection) {
-        if let job = connection.replayJob, connection.gate.stops.contains(.commandsHeld) {
+        if let job = connection.extras?.replayJob, connection.gate.stops.contains(.commandsHeld) {
             job.waiting.append(contentsOf: bytes)
         } else {
             connection.send(bytes)

@@ -10,7 +10,7 @@ extension Server {
         guard mayResume(connection, subject: subject) else { return }
         if !connection.subscriptions.contains(subject) {
             addSubscriptions([subject], for: connection)
-        } else if connection.groupOfPattern[subject] != nil {
+        } else if connection.extras?.groupOfPattern[subject] != nil {
             changeMode(of: subject, to: nil, for: connection)  // RESUME and LAST subscribe plainly
         }
         // The reply and the replay together stay within the connection's output limit: what does not fit is
@@ -20,7 +20,7 @@ extension Server {
         let request = ReplayRequest(subject: subject, kind: kind, budget: budget)
         // From here until the replay is sent, live messages to this connection wait behind it.
         let job = ReplayJob(connection: connection)
-        connection.replayJob = job
+        connection.madeExtras.replayJob = job
         var answered = false
         engine.replay(request) { [weak self] answer in
             answered = true
@@ -101,7 +101,7 @@ extension Server {
     /// it is not encoded yet, and goes out as fast as the loop's turns allow, however fast the client reads.
     func queueBehindReplays(_ bytes: [UInt8], jobs: [ReplayJob]) {
         let marks = BacklogMarks(configuration.limits)
-        for job in jobs where job.connection.socket != nil && job.connection.replayJob === job {
+        for job in jobs where job.connection.socket != nil && job.connection.extras?.replayJob === job {
             job.waiting.append(contentsOf: bytes)
             checkBacklog(of: job.connection, marks: marks)
         }
@@ -110,7 +110,7 @@ extension Server {
     /// Sends a line the server pushes on its own (a reload's revocation): behind a replay under way, so that
     /// it never lands between the replay's messages.
     func sendNotice(_ line: String, to connection: ClientConnection) {
-        if let job = connection.replayJob {
+        if let job = connection.extras?.replayJob {
             job.waiting.append(contentsOf: line.utf8)
         } else {
             connection.send(line)
