@@ -4,20 +4,12 @@ extension Server {
     func disconnect(_ connection: ClientConnection, reason: DisconnectReason) {
         if deferDisconnectUntilDurable(connection, reason: reason) { return }
         guard connection.stopReading(.closed) else { return }
-        switch reason {
-        case .slowConsumer:
+        if case .slowConsumer = reason {
             stats.slowConsumers += 1
             noteFreed(connection.pendingBytes)
-            logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
-                                                 "reason": "\(reason)"])
-        case .idleTimeout, .socketError, .authTimeout, .handshakeTimeout, .framingLost:
-            logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
-                                                 "reason": "\(reason)"])
-        // The failed AUTH was logged already, once per interval at most: a guesser must not fill the log here.
-        case .quit, .eof, .shutdown, .authFailures, .webSocketClose:
-            logger.debug("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
-                                                  "reason": "\(reason)"])
         }
+        logger.log(level: reason.logLevel, "disconnect",
+                   metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)", "reason": "\(reason)"])
         // Replies to its PUBs so far go out ahead of the farewell, as when each was written at once.
         if connection === fanout.run.publisher { flushRunReplies() }
         if let socket = connection.socket {
