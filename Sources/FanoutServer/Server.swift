@@ -189,8 +189,8 @@ public final class Server {
         fanout.finish()
         stopCluster()
         // A replay waiting for its client to read is in no queue: it ends here, letting go of its connection.
-        for connection in connections.values where connection.replayJob?.awaitingDrain == true {
-            connection.replayJob?.end()
+        for connection in connections.values where connection.extras?.replayJob?.awaitingDrain == true {
+            connection.extras?.replayJob?.end()
         }
         work.replaysAwaitingDrain = 0
         connections.removeAll()

@@ -47,8 +47,8 @@ final class HistoryStore {
         fileprivate(set) var generation: UInt64 = 0
         /// Replays under way on this subject, which keep the messages they still have to send when those go.
         fileprivate(set) var cursors: [HistoryCursor] = []
-        /// Position in the heap while the log holds messages, else -1.
-        fileprivate var heapIndex = -1
+        /// Position in `heap` while the log holds messages, else -1: kept by `OldestFirstHeap`.
+        var heapIndex = -1
         /// Position in `all`, for the age sweep.
         fileprivate var listIndex = -1
 
@@ -82,7 +82,7 @@ final class HistoryStore {
     private(set) var evicted: UInt64 = 0
     private var logs = ShardedDictionary<String, Log>()
     private var all: [Log] = []
-    private var heap: [Log] = []
+    private var heap = OldestFirstHeap()
     private var nextOrdinal: UInt64 = 0
     private var sweepCursor = 0
     /// Which segment files still hold retained records, when history is on disk: told of every message that
@@ -140,7 +140,7 @@ final class HistoryStore {
         log.bytes += size
         bytes += size
         count += 1
-        if log.heapIndex < 0 { heapInsert(log) }
+        if log.heapIndex < 0 { heap.insert(log) }
         let rule = rules[log.rule]
         while log.messages.count > rule.maxMessages { removeOldest(of: log) }
         if let maxAge = rule.maxAge { _ = trimExpired(log, maxAge: maxAge, at: now, limit: Self.removalsPerAppend) }
@@ -292,7 +292,7 @@ final class HistoryStore {
         log.bytes -= size
         bytes -= size
         count -= 1
-        if log.messages.isEmpty { heapRemove(log) } else { heapSiftDown(log.heapIndex) }
+        if log.messages.isEmpty { heap.remove(log) } else { heap.oldestRemoved(from: log) }
     }
 
     /// Empties the log at once: O(1) besides what replays under way on it still have to send. The messages are
@@ -315,7 +315,7 @@ final class HistoryStore {
         log.bytes = 0
         if !log.messages.isEmpty { graveyard.append((log.subject.utf8.count, log.messages)) }
         log.messages = Deque()
-        if log.heapIndex >= 0 { heapRemove(log) }
+        if log.heapIndex >= 0 { heap.remove(log) }
     }
 
     /// Removes an empty log from the store.
@@ -349,58 +349,5 @@ final class HistoryStore {
         for cursor in log.cursors where cursor.stillNeeds(message.seq) {
             cursor.rescued.append(message)
         }
-    }
-
-    // MARK: The heap of logs by their oldest message
-
-    private func key(_ index: Int) -> UInt64 { heap[index].messages.first?.ordinal ?? .max }
-
-    private func heapInsert(_ log: Log) {
-        log.heapIndex = heap.count
-        heap.append(log)
-        heapSiftUp(log.heapIndex)
-    }
-
-    private func heapRemove(_ log: Log) {
-        let index = log.heapIndex
-        guard index >= 0 else { return }
-        let last = heap.count - 1
-        heapSwap(index, last)
-        heap.removeLast()
-        log.heapIndex = -1
-        if index < heap.count {
-            heapSiftDown(index)
-            heapSiftUp(index)
-        }
-    }
-
-    private func heapSiftUp(_ start: Int) {
-        var index = start
-        while index > 0 {
-            let parent = (index - 1) / 2
-            guard key(index) < key(parent) else { return }
-            heapSwap(index, parent)
-            index = parent
-        }
-    }
-
-    private func heapSiftDown(_ start: Int) {
-        var index = start
-        while true {
-            let left = 2 * index + 1, right = left + 1
-            var smallest = index
-            if left < heap.count && key(left) < key(smallest) { smallest = left }
-            if right < heap.count && key(right) < key(smallest) { smallest = right }
-            guard smallest != index else { return }
-            heapSwap(index, smallest)
-            index = smallest
-        }
-    }
-
-    private func heapSwap(_ a: Int, _ b: Int) {
-        guard a != b else { return }
-        heap.swapAt(a, b)
-        heap[a].heapIndex = a
-        heap[b].heapIndex = b
     }
 }

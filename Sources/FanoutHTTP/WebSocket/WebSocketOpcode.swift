@@ -25,6 +25,6 @@ public enum WebSocketCloseCode {
     public static let invalidPayload: UInt16 = 1007
     /// A policy stop: failed AUTH, no AUTH in time, a slow consumer.
     public static let policyViolation: UInt16 = 1008
-    /// A message longer than `max_line`.
+    /// A text message longer than the decoder's limit (`WebSocketDecoder.maxMessage`).
     public static let messageTooBig: UInt16 = 1009
 }

@@ -19,7 +19,7 @@ extension Server {
             if connection.grant == nil { self.disconnect(connection, reason: .authTimeout) }
         }
         timer.schedule(after: configuration.auth.authTimeout)
-        connection.authDeadline = timer
+        connection.madeExtras.authDeadline = timer
     }
 
     /// `AUTH <token>`: every user's hash is checked (no early exit), so the time taken says nothing about
@@ -35,7 +35,7 @@ extension Server {
         if let wait = auth.gate.throttle.admit(connection.peerHost, at: now) {
             let seconds = max(1, wait.components.seconds + (wait.components.attoseconds > 0 ? 1 : 0))
             // Refused unchecked, and closed: a guesser's connections must not hold slots while it waits.
-            connection.authFailures += 1
+            connection.madeExtras.authFailures += 1
             logAuthFailure(connection)
             connection.send(ProtocolError(
                 .denied, "too many failed AUTH attempts from \(connection.peerHost); try again in \(seconds)s").line)
@@ -53,10 +53,10 @@ extension Server {
         }
         if connection.grant == nil { auth.gate.unauthenticated -= 1 }
         connection.grant = sharedPermissions(of: matched)
-        connection.userName = matched.name
-        connection.lastPermittedSubject = []
-        connection.authFailures = 0
-        connection.authDeadline = nil
+        connection.madeExtras.userName = matched.name
+        connection.extras?.lastPermittedSubject = []
+        connection.extras?.authFailures = 0
+        connection.extras?.authDeadline = nil
         connection.send(Encoder.ok())
         logger.info("authenticated", metadata: ["client": "\(connection.id)", "user": "\(matched.name)"])
     }
@@ -64,9 +64,10 @@ extension Server {
     /// Answers a failed or refused AUTH, logs it (rate-limited), and delays the connection's next command,
     /// or closes it at max_auth_failures.
     private func failAuthentication(_ connection: ClientConnection, _ error: ProtocolError) {
-        connection.authFailures += 1
+        let extras = connection.madeExtras
+        extras.authFailures += 1
         logAuthFailure(connection)
-        if connection.authFailures >= configuration.auth.maxAuthFailures {
+        if extras.authFailures >= configuration.auth.maxAuthFailures {
             connection.send(ProtocolError(.denied, "too many failed AUTH attempts; closing").line)
             disconnect(connection, reason: .authFailures)
             return
@@ -76,8 +77,8 @@ extension Server {
         let timer = LoopTimer(loop: loop) { [unowned self, unowned connection] in
             self.releaseCommands(of: connection)
         }
-        timer.schedule(after: .milliseconds(250) * connection.authFailures)
-        connection.retryDelay = timer
+        timer.schedule(after: .milliseconds(250) * extras.authFailures)
+        extras.retryDelay = timer
     }
 
     /// One line per failure at most every `SuppressedLog.interval`; the rest are summed up in one line then.
@@ -90,7 +91,7 @@ extension Server {
         }
         guard auth.gate.failureLog?.shouldWrite(from: connection.peerHost) == true else { return }
         logger.info("AUTH failed", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
-                                              "failures": "\(connection.authFailures)"])
+                                              "failures": "\(connection.extras?.authFailures ?? 0)"])
     }
 
     /// The error for a command this connection may not run, or nil when it may.
@@ -120,10 +121,10 @@ extension Server {
                 return ProtocolError(.denied, "not allowed to subscribe to '\(subject)'")
             }
         case .pub(let subject, _):
-            guard !connection.lastPermittedSubject.elementsEqual(subject) else { return nil }
+            guard !(connection.extras?.lastPermittedSubject ?? []).elementsEqual(subject) else { return nil }
             let text = String(decoding: subject, as: UTF8.self)
             guard permissions.mayPublish(text) else { return ProtocolError(.denied, "not allowed to publish to '\(text)'") }
-            connection.lastPermittedSubject = Array(subject)
+            connection.madeExtras.lastPermittedSubject = Array(subject)
         default:
             break
         }
@@ -145,15 +146,15 @@ extension Server {
             let fresh: SharedPermissions?
             if !configuration.auth.requiresAuth {
                 fresh = .unrestricted
-            } else if let name = connection.userName {
+            } else if let name = connection.extras?.userName {
                 fresh = configuration.auth.users.first { $0.name == name }.map(sharedPermissions(of:)) ?? .nothing
             } else {
                 fresh = nil
             }
             connection.grant = fresh
-            connection.lastPermittedSubject = []
-            if fresh == nil && connection.authDeadline == nil { startAuthDeadline(for: connection) }
-            if fresh != nil { connection.authDeadline = nil }
+            connection.extras?.lastPermittedSubject = []
+            if fresh == nil && connection.extras?.authDeadline == nil { startAuthDeadline(for: connection) }
+            if fresh != nil { connection.extras?.authDeadline = nil }
             let revoked = connection.subscriptions.filter { fresh?.permissions.maySubscribe($0) != true }.sorted()
             guard !revoked.isEmpty else { continue }
             removeSubscriptions(revoked, for: connection)

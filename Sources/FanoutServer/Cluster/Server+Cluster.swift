@@ -73,8 +73,8 @@ extension Server {
         cluster = nil
         engine = local
         fanout.claimsGroups = false
-        for connection in connections.values where connection.pendingReplies != nil {
-            connection.pendingReplies = nil
+        for connection in connections.values where connection.extras?.pendingReplies != nil {
+            connection.extras?.pendingReplies = nil
             connection.resumeReading(.engineHold)
         }
     }

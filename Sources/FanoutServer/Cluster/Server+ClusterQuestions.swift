@@ -24,7 +24,7 @@ extension Server {
                                 isClustered: true)
         questions.byNumber[number] = question
         questions.bytes += question.estimatedBytes
-        asker.asks.append(number)
+        asker.madeExtras.asks.append(number)
         let deadline = LoopTimer(loop: loop) { [unowned self, unowned question] in
             self.stats.askTimeouts += 1
             self.closeQuestion(question)
@@ -105,11 +105,12 @@ extension Server {
             if withholds && receiver.permissions?.withholds(subject) == true { return }
             remote.pending[receiver.id] = false
             // Pruned of expired and answered questions as it doubles: O(1) amortised, bounded by what is open.
-            let count = receiver.remoteQuestionsPut.count
+            let extras = receiver.madeExtras
+            let count = extras.remoteQuestionsPut.count
             if count >= 16 && count & (count - 1) == 0 {
-                receiver.remoteQuestionsPut.removeAll { self.questions.remote[$0]?.pending[receiver.id] != false }
+                extras.remoteQuestionsPut.removeAll { self.questions.remote[$0]?.pending[receiver.id] != false }
             }
-            receiver.remoteQuestionsPut.append(id)
+            extras.remoteQuestionsPut.append(id)
             fanout.deliver(push, to: receiver)
             asked += 1
         }
@@ -160,8 +161,8 @@ extension Server {
     /// A departing connection on a clustered node: each question put to it through the cluster that it had
     /// not answered is told to its asking node as one gone.
     func clusterQuestionsLeft(by connection: ClientConnection) {
-        let ids = connection.remoteQuestionsPut
-        connection.remoteQuestionsPut = []
+        let ids = connection.extras?.remoteQuestionsPut ?? []
+        connection.extras?.remoteQuestionsPut = []
         guard let node = cluster else { return }
         for id in ids {
             guard let remote = questions.remote[id], remote.pending[connection.id] == false else { continue }

@@ -24,14 +24,14 @@ extension Server {
             reply(refusal.line, to: connection)
             return skip
         }
-        connection.binarySubject = Array(subject)
+        connection.madeExtras.binarySubject = Array(subject)
         return .readPayload(Int(length))
     }
 
     /// The bytes of an accepted BPUB are in: published as a PUB is, pushed as `MSG` or `BMSG` by content.
     func publishBinary(_ payload: UnsafeRawBufferPointer, from connection: ClientConnection) {
-        guard let subject = connection.binarySubject else { return }
-        connection.binarySubject = nil
+        guard let subject = connection.extras?.binarySubject else { return }
+        connection.extras?.binarySubject = nil
         stats.binaryPublished += 1
         subject.withUnsafeBytes { subject in
             publish(subject: subject, payload: payload, anyBytes: true, from: connection)
@@ -40,7 +40,7 @@ extension Server {
 
     /// A BPUB's bytes were not followed by a line end: the stream cannot be read any further.
     func binaryFramingLost(_ connection: ClientConnection) {
-        connection.binarySubject = nil
+        connection.extras?.binarySubject = nil
         fanout.close()
         disconnect(connection, reason: .framingLost)
     }

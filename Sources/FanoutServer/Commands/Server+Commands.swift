@@ -18,7 +18,7 @@ extension Server {
             reply(error.line, to: connection)
             return .goOn
         }
-        if let pending = connection.pendingReplies, defers(command, line: line, behind: pending, of: connection) {
+        if let pending = connection.extras?.pendingReplies, defers(command, line: line, behind: pending, of: connection) {
             return .goOn
         }
         // A BPUB header is answered (or refused) when its bytes are in: `acceptBinary`, `publishBinary`.

@@ -20,7 +20,7 @@ extension Server {
         case .refused(let reason):
             stats.unavailable += 1
             let refusal = Array(ProtocolError(.unavailable, reason).line.utf8)
-            if let pending = connection.pendingReplies, !pending.slots.isEmpty, pending.slots.last! == nil {
+            if let pending = connection.extras?.pendingReplies, !pending.slots.isEmpty, pending.slots.last! == nil {
                 pending.slots[pending.slots.count - 1] = refusal
                 sendReadyReplies(pending, of: connection)
             } else {
@@ -41,14 +41,14 @@ extension Server {
 
     /// The connection's pending replies, made on first use.
     func replies(of connection: ClientConnection) -> PendingReplies {
-        if let known = connection.pendingReplies { return known }
+        if let known = connection.extras?.pendingReplies { return known }
         let made = PendingReplies(server: self, connection: connection)
-        connection.pendingReplies = made
+        connection.madeExtras.pendingReplies = made
         return made
     }
 
     private func publishPending(from connection: ClientConnection) {
-        guard let pending = connection.pendingReplies else { return }
+        guard let pending = connection.extras?.pendingReplies else { return }
         sendReadyReplies(pending, of: connection)
         // A client that pipelines faster than the engine answers is held back, as a TCP window would, instead
         // of meeting max_in_flight and its refusals alone. Read on once its replies are out.
@@ -92,7 +92,7 @@ extension Server {
     /// Runs the deferred command once nothing is pending, then lets the connection read on.
     func resumeCommands(_ pending: PendingReplies, of connection: ClientConnection) {
         // A replay still going out in slices comes first (`finishReplay` calls again).
-        guard !pending.isBusy, connection.replayJob == nil else { return }
+        guard !pending.isBusy, connection.extras?.replayJob == nil else { return }
         if let line = pending.deferred {
             pending.deferred = nil
             _ = line.withUnsafeBytes { execute($0, from: connection) }
@@ -109,7 +109,7 @@ extension Server {
     /// the engine has not answered yet: true when the connection stays until they are sent. Bounded: a shard
     /// that stops answering is dropped by its heartbeat, which fails what was in flight.
     func keepsForReplies(_ connection: ClientConnection) -> Bool {
-        guard let pending = connection.pendingReplies, pending.isBusy else { return false }
+        guard let pending = connection.extras?.pendingReplies, pending.isBusy else { return false }
         pending.closeWhenAnswered = true
         return true
     }
@@ -117,7 +117,7 @@ extension Server {
     /// Sends a reply that needs no execution (an error, a refusal) in its place: behind the replies still
     /// pending, or at once.
     func reply(_ line: String, to connection: ClientConnection) {
-        if let pending = connection.pendingReplies, pending.isBusy {
+        if let pending = connection.extras?.pendingReplies, pending.isBusy {
             pending.slots.append(Array(line.utf8))
         } else {
             connection.send(line)

@@ -34,7 +34,9 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// What this connection may do, shared with the other connections of its user; nil until it
     /// authenticates on a server that requires it.
     var grant: SharedPermissions?
-    fileprivate var extras: ConnectionExtras?
+    /// What few connections use (users, timers, groups, questions, replays ...), made on first write through
+    /// `madeExtras`: an idle connection carries this one nil reference instead of all those fields.
+    private(set) var extras: ConnectionExtras?
     /// When it connected, in nanoseconds after the server started: 8 bytes where an instant takes 16.
     private let connectedAfterNanoseconds: Int64
     /// The server outlives its connections: it drops them all before it goes. Never touched from deinit.
@@ -75,107 +77,23 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
 
     // MARK: Occasional state, in `extras`
 
-    /// The extras, made on first use.
-    fileprivate var madeExtras: ConnectionExtras {
+    /// The extras to write to, made on first use. Read them through `extras?` and clear them through it too
+    /// (`extras?.replayJob = nil`), so that reading or clearing never makes them for an idle connection.
+    var madeExtras: ConnectionExtras {
         if let extras { return extras }
         let made = ConnectionExtras()
         extras = made
         return made
     }
 
-    /// The authenticated user's name, for logs and permission reloads.
-    var userName: String? {
-        get { extras?.userName }
-        set { if newValue != nil || extras != nil { madeExtras.userName = newValue } }
-    }
-
-    var authFailures: Int {
-        get { extras?.authFailures ?? 0 }
-        set { if newValue != 0 || extras != nil { madeExtras.authFailures = newValue } }
-    }
-
-    /// Closes the connection at auth_timeout unless it has authenticated.
-    var authDeadline: LoopTimer? {
-        get { extras?.authDeadline }
-        set { if newValue != nil || extras != nil { madeExtras.authDeadline = newValue } }
-    }
-
-    /// Ends the pause after a failed AUTH.
-    var retryDelay: LoopTimer? {
-        get { extras?.retryDelay }
-        set { if newValue != nil || extras != nil { madeExtras.retryDelay = newValue } }
-    }
-
-    /// Closes a TLS connection whose handshake has not finished within tls_handshake_timeout.
-    var handshakeDeadline: LoopTimer? {
-        get { extras?.handshakeDeadline }
-        set { if newValue != nil || extras != nil { madeExtras.handshakeDeadline = newValue } }
-    }
-
-    /// The last subject this connection was allowed to publish to: consecutive PUBs skip the check.
-    var lastPermittedSubject: [UInt8] {
-        get { extras?.lastPermittedSubject ?? [] }
-        set { if !newValue.isEmpty || extras != nil { madeExtras.lastPermittedSubject = newValue } }
-    }
-
-    /// Backpressure, as a subscriber: publishers (by id) whose reading this connection's backlog paused.
-    var heldPublishers: [UInt64] {
-        get { extras?.heldPublishers ?? [] }
-        _modify { yield &madeExtras.heldPublishers }
-    }
-
-    /// When this connection's output last went from empty to pending, while metrics are on.
-    var pendingSince: ContinuousClock.Instant? {
-        get { extras?.pendingSince }
-        set { if newValue != nil || extras != nil { madeExtras.pendingSince = newValue } }
-    }
-
-    /// A RESUME or LAST whose replay is being sent: live messages wait in it until it is.
-    var replayJob: ReplayJob? {
-        get { extras?.replayJob }
-        set { if newValue != nil || extras != nil { madeExtras.replayJob = newValue } }
-    }
-
-    /// The patterns held in a group (QSUB), with their group.
-    var groupOfPattern: [String: String] {
-        get { extras?.groupOfPattern ?? [:] }
-        _modify { yield &madeExtras.groupOfPattern }
-    }
-
-    /// A BPUB whose header was accepted: its subject, until its payload is read.
-    var binarySubject: [UInt8]? {
-        get { extras?.binarySubject }
-        set { if newValue != nil || extras != nil { madeExtras.binarySubject = newValue } }
-    }
-
-    /// Numbers of the open questions this connection asked (at most max_asks).
-    var asks: [UInt64] {
-        get { extras?.asks ?? [] }
-        _modify { yield &madeExtras.asks }
-    }
-
+    /// How many questions this connection asked are open.
     var openAsks: Int { extras?.asks.count ?? 0 }
 
-    /// Questions put to this connection, by number (closed ones pruned lazily).
-    var questionsPut: [UInt64] {
-        get { extras?.questionsPut ?? [] }
-        _modify { yield &madeExtras.questionsPut }
-    }
-
-    /// Several nodes: ids of the questions put to this connection through the cluster.
-    var remoteQuestionsPut: [String] {
-        get { extras?.remoteQuestionsPut ?? [] }
-        _modify { yield &madeExtras.remoteQuestionsPut }
-    }
-
-    /// Replies an engine that answers later still owes, in command order; nil while none have been.
-    var pendingReplies: PendingReplies? {
-        get { extras?.pendingReplies }
-        set { if newValue != nil || extras != nil { madeExtras.pendingReplies = newValue } }
-    }
+    /// Whether this connection's backlog pauses some publisher's reading (`ConnectionExtras.heldPublishers`).
+    var holdsPublishers: Bool { !(extras?.heldPublishers.isEmpty ?? true) }
 
     /// Unsent output bytes, those waiting behind a replay included.
-    var pendingBytes: Int { (socket?.outputCount ?? 0) + (replayJob?.waiting.count ?? 0) }
+    var pendingBytes: Int { (socket?.outputCount ?? 0) + (extras?.replayJob?.waiting.count ?? 0) }
 
     func send(_ text: String) {
         server.stats.bytesOut += UInt64(text.utf8.count)
@@ -187,22 +105,18 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         write(bytes)
     }
 
-    /// Output held until this connection's PUBs are on disk (`history_fsync: always`), else nil.
-    var heldOutput: HeldOutput? {
-        get { extras?.heldOutput }
-        set { if newValue != nil || extras != nil { madeExtras.heldOutput = newValue } }
-    }
-
     /// Queues protocol lines as they are (the line protocol's transports) or as the adapter frames them.
     func write(_ text: String) {
         if let held = extras?.heldOutput { return held.append(Array(text.utf8)) }
-        guard transport.writesLines else { return Array(text.utf8).withUnsafeBytes { adapter?.write($0, to: self) } }
+        guard transport.writesLines else {
+            return Array(text.utf8).withUnsafeBytes { extras?.adapter?.write($0, to: self) }
+        }
         socket?.write(text)
     }
 
     func write(_ bytes: [UInt8]) {
         if let held = extras?.heldOutput { return held.append(bytes) }
-        guard transport.writesLines else { return bytes.withUnsafeBytes { adapter?.write($0, to: self) } }
+        guard transport.writesLines else { return bytes.withUnsafeBytes { extras?.adapter?.write($0, to: self) } }
         socket?.write(bytes)
     }
 
@@ -210,7 +124,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
 
     /// The TLS handshake finished (libevent reports it as "connected" on the accepting side too).
     func socketDidConnect(_ socket: BufferedSocket) {
-        handshakeDeadline = nil
+        extras?.handshakeDeadline = nil
     }
 
     func socketDidRead(_ socket: BufferedSocket) {
@@ -226,7 +140,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     func readCommands() {
         guard gate.isOpen, let socket else { return }
         var turn = ReadTurn(pauseBytes: server.configuration.limits.readPauseBytes)
-        let adapter = transport.writesLines ? nil : self.adapter
+        let adapter = transport.writesLines ? nil : extras?.adapter
         // Take all the pipelined input at once (up to a cap), so that one callback forms long publish runs.
         socket.readAvailable()
         socket.readInput { chunk in
@@ -269,11 +183,11 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     }
 
     func socketDidDrain(_ socket: BufferedSocket) {
-        if let since = pendingSince, socket.outputCount == 0 {
-            pendingSince = nil
+        if let since = extras?.pendingSince, socket.outputCount == 0 {
+            extras?.pendingSince = nil
             server.metrics?.publishToWrite.record(duration: ContinuousClock.now - since)
         }
-        if let job = replayJob, job.awaitingDrain, socket.outputCount < Server.replayAheadBytes {
+        if let job = extras?.replayJob, job.awaitingDrain, socket.outputCount < Server.replayAheadBytes {
             job.awaitingDrain = false
             server.work.replaysAwaitingDrain -= 1
             server.sendReplays(adding: job)
@@ -281,11 +195,11 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         if waitsForGroupDrain && pendingBytes <= server.configuration.limits.groupBusyBytes {
             server.fanout.groupMemberDrained(self)
         }
-        if !heldPublishers.isEmpty && socket.outputCount <= server.configuration.limits.backpressureBytes / 2 {
+        if holdsPublishers && socket.outputCount <= server.configuration.limits.backpressureBytes / 2 {
             server.fanout.releasePublishers(heldBy: self)
         }
         guard gate.stops.contains(.outputFull) else { return }
-        socket.setWriteLowWatermark(heldPublishers.isEmpty ? 0 : server.configuration.limits.backpressureBytes / 2)
+        socket.setWriteLowWatermark(holdsPublishers ? server.configuration.limits.backpressureBytes / 2 : 0)
         resumeReading(.outputFull)
     }
 
@@ -351,10 +265,3 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     }
 }
 
-extension ClientConnection {
-    /// The transport's adapter; nil for the line protocol's own transports.
-    var adapter: TransportAdapter? {
-        get { extras?.adapter }
-        set { if newValue != nil || extras != nil { madeExtras.adapter = newValue } }
-    }
-}

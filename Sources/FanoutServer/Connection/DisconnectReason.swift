@@ -1,4 +1,5 @@
 import FanoutProtocol
+import Logging
 
 /// Why the server let go of a connection. Logged, and for some sent as a last `-ERR` line.
 enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
@@ -51,6 +52,16 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .authTimeout: ProtocolError(.authRequired, "disconnected: no AUTH within auth_timeout")
         case .framingLost: ProtocolError(.syntax, "a BPUB payload must be followed by LF or CRLF; closing")
         case .quit, .eof, .socketError, .authFailures, .handshakeTimeout, .webSocketClose: nil
+        }
+    }
+
+    /// The level of its "disconnect" log line: info when the server cut the client off or the socket failed,
+    /// debug when the client left by itself or the server is stopping.
+    var logLevel: Logger.Level {
+        switch self {
+        case .slowConsumer, .idleTimeout, .socketError, .authTimeout, .handshakeTimeout, .framingLost: .info
+        // The failed AUTH was logged already, once per interval at most: a guesser must not fill the log here.
+        case .quit, .eof, .shutdown, .authFailures, .webSocketClose: .debug
         }
     }
 

@@ -39,7 +39,7 @@ extension Server {
             census: connections.census
         )
         connection.transport = transport
-        if transport == .webSocket { connection.adapter = WebSocketTransport(maxLine: configuration.limits.maxLine, maxPayload: configuration.limits.maxPayload) }
+        if transport == .webSocket { connection.madeExtras.adapter = WebSocketTransport(maxLine: configuration.limits.maxLine, maxPayload: configuration.limits.maxPayload) }
         prepare?(connection)
         socket.delegate = connection
         // Told about drains from the first time something waits for one: a pause on its own replies, a held
@@ -126,6 +126,6 @@ extension Server {
             self.disconnect(connection, reason: .handshakeTimeout)
         }
         timer.schedule(after: configuration.timeouts.tlsHandshakeTimeout)
-        connection.handshakeDeadline = timer
+        connection.madeExtras.handshakeDeadline = timer
     }
 }

@@ -4,24 +4,16 @@ extension Server {
     func disconnect(_ connection: ClientConnection, reason: DisconnectReason) {
         if deferDisconnectUntilDurable(connection, reason: reason) { return }
         guard connection.stopReading(.closed) else { return }
-        switch reason {
-        case .slowConsumer:
+        if case .slowConsumer = reason {
             stats.slowConsumers += 1
             noteFreed(connection.pendingBytes)
-            logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
-                                                 "reason": "\(reason)"])
-        case .idleTimeout, .socketError, .authTimeout, .handshakeTimeout, .framingLost:
-            logger.info("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
-                                                 "reason": "\(reason)"])
-        // The failed AUTH was logged already, once per interval at most: a guesser must not fill the log here.
-        case .quit, .eof, .shutdown, .authFailures, .webSocketClose:
-            logger.debug("disconnect", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
-                                                  "reason": "\(reason)"])
         }
+        logger.log(level: reason.logLevel, "disconnect",
+                   metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)", "reason": "\(reason)"])
         // Replies to its PUBs so far go out ahead of the farewell, as when each was written at once.
         if connection === fanout.run.publisher { fanout.flushReplies() }
         if let socket = connection.socket {
-            if let adapter = connection.adapter {
+            if let adapter = connection.extras?.adapter {
                 if adapter.farewell(reason, to: connection) { socket.closeGracefully(within: configuration.timeouts.shutdownGrace) }
             } else if reason.flushesOutput {
                 if case .slowConsumer = reason { socket.discardOutputAfterFirstLine() }
@@ -32,19 +24,20 @@ extension Server {
         }
         // A replay waiting for this client to read is in no queue that would notice: it ends here (a queued
         // one ends at its next slice), letting go of the connection it holds.
-        if let job = connection.replayJob, job.awaitingDrain {
+        if let job = connection.extras?.replayJob, job.awaitingDrain {
             job.awaitingDrain = false
             work.replaysAwaitingDrain -= 1
             job.end()
         }
-        if !connection.heldPublishers.isEmpty { fanout.releasePublishers(heldBy: connection) }
-        if connection.openAsks > 0 || !connection.questionsPut.isEmpty || !connection.remoteQuestionsPut.isEmpty {
+        if connection.holdsPublishers { fanout.releasePublishers(heldBy: connection) }
+        if let extras = connection.extras,
+           !extras.asks.isEmpty || !extras.questionsPut.isEmpty || !extras.remoteQuestionsPut.isEmpty {
             questionsLeft(by: connection)
         }
         forgetSubscriptions(of: connection)
-        connection.authDeadline = nil
-        connection.retryDelay = nil
-        connection.handshakeDeadline = nil
+        connection.extras?.authDeadline = nil
+        connection.extras?.retryDelay = nil
+        connection.extras?.handshakeDeadline = nil
         if connection.permissions == nil { auth.gate.unauthenticated -= 1 }
         if fanout.run.isOpen { fanout.retired.append(connection) }
         connections[connection.id] = nil

@@ -55,7 +55,7 @@ extension Server {
         let session = EventStreamSession(subjects: concrete, positions: resumed ?? Array(repeating: 0, count: concrete.count),
                                          epoch: engine.epoch)
         let connection = admit(socket: socket, peer: peer, host: peer.host, transport: .eventStream, id: id,
-                               prepare: { $0.adapter = EventStreamTransport(session: session) })
+                               prepare: { $0.madeExtras.adapter = EventStreamTransport(session: session) })
         admitAuthenticated(connection, grant: granted.grant, user: granted.user)
         // RESUMEs before the SUB of any wildcard, as the protocol asks of a client resuming under one.
         for (index, subject) in concrete.enumerated() where connection.socket != nil {

@@ -37,10 +37,10 @@ extension Fanout {
     }
     /// Stops reading `publisher` until `subscriber`'s backlog drains to half of `backpressure_bytes`.
     func holdBack(_ publisher: ClientConnection?, for subscriber: ClientConnection) {
-        guard let publisher, let socket = subscriber.socket, !subscriber.heldPublishers.contains(publisher.id) else {
+        guard let publisher, let socket = subscriber.socket, subscriber.extras?.heldPublishers.contains(publisher.id) != true else {
             return
         }
-        subscriber.heldPublishers.append(publisher.id)
+        subscriber.madeExtras.heldPublishers.append(publisher.id)
         socket.reportsDirectDrains = true
         // Told when the backlog is down to half; the lower mark wins if it is also paused on its own replies.
         let resumeMark = server.configuration.limits.backpressureBytes / 2
@@ -53,8 +53,8 @@ extension Fanout {
     /// is read again on the next loop pass, never from here: this may run in the middle of that publisher's
     /// own fan-out (a held subscriber dropped as a slow consumer).
     func releasePublishers(heldBy subscriber: ClientConnection) {
-        let held = subscriber.heldPublishers
-        subscriber.heldPublishers.removeAll()
+        let held = subscriber.extras?.heldPublishers ?? []
+        subscriber.extras?.heldPublishers.removeAll()
         if !subscriber.gate.stops.contains(.outputFull) { subscriber.socket?.setWriteLowWatermark(0) }
         for id in held where server.connections[id]?.releaseHold() == true {
             releasedPublishers.append(id)

@@ -155,7 +155,7 @@ extension Fanout {
     /// A member that was busy drained under the mark: its groups may choose it again.
     func groupMemberDrained(_ member: ClientConnection) {
         member.waitsForGroupDrain = false
-        for (pattern, group) in member.groupOfPattern {
+        for (pattern, group) in member.extras?.groupOfPattern ?? [:] {
             server.index.group(group, of: pattern)?.markReady(member)
         }
     }

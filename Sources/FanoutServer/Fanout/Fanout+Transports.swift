@@ -11,9 +11,9 @@ extension Fanout {
         let now = server.metrics != nil ? ContinuousClock.now : nil
         for receiver in receivers where receiver.isConnected {
             let connection = receiver.connection.takeUnretainedValue()
-            guard let adapter = connection.adapter else { continue }
+            guard let adapter = connection.extras?.adapter else { continue }
             if let now {
-                if connection.pendingSince == nil { connection.pendingSince = now }
+                if connection.extras?.pendingSince == nil { connection.madeExtras.pendingSince = now }
                 receiver.socket.reportsDirectDrains = true
             }
             let before = receiver.socket.outputCount
@@ -31,7 +31,7 @@ extension Fanout {
     /// it is not encoded yet, and goes out as fast as the loop's turns allow, however fast the client reads.
     func queueBehindReplays(_ bytes: [UInt8], jobs: [ReplayJob]) {
         let marks = BacklogMarks(server.configuration.limits)
-        for job in jobs where job.connection.socket != nil && job.connection.replayJob === job {
+        for job in jobs where job.connection.socket != nil && job.connection.extras?.replayJob === job {
             job.waiting.append(contentsOf: bytes)
             checkBacklog(of: job.connection, marks: marks)
         }
@@ -40,7 +40,7 @@ extension Fanout {
     /// Queues pushes to one connection outside a run: behind a replay under way (so they never land inside
     /// it), else as its transport frames them.
     func deliver(_ bytes: [UInt8], to connection: ClientConnection) {
-        if let job = connection.replayJob, connection.gate.stops.contains(.commandsHeld) {
+        if let job = connection.extras?.replayJob, connection.gate.stops.contains(.commandsHeld) {
             job.waiting.append(contentsOf: bytes)
         } else {
             connection.send(bytes)

@@ -93,7 +93,7 @@ final class Fanout: EngineDeliveries {
         server.index.forEachReceiver(of: subject) { connection in
             guard let socket = connection.socket else { return }
             if withholds && connection.permissions?.withholds(subject) == true { return }
-            if connection.gate.stops.contains(.commandsHeld), let job = connection.replayJob {
+            if connection.gate.stops.contains(.commandsHeld), let job = connection.extras?.replayJob {
                 run.waiting.append(job)
                 return
             }
@@ -155,7 +155,7 @@ final class Fanout: EngineDeliveries {
         if server.metrics != nil {
             let now = ContinuousClock.now
             for receiver in run.receivers where receiver.isConnected {
-                receiver.connection._withUnsafeGuaranteedRef { if $0.pendingSince == nil { $0.pendingSince = now } }
+                receiver.connection._withUnsafeGuaranteedRef { if $0.extras?.pendingSince == nil { $0.madeExtras.pendingSince = now } }
                 receiver.socket.reportsDirectDrains = true
             }
         }

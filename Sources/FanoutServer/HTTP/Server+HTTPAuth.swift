@@ -29,8 +29,8 @@ extension Server {
         guard configuration.auth.requiresAuth, connection.grant == nil else { return }
         auth.gate.unauthenticated -= 1
         connection.grant = grant
-        connection.userName = user
-        connection.authDeadline = nil
+        connection.madeExtras.userName = user
+        connection.extras?.authDeadline = nil
     }
 
     /// The HTTP status for a protocol error code, for answers that carry the code in a JSON body.

@@ -41,7 +41,7 @@ extension Server {
             self.http.publishers[publisher.id] = nil
             self.answerPublish(reply, seq: seq, exchange: exchange)
         }
-        publisher.adapter = request
+        publisher.madeExtras.adapter = request
         if line.count <= configuration.limits.maxLine && !body.contains(0x0A) && body.last != 0x0D {
             _ = line.withUnsafeBytes { execute($0, from: publisher) }
         } else {

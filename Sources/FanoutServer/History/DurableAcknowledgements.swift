@@ -39,13 +39,13 @@ extension Server {
     /// Holds what is sent to `publisher` from now on until every record retained so far is synced.
     func holdUntilDurable(_ publisher: ClientConnection) {
         let ticket = local.recordedTicket
-        if let held = publisher.heldOutput {
+        if let held = publisher.extras?.heldOutput {
             if held.chunks.last?.ticket != ticket { held.chunks.append((ticket, [])) }
             return
         }
         let held = HeldOutput()
         held.chunks.append((ticket, []))
-        publisher.heldOutput = held
+        publisher.madeExtras.heldOutput = held
         durableAcknowledgements.held.append(publisher)
         if durableAcknowledgements.timer == nil {
             durableAcknowledgements.timer = LoopTimer(loop: loop) { [unowned self] in self.releaseDurableOutput() }
@@ -59,7 +59,7 @@ extension Server {
         guard local.holdsAcknowledgements, connection.socket != nil else { return false }
         // The run's replies so far are held too, ahead of the farewell.
         if connection === fanout.run.publisher { fanout.flushReplies() }
-        guard let held = connection.heldOutput else { return false }
+        guard let held = connection.extras?.heldOutput else { return false }
         switch reason {
         case .quit, .eof, .idleTimeout, .authTimeout, .webSocketClose:
             held.closeReason = reason
@@ -77,16 +77,16 @@ extension Server {
         local.submitWaitingRecords()
         let durable = all ? UInt64.max : local.durableTicket
         durableAcknowledgements.held.removeAll { connection in
-            guard let held = connection.heldOutput else { return true }
+            guard let held = connection.extras?.heldOutput else { return true }
             while let first = held.chunks.first, first.ticket <= durable {
                 held.chunks.removeFirst()
                 guard connection.socket != nil, !first.bytes.isEmpty else { continue }
-                connection.heldOutput = nil
+                connection.extras?.heldOutput = nil
                 connection.write(first.bytes)
-                connection.heldOutput = held
+                connection.madeExtras.heldOutput = held
             }
             if held.chunks.isEmpty || connection.socket == nil {
-                connection.heldOutput = nil
+                connection.extras?.heldOutput = nil
                 if let reason = held.closeReason { disconnect(connection, reason: reason) }
                 return true
             }

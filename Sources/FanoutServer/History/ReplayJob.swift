@@ -35,6 +35,6 @@ final class ReplayJob {
     func end() {
         stream?.finish()
         stream = nil
-        if connection.replayJob === self { connection.replayJob = nil }
+        if connection.extras?.replayJob === self { connection.extras?.replayJob = nil }
     }
 }

@@ -22,7 +22,7 @@ extension Server {
             }
             self.answerReplay(result, subject: subject, to: connection)
             // Answered later: the connection was held, and goes on now.
-            if held, let pending = connection.pendingReplies {
+            if held, let pending = connection.extras?.pendingReplies {
                 pending.replaying = false
                 self.resumeCommands(pending, of: connection)
             }
@@ -52,7 +52,7 @@ extension Server {
         fanout.close()
         if !connection.subscriptions.contains(subject) {
             addSubscriptions([subject], for: connection)
-        } else if connection.groupOfPattern[subject] != nil {
+        } else if connection.extras?.groupOfPattern[subject] != nil {
             changeMode(of: subject, to: nil, for: connection)  // RESUME and LAST subscribe plainly
         }
         let answer = replay.answer
@@ -73,7 +73,7 @@ extension Server {
             return
         }
         let job = ReplayJob(connection: connection)
-        connection.replayJob = job
+        connection.madeExtras.replayJob = job
         job.waiting = following
         startReplay(stream, of: answer.replayed, job: job)
     }
@@ -126,13 +126,13 @@ extension Server {
         }
         if job.holdsCommands { releaseCommands(of: connection) }
         // A command an engine held behind the replay runs now.
-        if let pending = connection.pendingReplies { resumeCommands(pending, of: connection) }
+        if let pending = connection.extras?.pendingReplies { resumeCommands(pending, of: connection) }
     }
 
     /// Sends a line the server pushes on its own (a reload's revocation): behind a replay under way, so that
     /// it never lands between the replay's messages.
     func sendNotice(_ line: String, to connection: ClientConnection) {
-        if let job = connection.replayJob {
+        if let job = connection.extras?.replayJob {
             job.waiting.append(contentsOf: line.utf8)
         } else {
             connection.send(line)

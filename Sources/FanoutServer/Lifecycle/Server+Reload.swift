@@ -98,7 +98,7 @@ extension Server {
         }
         if fresh.limits.maxLine != old.limits.maxLine {
             for connection in connections.values {
-                (connection.adapter as? WebSocketTransport)?.decoder.maxMessage = fresh.limits.maxLine + 2
+                (connection.extras?.adapter as? WebSocketTransport)?.decoder.maxMessage = fresh.limits.maxLine + 2
             }
         }
     }

@@ -42,7 +42,7 @@ extension Server {
         }
         questions.byNumber[number] = question
         questions.bytes += question.estimatedBytes
-        asker.asks.append(number)
+        asker.madeExtras.asks.append(number)
         if question.isComplete { return closeQuestion(question) }
         let deadline = LoopTimer(loop: loop) { [unowned self, unowned question] in
             self.stats.askTimeouts += 1
@@ -121,7 +121,7 @@ extension Server {
         question.deadline?.cancel()
         question.deadline = nil
         guard let asker = question.asker else { return }
-        if let slot = asker.asks.firstIndex(of: question.number) { asker.asks.remove(at: slot) }
+        if let slot = asker.extras?.asks.firstIndex(of: question.number) { asker.extras?.asks.remove(at: slot) }
         guard asker.socket != nil, !quietly else { return }
         fanout.deliver(Array(Encoder.done(id: question.id, asked: question.asked, answered: question.answered,
                                    gone: question.gone).utf8), to: asker)
@@ -131,13 +131,13 @@ extension Server {
     /// gone in the questions put to it that it had not answered, so no one waits for it.
     func questionsLeft(by connection: ClientConnection) {
         // O(its open questions, at most max_asks).
-        for number in connection.asks {
+        for number in connection.extras?.asks ?? [] {
             if let question = questions.byNumber[number] { closeQuestion(question) }
         }
-        connection.asks = []
-        if !connection.remoteQuestionsPut.isEmpty { clusterQuestionsLeft(by: connection) }
-        let put = connection.questionsPut
-        connection.questionsPut = []
+        connection.extras?.asks = []
+        if connection.extras?.remoteQuestionsPut.isEmpty == false { clusterQuestionsLeft(by: connection) }
+        let put = connection.extras?.questionsPut ?? []
+        connection.extras?.questionsPut = []
         for number in put {
             guard let question = questions.byNumber[number], question.pending[connection.id] == false else { continue }
             question.pending[connection.id] = nil
@@ -149,11 +149,12 @@ extension Server {
     /// Remembers that a question was put to `receiver`, pruning closed ones as the list doubles: O(1) amortised,
     /// and the list stays within twice the questions open on it.
     func notePut(_ number: UInt64, to receiver: ClientConnection) {
-        let count = receiver.questionsPut.count
+        let extras = receiver.madeExtras
+        let count = extras.questionsPut.count
         if count >= 16 && count & (count - 1) == 0 {
-            receiver.questionsPut.removeAll { questions.byNumber[$0] == nil }
+            extras.questionsPut.removeAll { questions.byNumber[$0] == nil }
         }
-        receiver.questionsPut.append(number)
+        extras.questionsPut.append(number)
     }
 
     func refuseAsk(_ text: String, to asker: ClientConnection) {

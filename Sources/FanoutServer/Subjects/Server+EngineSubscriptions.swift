@@ -5,7 +5,7 @@ extension Server {
     /// the shards that are up): until then a message published on another node would not reach this one. The
     /// SUB waits, the connection held, and runs after. True when it waits; the memory engine never makes it.
     func awaitsSubscriptions(_ patterns: [String], line: UnsafeRawBufferPointer, of connection: ClientConnection) -> Bool {
-        if let pending = connection.pendingReplies, pending.subscribeNow {
+        if let pending = connection.extras?.pendingReplies, pending.subscribeNow {
             pending.subscribeNow = false
             return false
         }
@@ -16,7 +16,7 @@ extension Server {
         // Held for the wait (the SUB's own subscriptions take over when it runs).
         for pattern in fresh { engine.retain(pattern: pattern) }
         let ready = engine.whenInEffect(fresh) { [unowned self, weak connection] in
-            if let connection, let pending = connection.pendingReplies {
+            if let connection, let pending = connection.extras?.pendingReplies {
                 pending.replaying = false
                 pending.subscribeNow = true
                 if connection.socket != nil, self.engine === engine { self.resumeCommands(pending, of: connection) }

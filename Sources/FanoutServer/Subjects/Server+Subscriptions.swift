@@ -12,7 +12,7 @@ extension Server {
         var fresh: [String] = []
         var moving: [String] = []
         var seen = Set<String>(minimumCapacity: patterns.count)
-        let grouped = connection.groupOfPattern
+        let grouped = connection.extras?.groupOfPattern ?? [:]
         for pattern in patterns where seen.insert(pattern).inserted {
             if !connection.subscriptions.contains(pattern) {
                 fresh.append(pattern)
@@ -48,16 +48,16 @@ extension Server {
     /// Moves a held pattern between plain and a group, or between groups: counts and the cluster's interest
     /// stay as they are.
     func changeMode(of pattern: String, to group: String?, for connection: ClientConnection) {
-        if let old = connection.groupOfPattern[pattern] {
+        if let old = connection.extras?.groupOfPattern[pattern] {
             index.leave(connection, group: old, pattern: pattern)
         } else {
             index.unsubscribe(connection, from: pattern)
         }
         if let group {
-            connection.groupOfPattern[pattern] = group
+            connection.madeExtras.groupOfPattern[pattern] = group
             index.join(connection, group: group, pattern: pattern)
         } else {
-            connection.groupOfPattern[pattern] = nil
+            connection.extras?.groupOfPattern[pattern] = nil
             index.subscribe(connection, to: pattern)
         }
     }
@@ -74,7 +74,7 @@ extension Server {
         for pattern in patterns {
             connection.subscriptions.insert(pattern)
             if let group {
-                connection.groupOfPattern[pattern] = group
+                connection.madeExtras.groupOfPattern[pattern] = group
                 index.join(connection, group: group, pattern: pattern)
             } else {
                 index.subscribe(connection, to: pattern)
@@ -91,7 +91,7 @@ extension Server {
     func removeSubscriptions(_ patterns: [String], for connection: ClientConnection) -> Int {
         var dropped = 0
         for pattern in patterns where connection.subscriptions.remove(pattern) != nil {
-            if let group = connection.groupOfPattern.removeValue(forKey: pattern) {
+            if let group = connection.extras?.groupOfPattern.removeValue(forKey: pattern) {
                 index.leave(connection, group: group, pattern: pattern)
             } else {
                 index.unsubscribe(connection, from: pattern)

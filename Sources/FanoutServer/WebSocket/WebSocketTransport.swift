@@ -177,7 +177,7 @@ final class WebSocketTransport: TransportAdapter {
     }
 
     private static func refuseBinary(_ connection: ClientConnection) {
-        connection.binarySubject = nil
+        connection.extras?.binarySubject = nil
         connection.server.fanout.close()
         connection.send(ProtocolError(.syntax, "a binary message must be one BPUB: header, LF, its bytes, LF").line)
     }
