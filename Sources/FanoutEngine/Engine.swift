@@ -2,20 +2,22 @@
 /// each publish (the seq that `MSG` lines carry), hands the numbered message to this node's fan-out, and
 /// answers RESUME and LAST from the history it keeps (protocol 1.1).
 ///
-/// The server holds one `any Engine` and calls it the same way whichever engine it is:
-/// - `MemoryEngine` (the default) numbers a publish at once and delivers it before `publish` returns, with
-///   its receivers as the outcome. It numbers consecutive publishes to one subject as one run, looked up
-///   once (`NumberedMessage.run`), and records where a run left the numbering at `endOfRead` at the latest.
+/// The server holds one `any Engine` and calls it the same way whichever engine it is, and every numbered
+/// message reaches subscribers through the same fan-out:
+/// - `MemoryEngine` (the default) numbers a publish at once and returns its number (`.numbered`); the server
+///   hands it to the fan-out right away. It numbers consecutive publishes to one subject as one run, looked
+///   up once (`NumberedMessage.run`), and records where a run left the numbering at `endOfRead` at the latest.
 /// - The Redis engine (several nodes) sends a publish to the subject's shard and answers its receipt later;
 ///   the message reaches `deliveries` when it comes back numbered, like every other node's.
 public protocol Engine: AnyObject {
     /// The numbering's epoch for subjects that never restarted: the greeting's `epoch=`.
     var epoch: String { get }
 
-    /// Where numbered messages go: this node's fan-out. Held unowned: the server owns both.
+    /// Where messages numbered later go (several nodes): this node's fan-out. Held unowned: the server owns
+    /// both.
     var deliveries: (any EngineDeliveries)? { get set }
 
-    /// Takes one publish. `receipt` names where a later answer goes; an engine that answers at once never
+    /// Takes one publish. `receipt` names where a later answer goes; an engine that numbers at once never
     /// evaluates it.
     func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, anyBytes: Bool,
                  receipt: @autoclosure () -> (receipts: any PublishReceipts, ticket: UInt64)) -> PublishOutcome
@@ -52,11 +54,13 @@ public protocol Engine: AnyObject {
 
 /// Where an engine hands its numbered messages: the server's fan-out.
 public protocol EngineDeliveries: AnyObject {
-    /// Queues `message` to this node's subscribers of its subject; returns how many connections that is.
-    func deliver(_ message: NumberedMessage) -> Int
+    /// Queues `message` to this node's subscribers of its subject, after `reset` when there is one; returns how
+    /// many connections that is. `epoch` is the subject's epoch (a group's claim names a message by it).
+    func deliver(_ message: NumberedMessage, reset: NumberingReset?, epoch: String) -> Int
 }
 
-/// A message numbered by an engine, on its way to this node's subscribers.
+/// A message numbered by an engine, on its way to this node's subscribers. Trivial (no references), so that
+/// passing one per publish costs no retain or release.
 public struct NumberedMessage {
     public let subject: UnsafeRawBufferPointer
     public let seq: UInt64
@@ -68,21 +72,15 @@ public struct NumberedMessage {
     public let run: UInt64
     /// Whether the engine keeps the message in history (a publisher's `+OK` may wait for the disk).
     public let recorded: Bool
-    /// What subscribers hear before the message: its subject's numbering restarted, or messages were lost.
-    public let reset: NumberingReset?
-    /// The subject's epoch when the engine is shared by several nodes (a group's claim names a message by it).
-    public let epoch: String
 
     public init(subject: UnsafeRawBufferPointer, seq: UInt64, payload: UnsafeRawBufferPointer, anyBytes: Bool,
-                run: UInt64 = 0, recorded: Bool = false, reset: NumberingReset? = nil, epoch: String = "") {
+                run: UInt64 = 0, recorded: Bool = false) {
         self.subject = subject
         self.seq = seq
         self.payload = payload
         self.anyBytes = anyBytes
         self.run = run
         self.recorded = recorded
-        self.reset = reset
-        self.epoch = epoch
     }
 }
 
@@ -103,8 +101,9 @@ public struct NumberingReset: Equatable, Sendable {
 
 /// What became of a publish.
 public enum PublishOutcome {
-    /// Numbered and queued to this node's receivers, this many.
-    case delivered(receivers: Int)
+    /// Numbered at once: `seq` in the engine's run `run` (see `NumberedMessage`), kept in history or not.
+    /// The caller hands it to the fan-out.
+    case numbered(seq: UInt64, run: UInt64, recorded: Bool)
     /// Sent on: its receipt answers later.
     case pending
     /// Not taken, for this reason (`-ERR unavailable`).

@@ -84,7 +84,7 @@ extension RedisEngine {
             payload.withUnsafeBytes { payloadBytes in
                 // Any bytes pass through Redis unchanged: a payload a line cannot carry is pushed as BMSG.
                 _ = deliveries.deliver(NumberedMessage(subject: UnsafeRawBufferPointer(subjectBytes), seq: seq,
-                                                       payload: payloadBytes, anyBytes: true, reset: reset, epoch: epoch))
+                                                       payload: payloadBytes, anyBytes: true), reset: reset, epoch: epoch)
             }
         }
     }

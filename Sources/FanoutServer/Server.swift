@@ -21,12 +21,13 @@ public final class Server {
     var connections = ConnectionTable()
     let index = SubjectIndex<ClientConnection>()
     /// The engine in use, behind the one seam both engines implement: `local`, or the Redis engine on several
-    /// nodes.
-    var engine: any Engine
+    /// nodes (which `cluster` owns). The read loop takes it once per read and passes it down
+    /// (`execute(_:from:engine:)`): a call through this stored reference costs a retain and a release.
+    unowned(unsafe) var engine: any Engine
     /// This process's engine: numbering and history in memory (and on disk with `history_dir`).
     let local: any LocalHistory
     /// The fan-out core: publish runs and what the publish path keeps between commands.
-    private(set) lazy var fanout = Fanout(server: self)
+    let fanout = Fanout()
     /// What only several nodes have (questions across nodes, groups' claims, shards); nil on a standalone
     /// server.
     var cluster: ClusterNode?
@@ -80,7 +81,7 @@ public final class Server {
         self.logger.logLevel = configuration.logLevel
         self.auth.anyUserWithholds = Self.withholds(configuration)
         local.isSubscribed = { [index] subject in index.hasReceivers(for: subject) }
-        local.deliveries = fanout
+        fanout.owner = self
         Self.keepHeapTop()
     }
 

@@ -2,16 +2,17 @@
 
 /// Publishing through the engine seam as the server does, for tests that check numbering and history.
 extension MemoryEngine {
-    /// Numbers `payload` on `subject` and returns its seq (no fan-out is attached).
+    /// Numbers `payload` on `subject` and returns its seq.
     func publish(_ subject: String, _ payload: [UInt8]) -> UInt64 {
         var name = subject
-        name.withUTF8 { subjectBytes in
+        let outcome = name.withUTF8 { subjectBytes in
             payload.withUnsafeBytes { payloadBytes in
-                _ = publish(subject: UnsafeRawBufferPointer(subjectBytes), payload: payloadBytes, anyBytes: false,
-                            receipt: (NoReceipts.shared, 0))
+                publish(subject: UnsafeRawBufferPointer(subjectBytes), payload: payloadBytes, anyBytes: false,
+                        receipt: (NoReceipts.shared, 0))
             }
         }
-        return lastNumbered
+        guard case .numbered(let seq, _, _) = outcome else { fatalError("the memory engine numbers at once") }
+        return seq
     }
 }
 

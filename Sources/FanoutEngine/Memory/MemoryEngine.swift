@@ -14,6 +14,7 @@ public final class MemoryEngine: Engine, LocalHistory {
     }
 
     public let epoch: String
+    /// Unused: this engine numbers at once, and the server hands what it numbered to the fan-out itself.
     public unowned(unsafe) var deliveries: (any EngineDeliveries)?
     var sequences: SequenceTable
     /// The publishes being numbered now: one subject's, consecutive.
@@ -50,23 +51,17 @@ public final class MemoryEngine: Engine, LocalHistory {
 
     // MARK: Numbering
 
-    /// Numbers the publish and delivers it before returning. Consecutive publishes to one subject form one
-    /// run: the subject is looked up when the run opens, and each publish then costs a comparison of its
-    /// subject with the run's, a counter and (when the subject keeps history) a record.
+    /// Numbers the publish at once. Consecutive publishes to one subject form one run: the subject is looked
+    /// up when the run opens, and each publish then costs a comparison of its subject with the run's, a
+    /// counter and (when the subject keeps history) a record.
     public func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, anyBytes: Bool,
                         receipt: @autoclosure () -> (receipts: any PublishReceipts, ticket: UInt64)) -> PublishOutcome {
-        if !run.isOpen || !run.isOf(subject) { openRun(subject) }
-        run.lastSeq += 1
-        let recorded = run.position?.log != nil
-        if recorded, let position = run.position { retain(position, seq: run.lastSeq, payload: payload) }
-        guard let deliveries else { return .delivered(receivers: 0) }
-        return .delivered(receivers: deliveries.deliver(NumberedMessage(
-            subject: subject, seq: run.lastSeq, payload: payload, anyBytes: anyBytes, run: run.serial,
-            recorded: recorded)))
+        if !run.continues(with: subject) { openRun(subject) }
+        let seq = run.next()
+        let recorded = run.records
+        if recorded, let position = run.position { retain(position, seq: seq, payload: payload) }
+        return .numbered(seq: seq, run: run.serial, recorded: recorded)
     }
-
-    /// The seq the last publish was given.
-    var lastNumbered: UInt64 { run.lastSeq }
 
     public func endOfRead() {
         closeRun()
@@ -77,7 +72,8 @@ public final class MemoryEngine: Engine, LocalHistory {
         closeRun()
         let name = String(decoding: subject, as: UTF8.self)
         let opened = openPosition(subject: name)
-        run.open(subject, name: name, lastSeq: opened.lastSeq, position: opened.position)
+        run.open(subject, name: name, lastSeq: opened.lastSeq, position: opened.position,
+                 records: opened.position.log != nil)
     }
 
     func openPosition(subject: String) -> (lastSeq: UInt64, position: RunPosition) {

@@ -10,21 +10,34 @@ struct NumberingRun<Position> {
     var lastSeq: UInt64 = 0
     private(set) var position: Position?
     private(set) var isOpen = false
+    /// Whether the run's messages are kept in history: read per publish, where loading `position` would retain
+    /// its log.
+    private(set) var records = false
     /// Names the run to the fan-out (`NumberedMessage.run`): a new number for every run, never 0.
     private(set) var serial: UInt64 = 0
 
-    /// Whether `candidate` is the run's subject. memcmp: a generic elementsEqual over the bytes cost ten times
-    /// as much.
+    /// Whether the run is open and `candidate` is its subject. memcmp: a generic elementsEqual over the bytes
+    /// cost ten times as much. Mutating, so that the engine's check reads the run in place rather than copying
+    /// it (and retaining what it holds) first.
     @inline(__always)
-    func isOf(_ candidate: UnsafeRawBufferPointer) -> Bool {
-        guard candidate.count == subject.count else { return false }
+    mutating func continues(with candidate: UnsafeRawBufferPointer) -> Bool {
+        guard isOpen, candidate.count == subject.count else { return false }
         return subject.withUnsafeBytes { run in
             guard let mine = run.baseAddress, let theirs = candidate.baseAddress else { return candidate.isEmpty }
             return memcmp(mine, theirs, candidate.count) == 0
         }
     }
 
-    mutating func open(_ candidate: UnsafeRawBufferPointer, name: String, lastSeq: UInt64, position: Position) {
+    /// The next seq of the run's subject.
+    @inline(__always)
+    mutating func next() -> UInt64 {
+        lastSeq &+= 1
+        return lastSeq
+    }
+
+    mutating func open(_ candidate: UnsafeRawBufferPointer, name: String, lastSeq: UInt64, position: Position,
+                       records: Bool) {
+        self.records = records
         subject.removeAll(keepingCapacity: true)
         subject.append(contentsOf: candidate)
         self.name = name
@@ -37,6 +50,7 @@ struct NumberingRun<Position> {
 
     mutating func close() {
         position = nil
+        records = false
         isOpen = false
     }
 }

@@ -34,7 +34,7 @@ extension Server {
         connection.extras?.binarySubject = nil
         stats.binaryPublished += 1
         subject.withUnsafeBytes { subject in
-            publish(subject: subject, payload: payload, anyBytes: true, from: connection)
+            publish(subject: subject, payload: payload, anyBytes: true, from: connection, engine: engine)
         }
     }
 

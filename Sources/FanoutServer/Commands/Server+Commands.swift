@@ -1,3 +1,4 @@
+import FanoutEngine
 import FanoutEventLoop
 import FanoutProtocol
 
@@ -9,6 +10,12 @@ extension Server {
     /// `.goOn`, or a BPUB header's bytes to read or to drop.
     @discardableResult
     func execute(_ line: UnsafeRawBufferPointer, from connection: ClientConnection) -> LineFramer.Next {
+        execute(line, from: connection, engine: engine)
+    }
+
+    /// `execute(_:from:)` with the engine the caller took once for a whole read: loading the stored reference
+    /// per line would cost a retain and a release.
+    func execute(_ line: UnsafeRawBufferPointer, from connection: ClientConnection, engine: any Engine) -> LineFramer.Next {
         let command: Command
         do {
             guard let parsed = try CommandParser.parse(line) else { return .goOn }
@@ -22,14 +29,16 @@ extension Server {
             return .goOn
         }
         // A BPUB header is answered (or refused) when its bytes are in: `acceptBinary`, `publishBinary`.
-        if case .bpub(let subject, let length) = command { return acceptBinary(subject: subject, length: length, from: connection) }
+        if case .bpub(let subject, let length) = command {
+            return acceptBinary(subject: subject, length: length, from: connection)
+        }
         if let refusal = refusal(of: command, by: connection) {
             fanout.close()
             reply(refusal.line, to: connection)
             return .goOn
         }
         if case .pub(let subject, let payload) = command {
-            publish(subject: subject, payload: payload, anyBytes: false, from: connection)
+            publish(subject: subject, payload: payload, anyBytes: false, from: connection, engine: engine)
             return .goOn
         }
         fanout.close()

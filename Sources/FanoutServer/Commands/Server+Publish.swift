@@ -1,19 +1,21 @@
 import FanoutEngine
 import FanoutProtocol
 
-/// The one publish path: PUB, BPUB and HTTP's publish, on either engine. The engine numbers the message and
-/// hands it to the fan-out (`Fanout.deliver`): the memory engine before `publish` returns, with the receivers
-/// as its outcome; the Redis engine when the message comes back, its receipt taking a slot among the
+/// The one publish path: PUB, BPUB and HTTP's publish, on either engine. The engine numbers the message, and
+/// the numbered message goes to the fan-out (`Fanout.deliver`): here, when the memory engine numbers it at
+/// once; from the engine, when the Redis engine's comes back, its receipt taking a slot among the
 /// connection's pending replies (`PendingReplies`) until it is answered.
 extension Server {
     @inline(__always)
     func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, anyBytes: Bool,
-                 from connection: ClientConnection) {
+                 from connection: ClientConnection, engine: any Engine) {
         fanout.publishing(for: connection)
         switch engine.publish(subject: subject, payload: payload, anyBytes: anyBytes,
                               receipt: reserveReply(for: connection)) {
-        case .delivered(let receivers):
+        case .numbered(let seq, let run, let recorded):
             stats.published &+= 1
+            let receivers = fanout.deliver(NumberedMessage(subject: subject, seq: seq, payload: payload, anyBytes: anyBytes,
+                                                           run: run, recorded: recorded))
             fanout.reply(receivers: receivers)
         case .pending:
             publishPending(from: connection)

@@ -141,6 +141,9 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         guard gate.isOpen, let socket else { return }
         var turn = ReadTurn(pauseBytes: server.configuration.limits.readPauseBytes)
         let adapter = transport.writesLines ? nil : extras?.adapter
+        // Taken once for the read: each line's command uses them without a retain and a release of its own.
+        let server = self.server
+        let engine = server.engine
         // Take all the pipelined input at once (up to a cap), so that one callback forms long publish runs.
         socket.readAvailable()
         socket.readInput { chunk in
@@ -150,7 +153,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
                 switch event {
                 case .line(let line):
                     // A BPUB header: its bytes are read (or dropped) before anything else.
-                    let next = server.execute(line, from: self)
+                    let next = server.execute(line, from: self, engine: engine)
                     if case .goOn = next {} else { return next }
                 case .tooLong: server.lineTooLong(from: self)
                 case .payload(let payload): server.publishBinary(payload, from: self)

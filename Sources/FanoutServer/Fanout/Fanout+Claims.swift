@@ -7,9 +7,9 @@ import FanoutProtocol
 /// wins hands them to one member each (`RedisEngine+Groups.swift`).
 extension Fanout {
     /// Keeps a delivered message for the run's group claim: a claim per epoch, and per 256 messages at most.
-    func gatherForClaims(_ message: NumberedMessage) {
-        if run.clusterEpoch != message.epoch { claimForGroups() }
-        run.clusterEpoch = message.epoch
+    func gatherForClaims(_ message: NumberedMessage, epoch: String) {
+        if run.clusterEpoch != epoch { claimForGroups() }
+        run.clusterEpoch = epoch
         run.groupMessages.append((message.seq, Array(message.payload)))
         if run.groupMessages.count >= 256 { claimForGroups() }
     }

@@ -11,8 +11,10 @@ import FanoutProtocol
 /// connections dropped during it, the framing it reuses for other transports, the backlog marks, the flush,
 /// and the publishers that backpressure released.
 final class Fanout: EngineDeliveries {
-    /// The server outlives its fan-out. Unowned and unchecked: the publish path reads it per message.
-    unowned(unsafe) let server: Server
+    /// The server, set once it is made; it outlives its fan-out. Unowned and unchecked: the publish path
+    /// reads it per message.
+    unowned(unsafe) var owner: Server?
+    @inline(__always) var server: Server { owner.unsafelyUnwrapped }
     var run = PublishRun()
     /// Connections dropped while a publish run was open, kept alive until it closes: the run refers to its
     /// receivers unretained.
@@ -32,10 +34,6 @@ final class Fanout: EngineDeliveries {
     /// Whether the engine has group messages claimed across nodes before they are delivered (several nodes).
     var claimsGroups = false
 
-    init(server: Server) {
-        self.server = server
-    }
-
     /// Sets the connection whose PUBs are numbered next (the dispatcher, before it asks the engine). A run
     /// belongs to one publisher: its replies go out ahead of its lines.
     @inline(__always)
@@ -46,10 +44,16 @@ final class Fanout: EngineDeliveries {
         }
     }
 
+    /// A message numbered here (the memory engine): no reset, no epoch.
+    func deliver(_ message: NumberedMessage) -> Int {
+        deliver(message, reset: nil, epoch: "")
+    }
+
     /// Queues a numbered message to every connection subscribed to a matching pattern (and one member per
     /// group), and returns how many connections that is. Cost: one index lookup per run, then one append per
     /// message and one write per receiver per run.
-    func deliver(_ message: NumberedMessage) -> Int {
+    @inline(__always)
+    func deliver(_ message: NumberedMessage, reset: NumberingReset?, epoch: String) -> Int {
         if !run.isOpen || message.run != run.engineRun || (message.run == 0 && !run.isRun(of: message.subject)) {
             close()
             run.open(subject: message.subject, engineRun: message.run, retains: message.recorded)
@@ -60,7 +64,7 @@ final class Fanout: EngineDeliveries {
         var receivers = plain
         if !run.groups.isEmpty {
             if claimsGroups {
-                gatherForClaims(message)
+                gatherForClaims(message, epoch: epoch)
             } else {
                 receivers &+= deliverToGroups(message)
                 if needsGroupFlush { flushBytes() }
@@ -69,7 +73,7 @@ final class Fanout: EngineDeliveries {
         guard receivers > 0 else { return 0 }
         server.stats.delivered &+= UInt64(receivers)
         guard plain > 0 else { return receivers }
-        if let reset = message.reset {
+        if let reset {
             // In the run, so every receiver hears it right before the message, on every transport.
             Encoder.appendReset(subject: message.subject, epoch: reset.epoch, seq: reset.seq, missed: reset.missed,
                                 to: &run.bytes)
