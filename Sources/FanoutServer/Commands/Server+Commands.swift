@@ -84,6 +84,28 @@ extension Server {
         return .goOn
     }
 
+    /// The one publish path: PUB, BPUB and HTTP's publish, on either engine. The engine numbers the message,
+    /// and the numbered message goes to the fan-out (`Fanout.deliver`): here, when the memory engine numbers
+    /// it at once; from the engine, when the Redis engine's comes back, its receipt taking a slot among the
+    /// connection's pending replies (`Server+PendingReplies.swift`) until it is answered.
+    @inline(__always)
+    func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, anyBytes: Bool,
+                 from connection: ClientConnection, engine: any Engine) {
+        fanout.publishing(for: connection)
+        switch engine.publish(subject: subject, payload: payload, anyBytes: anyBytes,
+                              receipt: reserveReply(for: connection)) {
+        case .numbered(let seq, let run, let recorded):
+            stats.published &+= 1
+            let receivers = fanout.deliver(NumberedMessage(subject: subject, seq: seq, payload: payload, anyBytes: anyBytes,
+                                                           run: run, recorded: recorded))
+            fanout.reply(receivers: receivers)
+        case .pending:
+            publishPending(from: connection)
+        case .refused(let reason):
+            publishRefused(reason, from: connection)
+        }
+    }
+
     /// Whether a command must wait behind the replies an engine still owes this connection (several nodes):
     /// then it is kept and run after them, and the connection reads nothing more meanwhile. A PUB or an ASK
     /// waits only behind a replay: they pipeline behind each other's replies, which keep their order.

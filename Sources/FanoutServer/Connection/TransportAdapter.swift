@@ -59,7 +59,7 @@ struct RunFraming {
     var sharedFrames: SharedBuffer?
     /// The events as one buffer that several event streams without ids share, when large.
     var sharedEvents: SharedBuffer?
-    /// How many adapted receivers the run has: sharing pays only for several.
+    /// How many receivers over this kind of transport the run has: sharing pays only for several.
     var receivers = 0
 
     /// Queues `bytes`, text a run's `receivers` of one kind share, to `socket`: by reference to one buffer,

@@ -6,7 +6,7 @@ extension Fanout {
     /// when large), as TCP receivers share the unframed lines; event streams build their own events.
     func flushToOtherTransports() {
         let marks = BacklogMarks(server.configuration.limits)
-        let receivers = run.adaptedReceivers
+        let receivers = run.framedReceivers
         framing.reset(receivers: receivers.count, subject: run.subjectString)
         let now = server.metrics != nil ? ContinuousClock.now : nil
         for receiver in receivers where receiver.isConnected {

@@ -1,37 +1,10 @@
 import FanoutEngine
 import FanoutProtocol
 
-/// The one publish path: PUB, BPUB and HTTP's publish, on either engine. The engine numbers the message, and
-/// the numbered message goes to the fan-out (`Fanout.deliver`): here, when the memory engine numbers it at
-/// once; from the engine, when the Redis engine's comes back, its receipt taking a slot among the
-/// connection's pending replies (`PendingReplies`) until it is answered.
+/// Replies an engine that answers later (several nodes) still owes a connection, kept in command order
+/// (`PendingReplies`): a publish's slot is filled when its receipt comes, errors and refusals take a slot
+/// behind the pending ones, and a command that must not overtake them runs once they are sent.
 extension Server {
-    @inline(__always)
-    func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, anyBytes: Bool,
-                 from connection: ClientConnection, engine: any Engine) {
-        fanout.publishing(for: connection)
-        switch engine.publish(subject: subject, payload: payload, anyBytes: anyBytes,
-                              receipt: reserveReply(for: connection)) {
-        case .numbered(let seq, let run, let recorded):
-            stats.published &+= 1
-            let receivers = fanout.deliver(NumberedMessage(subject: subject, seq: seq, payload: payload, anyBytes: anyBytes,
-                                                           run: run, recorded: recorded))
-            fanout.reply(receivers: receivers)
-        case .pending:
-            publishPending(from: connection)
-        case .refused(let reason):
-            stats.unavailable += 1
-            let refusal = Array(ProtocolError(.unavailable, reason).line.utf8)
-            if let pending = connection.extras?.pendingReplies, !pending.slots.isEmpty, pending.slots.last! == nil {
-                pending.slots[pending.slots.count - 1] = refusal
-                sendReadyReplies(pending, of: connection)
-            } else {
-                fanout.close()
-                connection.send(refusal)
-            }
-        }
-    }
-
     /// A slot for the reply of a publish an engine answers later, and its ticket. The slot exists before the
     /// engine is asked, so that no answer finds it missing.
     func reserveReply(for connection: ClientConnection) -> (receipts: any PublishReceipts, ticket: UInt64) {
@@ -49,12 +22,27 @@ extension Server {
         return made
     }
 
-    private func publishPending(from connection: ClientConnection) {
+    /// The engine took the publish; its reply waits in the slot `reserveReply` made.
+    func publishPending(from connection: ClientConnection) {
         guard let pending = connection.extras?.pendingReplies else { return }
         sendReadyReplies(pending, of: connection)
         // A client that pipelines faster than the engine answers is held back, as a TCP window would, instead
         // of meeting max_in_flight and its refusals alone. Read on once its replies are out.
         if pending.slots.count >= cluster?.pipelineLimit ?? 16 { connection.stopReading(.engineHold) }
+    }
+
+    /// The engine did not take the publish (its shard is down, or too much is in flight): `-ERR unavailable`,
+    /// in the slot made for its reply.
+    func publishRefused(_ reason: String, from connection: ClientConnection) {
+        stats.unavailable += 1
+        let refusal = Array(ProtocolError(.unavailable, reason).line.utf8)
+        if let pending = connection.extras?.pendingReplies, let last = pending.slots.last, last == nil {
+            pending.slots[pending.slots.count - 1] = refusal
+            sendReadyReplies(pending, of: connection)
+        } else {
+            fanout.close()
+            connection.send(refusal)
+        }
     }
 
     /// The engine answered the publish under `ticket`: its reply takes its slot.
