@@ -16,6 +16,8 @@
 
 #include <event2/event.h>
 #include <event2/buffer.h>
+// evbuffer_setcb, the one call that removes a callback libevent added itself (a socket bufferevent's on its output).
+#include <event2/buffer_compat.h>
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
 #include <event2/util.h>

@@ -11,7 +11,7 @@ extension SubjectIndex {
     public func sweepStep(budget: Int) -> Bool {
         var spent = 0
         while spent < budget, let stored = list.element(at: sweepCursor) {
-            spent += max(1, stored.storedCount)
+            spent += max(1, stored.allStoredCount)
             stored.set.prune()
             pruneGroups(of: stored)
             if stored.isUnheld {
@@ -50,8 +50,8 @@ extension SubjectIndex {
             cursor.position += 1
             spent += 1
             guard allowed(stored.name) else { continue }
-            spent += stored.storedCount
-            let live = stored.liveCount
+            spent += stored.allStoredCount
+            let live = stored.allLiveCount
             if live > 0 { visit(stored.name, live) }
         }
         guard cursor.position >= list.count else { return false }
@@ -62,14 +62,14 @@ extension SubjectIndex {
     /// Live subscribers of exactly `pattern` (0 when none): what a listing filtered by a concrete subject shows,
     /// since a concrete filter matches only itself. One lookup, O(that set).
     public func liveSubscribers(ofPattern pattern: String) -> Int {
-        byName[pattern]?.liveCount ?? 0
+        byName[pattern]?.allLiveCount ?? 0
     }
 
     /// Every pattern with its live subscriber count, in no order. O(patterns + members): for tests and tools;
     /// the server lists with `scanPatterns`.
     public var patterns: [(pattern: String, subscribers: Int)] {
         list.elements.compactMap { stored in
-            let live = stored.liveCount
+            let live = stored.allLiveCount
             return live > 0 ? (stored.name, live) : nil
         }
     }

@@ -7,7 +7,7 @@ import FanoutProtocol
 /// Bound: SUB/UNSUB O(1 + 16 trie nodes + open cursors); a publish 1 hash lookup + ≤ 3,213 trie nodes + the
 /// matched sets' members; `sweepStep`/`scanPatterns` O(budget + one set); only `sweep()`/`patterns` are O(all).
 ///
-/// Each pattern owns a `MulticastDelegate`, which holds its members weakly: a member that dies leaves every
+/// Each pattern is a `MulticastDelegate`, which holds its members weakly: a member that dies leaves every
 /// set with no call into the index. Its dead entries are skipped at once and swept out later, a slice at a
 /// time (`sweepStep`), so that emptied patterns disappear from listings. The other direction, member →
 /// patterns, is the caller's to keep with the member (the server's `ClientConnection.subscriptions`), which
@@ -22,15 +22,15 @@ import FanoutProtocol
 /// another module, and a generic method it cannot inline runs unspecialised, looking up `Member`'s metadata
 /// and witness table for every receiver.
 public final class SubjectIndex<Member: Subscriber> {
-    /// One stored pattern and its member set.
+    /// One stored pattern, which is its own set of plain members: one object per subscribed pattern, where a
+    /// pattern holding a separate set took two.
     @usableFromInline
-    final class Pattern: PatternListElement {
+    final class Pattern: MulticastDelegate<Member>, PatternListElement {
         let name: String
-        @usableFromInline let set = MulticastDelegate<Member>()
         /// The groups whose members hold this pattern (QSUB), by group name; empty for most patterns.
         @usableFromInline var groups: [String: MulticastGroup<Member>] = [:]
-        // A 32-bit position and the flag after it keep the object in glibc's 64-byte chunks with `groups`
-        // (16 of header, 16, 8, 8, 4, 1): one per subscribed pattern.
+        // A 32-bit position and the flag after it keep the object in glibc's 80-byte chunks (the set's 40
+        // bytes with its header, then 16, 8, 4, 1).
         private var position: Int32 = 0
         let isWildcard: Bool
 
@@ -44,14 +44,17 @@ public final class SubjectIndex<Member: Subscriber> {
             self.isWildcard = isWildcard
         }
 
+        /// The plain members (the pattern itself).
+        @inlinable var set: MulticastDelegate<Member> { self }
+
         /// Neither a plain member nor a group member is stored: the pattern can go.
         var isUnheld: Bool { self.set.storedCount == 0 && groups.isEmpty }
 
         /// Live subscribers, plain and group members (a connection holds a pattern in one mode only).
-        var liveCount: Int { groups.values.reduce(self.set.liveCount) { $0 + $1.liveCount } }
+        var allLiveCount: Int { groups.values.reduce(self.set.liveCount) { $0 + $1.liveCount } }
 
         /// Stored entries, dead ones included: what a sweep of this pattern costs.
-        var storedCount: Int { groups.values.reduce(self.set.storedCount) { $0 + $1.storedCount } }
+        var allStoredCount: Int { groups.values.reduce(self.set.storedCount) { $0 + $1.storedCount } }
     }
 
     @usableFromInline var byName = ShardedDictionary<String, Pattern>()

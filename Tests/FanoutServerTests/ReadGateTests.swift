@@ -43,6 +43,24 @@ struct ReadGateTests {
         gate.hold()
         #expect(gate.holds == 0)
     }
+
+    @Test func holdsAreCountedApartFromStops() {
+        var gate = ReadGate()
+        for _ in 0..<1_000 { gate.hold() }
+        _ = gate.add(.engineHold)
+        #expect(gate.holds == 1_000 && gate.stops == .engineHold)
+        _ = gate.lift(.engineHold)
+        for _ in 0..<999 { _ = gate.release() }
+        #expect(gate.holds == 1 && gate.stops.isEmpty && !gate.isOpen)
+        _ = gate.release()
+        #expect(gate.isOpen)
+    }
+
+    /// A server holds a gate per connection: 4 bytes, which fit in the padding after the connection's
+    /// subscriptions.
+    @Test func aGateTakesFourBytes() {
+        #expect(MemoryLayout<ReadGate>.size == 4)
+    }
 }
 
 import FanoutEventLoop

@@ -3,6 +3,11 @@ import Testing
 
 @Suite("SubscriptionSet")
 struct SubscriptionSetTests {
+    /// The connection's layout counts on 17 bytes (a string and its case), after which its read gate fits.
+    @Test func aSetTakes17Bytes() {
+        #expect(MemoryLayout<SubscriptionSet>.size == 17)
+    }
+
     @Test func behavesAsASetThroughEveryForm() {
         var set = SubscriptionSet()
         #expect(set.isEmpty && Array(set).isEmpty)

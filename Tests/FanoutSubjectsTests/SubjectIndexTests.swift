@@ -101,3 +101,13 @@ struct SubjectIndexTests {
         }
     }
 }
+
+@Suite("SubjectIndex's size")
+struct SubjectIndexSizeTests {
+    /// A server holds a pattern per subscribed subject, which is its own member set: one object in glibc's
+    /// 80-byte chunks (72 usable bytes), where a pattern and a separate set took 64 and 48.
+    @Test func aPatternAndItsSetAreOneObjectOfAn80ByteChunk() {
+        let pattern = SubjectIndex<Member>.Pattern(name: "orders.eu", isWildcard: false)
+        #expect((1...72).contains(mallocUsableSize(of: pattern)))
+    }
+}

@@ -35,7 +35,7 @@ extension BufferedSocket {
 
     func queueFlush() {
         guard writesDirectly, flushSlot == nil, !writeEventArmed else { return }
-        flushSlot = loop.pendingFlush.count
+        flushSlot = Int32(truncatingIfNeeded: loop.pendingFlush.count)
         loop.pendingFlush.append(Unmanaged.passUnretained(self))
     }
 

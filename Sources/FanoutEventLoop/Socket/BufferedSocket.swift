@@ -12,6 +12,10 @@ import Glibc
 ///
 /// Writing lives in `BufferedSocket+DirectWrites.swift`, socket options in `BufferedSocket+Options.swift`.
 public final class BufferedSocket {
+    // A server holds one per client, idle or not. The fields are declared in this order, word-sized ones
+    // first, then `fd` and `flushSlot`, then the one-byte flags, so that the object takes 88 bytes: glibc's
+    // 96-byte chunks, where any other order leaves padding that takes it to the 112- or 128-byte ones.
+
     let bev: OpaquePointer
     /// The bufferevent's output buffer, which lives as long as it does: looked up once, not per write.
     let output: OpaquePointer
@@ -19,11 +23,17 @@ public final class BufferedSocket {
     let loop: EventLoop
     /// Told about reads, drains and the end. Weak: the delegate owns the socket, not the other way round.
     public weak var delegate: BufferedSocketDelegate?
-    /// Whether this socket speaks TLS (a half-close would cut its close_notify short).
-    public let isTLS: Bool
+    /// Ends a graceful close at its deadline (BufferedSocket+Linger.swift).
+    var lingerTimer: LoopTimer?
+    /// A direct write that leaves this much output or less tells the delegate (BufferedSocket+DirectWrites.swift).
+    var writeLowWatermark = 0
     /// The socket's descriptor (-1 once released); kept here because asking the bufferevent for it takes
     /// an indirect call and its lock on every direct write.
     public private(set) var fd: Int32 = -1
+    /// This socket's index in the loop's `pendingFlush`, while it is there.
+    var flushSlot: Int32?
+    /// Whether this socket speaks TLS (a half-close would cut its close_notify short).
+    public let isTLS: Bool
 
     // Direct writes (BufferedSocket+DirectWrites.swift).
 
@@ -33,10 +43,6 @@ public final class BufferedSocket {
     /// Whether the bufferevent's write event is enabled: during a connect, after a partial direct write,
     /// and while lingering. Direct writes wait for it to drain, so output keeps its order.
     var writeEventArmed = false
-    var writeLowWatermark = 0
-    /// This socket's index in the loop's `pendingFlush`, while it is there.
-    var flushSlot: Int?
-
     /// Whether a direct write that brings the output down to its low-water mark tells the delegate, as the
     /// bufferevent's own writes always do. An owner that may never wait for a drain turns this off, and on
     /// again the first time it does: the call goes through a weak reference, and that costs more than the
@@ -46,7 +52,6 @@ public final class BufferedSocket {
     // Graceful close (BufferedSocket+Linger.swift).
 
     public internal(set) var isLingering = false
-    var lingerTimer: LoopTimer?
     var peerClosed = false
     var halfClosed = false
 
@@ -105,13 +110,21 @@ public final class BufferedSocket {
             bev = try nonNull("bufferevent_socket_new") { bufferevent_socket_new(loop.base, fd, options) }
         }
         output = bufferevent_get_output(bev)
+        if writesDirectly {
+            // bufferevent_socket_new watches its output so that data added while writing is enabled but the
+            // write event idle starts the event. Here the event is enabled only with output pending, and it
+            // stays pending until the output drains, when `handleDrained` disables it: the watch never has
+            // anything to do. Without it each socket saves libevent's 40-byte callback entry (48 with
+            // malloc's), and each write and drain of the output a call through it.
+            evbuffer_setcb(output, nil, nil)
+        }
         self.fd = fd
         installCallbacks()
     }
 
     deinit {
         // Leave the loop's flush list: unsent output goes with the socket.
-        if let slot = flushSlot { loop.pendingFlush[slot] = nil }
+        if let slot = flushSlot { loop.pendingFlush[Int(slot)] = nil }
         bufferevent_free(bev)
     }
 

@@ -98,6 +98,15 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// An IPv4 address and port in host byte order; nil for IPv6 and unix sockets.
+    public var ipv4: (address: UInt32, port: UInt16)? {
+        guard family == AF_INET, storage.count >= MemoryLayout<sockaddr_in>.size else { return nil }
+        return storage.withUnsafeBytes { raw in
+            let address = raw.loadUnaligned(as: sockaddr_in.self)
+            return (UInt32(bigEndian: address.sin_addr.s_addr), UInt16(bigEndian: address.sin_port))
+        }
+    }
+
     /// The numeric host, without brackets.
     public var host: String {
         storage.withUnsafeBytes { raw in

@@ -9,27 +9,28 @@ import FanoutSubjects
 /// publish run refers to it unretained (see `PublishRun.Receiver`). Dropping it from the table therefore
 /// removes it from every subscriber set, and its deinit frees its socket.
 final class ClientConnection: Subscriber, BufferedSocketDelegate {
-    // Declared in this order so that the object packs tightly (the read gate's 5 bytes and the two one-byte
-    // fields below share one 8-byte slot): a server holds one per client, idle or not. Fields that few
-    // connections use live in `extras`.
+    // Declared in this order so that the object takes 136 bytes, glibc's 144-byte chunks (a server holds one
+    // per client, idle or not): the framer's 21 bytes and the three one-byte fields after it fill three words,
+    // and the read gate's 4 bytes go in the padding after the subscriptions' 17. Fields that few connections
+    // use live in `extras`.
     let id: UInt64
-    /// `host:port` of the peer, for CLIENTS and logs.
-    let peer: String
+    /// The peer's address (`peer` formats it).
+    let peerAddress: PeerAddress
     /// Nil once closed: the socket is freed, or lingering on the loop to flush a last line.
     var socket: BufferedSocket?
     var framer: LineFramer
-    /// Whether it reads commands now, and what stops it (`stopReading`, `resumeReading`).
-    var gate = ReadGate()
-    /// How the client reaches the server, shown in CLIENTS (one byte, in the slot after `gate`); whether it
-    /// writes lines as they are is the publish path's fast-path check.
+    /// How the client reaches the server, shown in CLIENTS; whether it writes lines as they are is the publish
+    /// path's fast-path check.
     var transport = Transport.tcp
     /// Whether the memory bound watches its backlog: checked per delivery above the mark, where a set
-    /// insertion each time cost a third of a delivery with 5,000 subscribers. (Also in that padding.)
+    /// insertion each time cost a third of a delivery with 5,000 subscribers.
     var isBacklogWatched = false
-    /// A group found it busy: it is told its groups when its output drains under the mark. (In that padding.)
+    /// A group found it busy: it is told its groups when its output drains under the mark.
     var waitsForGroupDrain = false
     /// The subscriber → patterns direction of the index.
     var subscriptions = SubscriptionSet()
+    /// Whether it reads commands now, and what stops it (`stopReading`, `resumeReading`).
+    var gate = ReadGate()
     var deliveryMark: UInt64 = 0
     /// What this connection may do, shared with the other connections of its user; nil until it
     /// authenticates on a server that requires it.
@@ -47,7 +48,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
 
     init(id: UInt64, peer: SocketAddress, socket: BufferedSocket, maxLine: Int, server: Server, census: ObjectCensus) {
         self.id = id
-        self.peer = peer.description
+        self.peerAddress = PeerAddress(peer)
         self.socket = socket
         self.framer = LineFramer(maxLine: maxLine)
         let elapsed = (ContinuousClock.now - server.lifecycle.startedAt).components

@@ -21,38 +21,43 @@ struct ReadGate: Equatable, Sendable {
         static let closed = Stops(rawValue: 1 << 4)
     }
 
-    // In this order, so that the gate takes 5 bytes and the connection's one-byte fields pack after it.
-    /// Subscribers whose backlog holds this connection back as a publisher (backpressure).
-    private(set) var holds: UInt32 = 0
-    private(set) var stops: Stops = []
+    /// The stops in the low 5 bits, and above them the count of subscribers whose backlog holds this connection
+    /// back as a publisher (backpressure; at most one per connection, far below 2^27): 4 bytes in the
+    /// connection, where separate fields took 5 and the connection's padding another 8.
+    private var bits: UInt32 = 0
 
-    var isOpen: Bool { stops.isEmpty && holds == 0 }
-    var isClosed: Bool { stops.contains(.closed) }
+    private static let holdUnit: UInt32 = 1 << 5
+
+    var stops: Stops { Stops(rawValue: UInt8(truncatingIfNeeded: bits & (Self.holdUnit - 1))) }
+    var holds: UInt32 { bits / Self.holdUnit }
+
+    var isOpen: Bool { bits == 0 }
+    var isClosed: Bool { bits & UInt32(Stops.closed.rawValue) != 0 }
 
     /// Adds `stop`; false when it was there already or the gate is closed.
     mutating func add(_ stop: Stops) -> Bool {
         guard !isClosed, !stops.contains(stop) else { return false }
-        stops.insert(stop)
+        bits |= UInt32(stop.rawValue)
         return true
     }
 
     /// Lifts `stop`; false when it was not there (or the gate is closed).
     mutating func lift(_ stop: Stops) -> Bool {
         guard !isClosed, stops.contains(stop) else { return false }
-        stops.remove(stop)
+        bits &= ~UInt32(stop.rawValue)
         return true
     }
 
     /// One more subscriber holds the publisher back.
     mutating func hold() {
         guard !isClosed else { return }
-        holds += 1
+        bits += Self.holdUnit
     }
 
     /// A subscriber let go; false when none held it.
     mutating func release() -> Bool {
         guard holds > 0 else { return false }
-        holds -= 1
+        bits -= Self.holdUnit
         return true
     }
 }
