@@ -16,7 +16,8 @@ private let lastTokenValue = Atomic<UInt64>(0)
 ///
 /// Memory: a server holds one set per subject, and most subjects have one subscriber. A set of one member is
 /// a single 40-byte object; more members add an array of entries, searched by a scan up to `indexThreshold`
-/// members and through two hash indexes (by member and by token) above it, so that large sets stay O(1).
+/// members and through a hash index by member above it, so that large sets stay O(1); the index by token is
+/// built only when a large set is first asked to remove by token.
 ///
 /// Open, with every member final, so that an owner can keep its own fields in the set's object: the subject
 /// index's patterns do, one allocation per pattern where a pattern and its set took two (112 bytes of
@@ -45,49 +46,56 @@ open class MulticastDelegate<Member: AnyObject> {
     @usableFromInline
     final class Many {
         @usableFromInline private(set) var entries: ContiguousArray<Entry>
-        /// Where each member's entry is, and which member each token names; built when the set first grows
-        /// past `indexThreshold`, and kept until the set empties.
-        private var index: (slotByMember: [ObjectIdentifier: Int], memberByToken: [MembershipToken: ObjectIdentifier])?
+        /// Where each member's entry is: built when the set first grows past `indexThreshold`, and kept until
+        /// the set empties.
+        private var slotByMember: [ObjectIdentifier: Int]?
+        /// Which member each token names, in an indexed set: built on the first removal by token, so that a set
+        /// whose owner never removes by token (the server's subject sets) never pays for it.
+        private var memberByToken: [MembershipToken: ObjectIdentifier]?
 
         init(_ entries: ContiguousArray<Entry>) {
             self.entries = entries
         }
 
         func slot(of id: ObjectIdentifier) -> Int? {
-            if let index { return index.slotByMember[id] }
+            if let slotByMember { return slotByMember[id] }
             return entries.firstIndex { $0.id == id }
         }
 
         func slot(of token: MembershipToken) -> Int? {
-            if let index { return index.memberByToken[token].flatMap { index.slotByMember[$0] } }
-            return entries.firstIndex { $0.token == token }
+            guard let slotByMember else { return entries.firstIndex { $0.token == token } }
+            if memberByToken == nil {
+                var built: [MembershipToken: ObjectIdentifier] = [:]
+                built.reserveCapacity(entries.count)
+                for entry in entries { built[entry.token] = entry.id }
+                memberByToken = built
+            }
+            return memberByToken![token].flatMap { slotByMember[$0] }
         }
 
         func append(_ entry: Entry) {
             entries.append(entry)
-            if index != nil {
-                index!.slotByMember[entry.id] = entries.count - 1
-                index!.memberByToken[entry.token] = entry.id
+            if slotByMember != nil {
+                slotByMember![entry.id] = entries.count - 1
+                memberByToken?[entry.token] = entry.id
             } else if entries.count > MulticastDelegate.indexThreshold {
-                var slotByMember: [ObjectIdentifier: Int] = [:]
-                var memberByToken: [MembershipToken: ObjectIdentifier] = [:]
-                for (slot, entry) in entries.enumerated() {
-                    slotByMember[entry.id] = slot
-                    memberByToken[entry.token] = entry.id
-                }
-                index = (slotByMember, memberByToken)
+                var built: [ObjectIdentifier: Int] = [:]
+                for (slot, entry) in entries.enumerated() { built[entry.id] = slot }
+                slotByMember = built
             }
         }
+
+        var keepsTokenIndex: Bool { memberByToken != nil }
 
         /// Swap-removes the entry at `slot`, keeping the indexes right.
         func removeSlot(_ slot: Int) {
             let removed = entries[slot]
-            index?.slotByMember[removed.id] = nil
-            index?.memberByToken[removed.token] = nil
+            slotByMember?[removed.id] = nil
+            memberByToken?[removed.token] = nil
             let last = entries.count - 1
             if slot != last {
                 entries[slot] = entries[last]
-                index?.slotByMember[entries[slot].id] = slot
+                slotByMember?[entries[slot].id] = slot
             }
             entries.removeLast()
         }
@@ -109,6 +117,12 @@ open class MulticastDelegate<Member: AnyObject> {
     private var soleToken = MembershipToken(value: 0)
 
     public init() {}
+
+    /// Whether the set keeps an index by token (for tests: only after a removal by token in a large set).
+    final var keepsTokenIndex: Bool {
+        if case .many(let many) = storage { return many.keepsTokenIndex }
+        return false
+    }
 
     private static func makeToken() -> MembershipToken {
         MembershipToken(value: lastTokenValue.wrappingAdd(1, ordering: .relaxed).newValue)

@@ -1,4 +1,4 @@
-import FanoutMulticast
+@testable import FanoutMulticast
 import Testing
 
 private final class Listener {
@@ -88,6 +88,25 @@ struct MulticastDelegateTests {
         #expect(set.remove(b))
         #expect(!set.remove(b))
         #expect(set.isEmpty)
+    }
+
+    /// Removal by token is part of the pattern, but a large set whose owner never uses it (the server's subject
+    /// sets) keeps no index by token; the first removal by token builds one, and removals by token stay right.
+    @Test func aLargeSetPaysForTokensOnlyOnceTheyAreUsed() {
+        let set = MulticastDelegate<Listener>()
+        let members = (0..<100).map { Listener("m\($0)") }
+        let tokens = members.map { set.add($0) }
+        #expect(!set.keepsTokenIndex, "no index by token until a removal by token")
+        #expect(set.remove(members[0]))
+        #expect(!set.keepsTokenIndex)
+        #expect(set.remove(tokens[50]))
+        #expect(set.keepsTokenIndex)
+        #expect(!set.contains(members[50]))
+        #expect(!set.remove(tokens[0]), "a member removed by reference is gone by token too")
+        let late = Listener("late")
+        let lateToken = set.add(late)
+        #expect(set.remove(lateToken), "a member added after the index was built is found by token")
+        #expect(set.liveCount == 98)
     }
 
     @Test func membersMayMutateTheSetWhileBeingNotified() {
