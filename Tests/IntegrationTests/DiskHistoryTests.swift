@@ -102,6 +102,38 @@ struct DiskHistoryTests {
         #expect(second.stderr.all.contains { $0.contains("crash, fsync always: epochs kept") })
     }
 
+    /// With `always`, subscribers get a message only once its record is synced, like its publisher's `+OK`:
+    /// a connection that subscribes to what it publishes reads its `+OK` before its own message (a message
+    /// written ahead of the disk would come first, as the acknowledgement waits about a group commit), and
+    /// RESUME's reply and replay wait the same way.
+    @Test func withFsyncAlwaysDeliveriesWaitForTheDiskToo() throws {
+        let scratch = try Scratch()
+        let daemon = try start(scratch, fsync: "always")
+        let (client, epoch) = try connect(daemon)
+        #expect(try client.command("SUB orders.self") == "+OK 1")
+        try client.send((1...20).map { "PUB orders.self m\($0)\n" }.joined())
+        var acknowledged = 0
+        var messages: [String] = []
+        for _ in 0..<40 {
+            let line = try client.readLine()
+            if line == "+OK 1" {
+                acknowledged += 1
+            } else {
+                messages.append(line)
+                #expect(acknowledged >= messages.count, "\(line) came before its +OK")
+            }
+        }
+        #expect(messages == (1...20).map { "MSG orders.self \($0) m\($0)" })
+        let (other, _) = try connect(daemon)
+        #expect(try other.command("SUB orders.self") == "+OK 1")
+        try publish(client, "orders.self", 21...21)
+        #expect(try client.readLine() == "MSG orders.self 21 m21")
+        #expect(try other.readLine() == "MSG orders.self 21 m21")
+        #expect(try other.command("LAST orders.self 2") == "+OK 1 epoch=\(epoch) seq=21 replayed=2 missed=0")
+        #expect(try (0..<2).map { _ in try other.readLine() } == ["MSG orders.self 20 m20", "MSG orders.self 21 m21"])
+        try stop(daemon)
+    }
+
     @Test func aKillWithFsyncEverysecNeverReusesASeqUnderTheOldEpoch() throws {
         let scratch = try Scratch()
         let first = try start(scratch)

@@ -93,8 +93,11 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// Whether this connection's backlog pauses some publisher's reading (`ConnectionExtras.heldPublishers`).
     var holdsPublishers: Bool { !(extras?.heldPublishers.isEmpty ?? true) }
 
-    /// Unsent output bytes, those waiting behind a replay included.
-    var pendingBytes: Int { (socket?.outputCount ?? 0) + (extras?.replayJob?.waiting.count ?? 0) }
+    /// Unsent output bytes, those waiting behind a replay or for the disk (`history_fsync: always`) included.
+    var pendingBytes: Int {
+        guard let extras else { return socket?.outputCount ?? 0 }
+        return (socket?.outputCount ?? 0) + (extras.replayJob?.waiting.count ?? 0) + (extras.heldOutput?.bytes ?? 0)
+    }
 
     func send(_ text: String) {
         server.stats.bytesOut += UInt64(text.utf8.count)

@@ -204,6 +204,8 @@ extension Fanout {
                       other.socket != nil, other.deliveryMark != server.index.lastMark else { continue }
                 connection = other
             }
+            // Under `history_fsync: always`, as the run's other receivers (`flushHeldForDisk`).
+            if run.retains && server.local.holdsAcknowledgements { server.holdUntilDurable(connection) }
             deliver(delivery.bytes, to: connection)
             checkBacklog(of: connection, marks: marks)
         }

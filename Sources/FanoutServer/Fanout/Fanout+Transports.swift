@@ -46,4 +46,22 @@ extension Fanout {
             connection.send(bytes)
         }
     }
+
+    /// Under `history_fsync: always`: the run's messages reach every receiver once their records are synced,
+    /// as their publisher's `+OK` does (`DurableAcknowledgements`), so that a crash can never number again a
+    /// message somebody saw. Each receiver's output is held from here, in order, and framed when released.
+    func flushHeldForDisk() {
+        let marks = BacklogMarks(server.configuration.limits)
+        server.stats.bytesOut += UInt64(run.bytes.count * (run.receivers.count + run.framedReceivers.count))
+        for receiver in run.receivers + run.framedReceivers where receiver.isConnected {
+            let connection = receiver.connection.takeUnretainedValue()
+            server.holdUntilDurable(connection)
+            connection.write(run.bytes)
+            checkBacklog(of: connection, marks: marks)
+        }
+        for job in run.waiting where job.connection.socket != nil { server.holdUntilDurable(job.connection) }
+        if !run.waiting.isEmpty { queueBehindReplays(run.bytes, jobs: run.waiting) }
+        if !run.groupDeliveries.isEmpty { flushGroupDeliveries() }
+        run.bytes.removeAll(keepingCapacity: true)
+    }
 }

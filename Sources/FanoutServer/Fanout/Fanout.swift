@@ -155,6 +155,7 @@ final class Fanout: EngineDeliveries {
         isFlushing = true
         defer { isFlushing = false }
         flushReplies()
+        if run.retains && server.local.holdsAcknowledgements { return flushHeldForDisk() }
         if !run.waiting.isEmpty { queueBehindReplays(run.bytes, jobs: run.waiting) }
         if !run.framedReceivers.isEmpty { flushToOtherTransports() }
         if !run.groupDeliveries.isEmpty { flushGroupDeliveries() }

@@ -2,13 +2,16 @@ import DequeModule
 import FanoutEventLoop
 
 /// Under `history_fsync: always`, a PUB to a subject with history is acknowledged only once its record is
-/// synced, so that `+OK` means "on disk". The loop never waits for that: the publisher's output (its `+OK`s
-/// and every reply after them, in order) is held in a `HeldOutput`, and a timer polls the writer's count of
-/// synced records and releases what it covers. The publisher reads on meanwhile; a client that waits for its
+/// synced, so that `+OK` means "on disk"; and its subscribers get it only then too, as does a RESUME or
+/// LAST's reply and replay, so that nobody ever sees a message that a crash could number again. The loop
+/// never waits for that: the connection's output (the publisher's `+OK`s, a subscriber's messages, and
+/// everything after them, in order) is held in a `HeldOutput`, and a timer polls the writer's count of synced
+/// records and releases what it covers. Connections read on meanwhile; a client that waits for its
 /// acknowledgements (a window) is paced by the disk's group commits.
 ///
-/// Bound: one held connection per publisher with unsynced PUBs; its held bytes are its own replies, as its
-/// socket's output would be, released a group commit (about one fdatasync) later.
+/// Bound: one held connection per connection with unsynced output; its held bytes count as its pending output
+/// (`ClientConnection.pendingBytes`), under the same slow-consumer limit as its socket's, and are released a
+/// group commit (about one fdatasync) later.
 struct DurableAcknowledgements {
     /// Publishers whose output is held, in no order.
     var held: [ClientConnection] = []
@@ -28,15 +31,25 @@ final class HeldOutput {
     var chunks = Deque<(ticket: UInt64, bytes: [UInt8])>()
     /// A graceful close (QUIT, the client's EOF) that waits for the held output to go first.
     var closeReason: DisconnectReason?
+    /// Bytes held in all: they count as the connection's pending output, for the slow-consumer limit.
+    private(set) var bytes = 0
 
-    func append(_ bytes: [UInt8]) {
+    func append(_ more: [UInt8]) {
         guard !chunks.isEmpty else { return }
-        chunks[chunks.count - 1].bytes.append(contentsOf: bytes)
+        chunks[chunks.count - 1].bytes.append(contentsOf: more)
+        bytes += more.count
+    }
+
+    func removeFirst() -> (ticket: UInt64, bytes: [UInt8]) {
+        let first = chunks.removeFirst()
+        bytes -= first.bytes.count
+        return first
     }
 }
 
 extension Server {
-    /// Holds what is sent to `publisher` from now on until every record retained so far is synced.
+    /// Holds what is sent to `publisher` (or a subscriber) from now on until every record retained so far is
+    /// synced.
     func holdUntilDurable(_ publisher: ClientConnection) {
         let ticket = local.recordedTicket
         if let held = publisher.extras?.heldOutput {
@@ -79,7 +92,7 @@ extension Server {
         durableAcknowledgements.held.removeAll { connection in
             guard let held = connection.extras?.heldOutput else { return true }
             while let first = held.chunks.first, first.ticket <= durable {
-                held.chunks.removeFirst()
+                _ = held.removeFirst()
                 guard connection.socket != nil, !first.bytes.isEmpty else { continue }
                 connection.extras?.heldOutput = nil
                 connection.write(first.bytes)

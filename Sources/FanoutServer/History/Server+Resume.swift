@@ -50,6 +50,8 @@ extension Server {
         }
         // Messages that arrived before the answer go out before the reply; later ones see the replay job.
         fanout.close()
+        // Under `history_fsync: always`, the reply and the replay wait for what they name to be on disk.
+        if local.holdsAcknowledgements && engine === local { holdUntilDurable(connection) }
         if !connection.subscriptions.contains(subject) {
             addSubscriptions([subject], for: connection)
         } else if connection.extras?.groupOfPattern[subject] != nil {
