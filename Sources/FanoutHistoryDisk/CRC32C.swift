@@ -1,7 +1,13 @@
-/// CRC-32C (Castagnoli), the checksum of every history record: slicing by 8 over tables built once, in plain
-/// Swift (no zlib, no C module). About a byte per cycle, so checking 150 MB at start-up costs a tenth of a
-/// second.
+import CCRC32C
+
+/// CRC-32C (Castagnoli), the checksum of every history record: the processor's crc32 instruction where it has
+/// one (SSE 4.2, `CCRC32C`: about 8 bytes per cycle), else slicing by 8 over tables built once, in plain
+/// Swift (about a byte per cycle). The table's share of a 100-byte publish with disk history was a tenth of the
+/// server's time.
 public enum CRC32C {
+    /// Whether the instruction is there, asked once.
+    public static let usesHardware = fanout_crc32c_hardware() != 0
+
     private static let polynomial: UInt32 = 0x82F6_3B78
 
     /// Eight 256-entry tables: `tables[k][b]` is the CRC of byte `b` followed by `k` zero bytes.
@@ -24,6 +30,12 @@ public enum CRC32C {
 
     /// The CRC of `bytes`, continuing from `crc` (0 to start).
     public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        if usesHardware, let base = bytes.baseAddress { return ~fanout_crc32c_update(~crc, base, bytes.count) }
+        return checksumWithTables(bytes, continuing: crc)
+    }
+
+    /// `checksum` in plain Swift, whatever the processor (the tests compare the two).
+    static func checksumWithTables(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         var crc = ~crc
         var index = 0
         let count = bytes.count

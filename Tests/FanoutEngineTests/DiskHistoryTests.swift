@@ -1,4 +1,4 @@
-import FanoutHistoryDisk
+@testable import FanoutHistoryDisk
 import Foundation
 import Testing
 @testable import FanoutEngine
@@ -10,6 +10,25 @@ struct DiskHistoryUnitTests {
     @Test func crc32cMatchesTheStandardCheckValue() {
         #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
         #expect(CRC32C.checksum([UInt8]()) == 0)
+        #expect(Array("123456789".utf8).withUnsafeBytes { CRC32C.checksumWithTables($0) } == 0xE306_9283)
+    }
+
+    /// The instruction and the tables give the same checksum for every length and alignment, and when continued
+    /// over pieces, so that records written by either read back with the other.
+    @Test func crc32cInstructionAndTablesAgree() {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<600).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        bytes.withUnsafeBytes { all in
+            for start in 0..<9 {
+                for count in [0, 1, 7, 8, 9, 63, 64, 135, 591 - start] {
+                    let slice = UnsafeRawBufferPointer(rebasing: all[start..<(start + count)])
+                    #expect(CRC32C.checksum(slice) == CRC32C.checksumWithTables(slice), "start \(start), count \(count)")
+                }
+            }
+            let half = UnsafeRawBufferPointer(rebasing: all[0..<300])
+            let rest = UnsafeRawBufferPointer(rebasing: all[300..<600])
+            #expect(CRC32C.checksum(rest, continuing: CRC32C.checksum(half)) == CRC32C.checksumWithTables(all))
+        }
     }
 
     @Test func recordsCarryAnyBytesAndReadBackWhole() {

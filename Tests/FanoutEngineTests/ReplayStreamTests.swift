@@ -115,7 +115,9 @@ struct ReplayStreamTests {
         _ = stream.encode(into: &first, limit: 300)
         // The numbering restarts (seq 1 again) while the replay is under way: the log is emptied at once.
         let (_, position) = engine.openPosition(subject: "h.a")
-        Array("new".utf8).withUnsafeBytes { engine.retain(position, seq: 1, payload: $0) }
+        Array("new".utf8).withUnsafeBytes { payload in
+            Array("h.a".utf8).withUnsafeBytes { engine.retain(position, subject: $0, seq: 1, payload: payload) }
+        }
         let text = String(decoding: first, as: UTF8.self) + drain(stream, limit: 500)
         #expect(text == (101...200).map { line("h.a", $0) }.joined(), "only what the reply announced, nothing of the new numbering")
     }

@@ -22,6 +22,9 @@ public final class MemoryEngine: Engine, LocalHistory {
     var sequences: SequenceTable
     /// The publishes being numbered now: one subject's, consecutive.
     private var run = NumberingRun<RunPosition>()
+    /// When the run opened: its messages' time in history (for `max_age`). A run ends with its read at the
+    /// latest, so this is at most a read old; reading the clock per message was a twentieth of a publish.
+    private var runOpenedAt = ContinuousClock.now
     let history: HistoryStore
     /// History on disk (`history_dir`), or nil when it lives in memory only.
     var journal: HistoryJournal?
@@ -62,7 +65,7 @@ public final class MemoryEngine: Engine, LocalHistory {
         if !run.continues(with: subject) { openRun(subject) }
         let seq = run.next()
         let recorded = run.records
-        if recorded, let position = run.position { retain(position, seq: seq, payload: payload) }
+        if recorded, let position = run.position { retain(position, subject: subject, seq: seq, payload: payload) }
         return .numbered(seq: seq, run: run.serial, recorded: recorded)
     }
 
@@ -74,6 +77,7 @@ public final class MemoryEngine: Engine, LocalHistory {
     private func openRun(_ subject: UnsafeRawBufferPointer) {
         closeRun()
         let name = String(decoding: subject, as: UTF8.self)
+        runOpenedAt = .now
         let opened = openPosition(subject: name)
         run.open(subject, name: name, lastSeq: opened.lastSeq, position: opened.position,
                  records: opened.position.log != nil)
@@ -95,19 +99,17 @@ public final class MemoryEngine: Engine, LocalHistory {
         return (found.last, RunPosition(slot: found.slot, log: history.logForAppending(subject), serial: serial ?? 0))
     }
 
-    func retain(_ position: RunPosition, seq: UInt64, payload: UnsafeRawBufferPointer) {
+    /// Keeps message `seq` of `subject` (the run's) in its log, and on disk with a history directory.
+    func retain(_ position: RunPosition, subject: UnsafeRawBufferPointer, seq: UInt64, payload: UnsafeRawBufferPointer) {
         guard let log = position.log else { return }
         // A record names its subject in 16 bits: a longer subject (max_line allows one) stays in memory only.
-        guard let journal, log.subject.utf8.count <= HistoryRecord.maxSubjectBytes else {
-            history.append(log, seq: seq, payload: payload, at: .now)
+        guard let journal, subject.count <= HistoryRecord.maxSubjectBytes else {
+            history.append(log, seq: seq, payload: payload, at: runOpenedAt)
             return
         }
-        var subject = log.subject
-        let segment = subject.withUTF8 { subject in
-            journal.record(seq: seq, serial: position.serial, wallNanoseconds: journal.wallNow,
-                           subject: UnsafeRawBufferPointer(subject), payload: payload)
-        }
-        history.append(log, seq: seq, payload: payload, at: .now, segment: segment)
+        let segment = journal.record(seq: seq, serial: position.serial, wallNanoseconds: journal.wallNow,
+                                     subject: subject, payload: payload)
+        history.append(log, seq: seq, payload: payload, at: runOpenedAt, segment: segment)
     }
 
     /// Records where the open run left its subject's numbering, and hands its records to the disk writer.

@@ -1,0 +1,16 @@
+// CRC-32C with the processor's own instruction (SSE 4.2's crc32), for history records: the one thing here
+// Swift cannot say. FanoutHistoryDisk's CRC32C uses it when `fanout_crc32c_hardware()` says the processor
+// has it, and its own tables otherwise; both give the same checksums.
+#ifndef FANOUT_CRC32C_H
+#define FANOUT_CRC32C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Whether `fanout_crc32c_update` runs on this processor.
+int fanout_crc32c_hardware(void);
+
+/// Continues the raw CRC-32C register `crc` over `count` bytes (no pre- or post-inversion).
+uint32_t fanout_crc32c_update(uint32_t crc, const void *bytes, size_t count);
+
+#endif
