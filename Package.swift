@@ -30,8 +30,10 @@ let package = Package(
         .library(name: "FanoutClient", targets: ["FanoutClient"]),
         .library(name: "FanoutMulticast", targets: ["FanoutMulticast"]),
         .library(name: "FanoutProtocol", targets: ["FanoutProtocol"]),
-        // For the micro-benchmarks package under Benchmarks/, which measures the subject index in process.
+        // For the micro-benchmarks package under Benchmarks/, which measures the subject index and the engine
+        // seam in process.
         .library(name: "FanoutSubjects", targets: ["FanoutSubjects"]),
+        .library(name: "FanoutEngine", targets: ["FanoutEngine"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

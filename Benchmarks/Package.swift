@@ -18,6 +18,7 @@ let package = Package(
                 .product(name: "FanoutProtocol", package: "fanout"),
                 .product(name: "FanoutMulticast", package: "fanout"),
                 .product(name: "FanoutSubjects", package: "fanout"),
+                .product(name: "FanoutEngine", package: "fanout"),
             ],
             path: "Benchmarks/FanoutMicro",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

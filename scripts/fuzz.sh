@@ -22,8 +22,11 @@ for file in Sources/FanoutProtocol/*.swift Sources/FanoutMulticast/*.swift Sourc
     sed -E '/^(public )?import (FanoutProtocol|FanoutMulticast|FanoutCollections|FanoutHTTP|FanoutConfig|FanoutSubjects|FanoutHistoryDisk)$/d' "$file" > "$work/src/$(basename "$(dirname "$file")")-$(basename "$file")"
 done
 rm -f "$work/fuzz-parser"
+# The record reader's checksum uses the processor's CRC-32C instruction through this C module.
+clang -O2 -fsanitize=address -c Sources/CCRC32C/crc32c.c -I Sources/CCRC32C/include -o "$work/crc32c.o"
 # gold warns about every ASan helper symbol it cannot export; those lines say nothing about our code.
 swiftc -O -parse-as-library -sanitize=fuzzer,address -module-name FanoutFuzz "$work"/src/*.swift \
+    -I Sources/CCRC32C/include "$work/crc32c.o" \
     -o "$work/fuzz-parser" 2>&1 | { grep -v "Cannot export local symbol" || true; }
 test -x "$work/fuzz-parser"
 cp Fuzz/corpus/* "$work/corpus/"

@@ -1,6 +1,7 @@
 // In-process micro-benchmarks: the parser, the subject index, and fan-out over weak subscriber sets.
 // Run from Benchmarks/: `swift package benchmark` (add `--filter 'index.*'` to pick some).
 import Benchmark
+import FanoutEngine
 import FanoutMulticast
 import FanoutProtocol
 import FanoutSubjects
@@ -14,6 +15,7 @@ let benchmarks: @Sendable () -> Void = {
     parserBenchmarks()
     indexBenchmarks()
     fanoutBenchmarks()
+    engineSeamBenchmarks()
 }
 
 /// A subscriber as the index sees one: only the mark it uses to count a member once per publish.
@@ -140,5 +142,58 @@ func fanoutBenchmarks() {
             }
             withExtendedLifetime(members) {}
         }
+    }
+}
+
+/// Receipts nobody reads: the memory engine numbers at once and never asks for them.
+final class NoReceipts: PublishReceipts {
+    func published(ticket: UInt64, _ result: Result<Int64, EngineFailure>) {}
+}
+
+/// The engine seam, the two ways a server could hold it: as `any Engine` (what fanoutd does, taking the
+/// reference once per read) or as a generic parameter specialized for the memory engine. 1,000 publishes to one
+/// subject per iteration, numbered as a read's run is.
+func engineSeamBenchmarks() {
+    let subject = Array("bench.seam".utf8)
+    let payload = [UInt8](repeating: 0x78, count: 100)
+    let receipts = NoReceipts()
+
+    @inline(never)
+    func publishThroughExistential(_ engine: any Engine, count: Int) -> UInt64 {
+        var last: UInt64 = 0
+        subject.withUnsafeBytes { subject in
+            payload.withUnsafeBytes { payload in
+                for _ in 0..<count {
+                    if case .numbered(let seq, _, _) = engine.publish(subject: subject, payload: payload, anyBytes: false,
+                                                                        receipt: (receipts, 0)) { last = seq }
+                }
+            }
+        }
+        engine.endOfRead()
+        return last
+    }
+
+    @inline(never)
+    func publishThroughGeneric<E: Engine>(_ engine: E, count: Int) -> UInt64 {
+        var last: UInt64 = 0
+        subject.withUnsafeBytes { subject in
+            payload.withUnsafeBytes { payload in
+                for _ in 0..<count {
+                    if case .numbered(let seq, _, _) = engine.publish(subject: subject, payload: payload, anyBytes: false,
+                                                                        receipt: (receipts, 0)) { last = seq }
+                }
+            }
+        }
+        engine.endOfRead()
+        return last
+    }
+
+    let existential: any Engine = MemoryEngine(subjectLimit: 1000)
+    Benchmark("engine seam: 1000 publishes through any Engine", configuration: .init(scalingFactor: .kilo)) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(publishThroughExistential(existential, count: 1_000)) }
+    }
+    let concrete = MemoryEngine(subjectLimit: 1000)
+    Benchmark("engine seam: 1000 publishes through a generic Engine", configuration: .init(scalingFactor: .kilo)) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(publishThroughGeneric(concrete, count: 1_000)) }
     }
 }

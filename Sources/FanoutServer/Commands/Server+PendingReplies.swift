@@ -86,7 +86,7 @@ extension Server {
         if let line = pending.deferred {
             pending.deferred = nil
             _ = line.withUnsafeBytes { execute($0, from: connection) }
-            fanout.finish()
+            readEnded()
             if pending.isBusy { return }
         }
         connection.resumeReading(.engineHold)
