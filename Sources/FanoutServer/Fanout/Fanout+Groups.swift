@@ -49,31 +49,10 @@ extension Fanout {
         return delivered
     }
 
-    /// The member that takes the next message of group `group`: the one whose turn it is, until it has taken
-    /// `RunGroup.turnBytes` of the run, left, or passed the busy mark; then the next in the rotation. Nil when
-    /// the group has no live member.
+    /// The member of group `group`'s rotation that takes the next message: the next in the rotation while it
+    /// grows to `RunGroup.rotation`, then each in turn, a member that left or is busy being replaced by the
+    /// group's next choice. Nil when the group has no live member.
     private func nextChoice(in group: Int) -> RunGroup.Choice? {
-        if let current = run.groups[group].turn {
-            let share = run.groupDeliveries[current.slot].bytes.count
-            if share - run.groups[group].turnStartBytes < RunGroup.turnBytes, current.isConnected,
-               current.socket._withUnsafeGuaranteedRef({ $0.outputCount }) + share
-                <= server.configuration.limits.groupBusyBytes {
-                return current
-            }
-        }
-        guard let next = nextInRotation(in: group) else {
-            run.groups[group].turn = nil
-            return nil
-        }
-        run.groups[group].turn = next
-        run.groups[group].turnStartBytes = run.groupDeliveries[next.slot].bytes.count
-        return next
-    }
-
-    /// The next member of group `group`'s rotation: the next in the rotation while it grows to
-    /// `RunGroup.rotation`, then each in turn, a member that left or is busy being replaced by the group's
-    /// next choice. Nil when the group has no live member.
-    private func nextInRotation(in group: Int) -> RunGroup.Choice? {
         let count = run.groups[group].chosen.count
         if count < RunGroup.rotation && !run.groups[group].isComplete {
             if let fresh = chooseMember(for: group, replacing: nil) { return fresh }
@@ -192,7 +171,6 @@ extension Fanout {
         for group in run.groups.indices {
             run.groups[group].chosen.removeAll(keepingCapacity: true)
             run.groups[group].isComplete = false
-            run.groups[group].turn = nil
         }
         needsGroupFlush = false
         for delivery in deliveries {

@@ -2,15 +2,10 @@ import FanoutEventLoop
 import FanoutMulticast
 
 /// One group name's part in a publish run: the member sets (one per matching pattern the group holds) and the
-/// members chosen so far, which the run's messages take in turns.
-///
-/// Round robin by turns: a member takes the run's messages until it has taken `turnBytes` of them, then the
-/// next member takes over. A message per read (a request, a job) goes to the next member each time, as per
-/// message round robin would; a burst of small messages costs one write per turn instead of one write per
-/// member per message, which cost half the rate of a plain subscriber for a group of 10.
+/// members chosen so far, which the run's messages take in turn.
 ///
 /// The choice costs a weak-reference load and a retain only when a member joins the rotation (at most
-/// `rotation` per run); each turn then takes the next member of the rotation by an index, unretained, as a
+/// `rotation` per run); each message then takes the next member of the rotation by an index, unretained, as a
 /// plain receiver is taken (see `PublishRun.Receiver`). A member that left, or whose queued output passed the
 /// busy mark, is replaced by the group's next choice, so the spread over runs stays the group's round robin.
 struct RunGroup {
@@ -31,8 +26,6 @@ struct RunGroup {
     /// Members a run's rotation holds at most: the spread within one run; the group's own order continues
     /// from run to run.
     static let rotation = 16
-    /// Bytes of a run's messages one member takes in a turn at most.
-    static let turnBytes = 16 * 1024
 
     let name: String
     var sets: [MulticastGroup<ClientConnection>]
@@ -40,9 +33,6 @@ struct RunGroup {
     var next = 0
     /// The rotation holds every member the group could give (its sets came round to one already in it).
     var isComplete = false
-    /// The member whose turn it is, and how much of the run it had taken when its turn began.
-    var turn: Choice?
-    var turnStartBytes = 0
 
     init(name: String, sets: [MulticastGroup<ClientConnection>]) {
         self.name = name
