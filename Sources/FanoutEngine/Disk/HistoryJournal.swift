@@ -17,6 +17,8 @@ final class HistoryJournal {
     let ledger: SegmentLedger
     /// Records encoded since the last hand-over, one batch per segment, the last being filled.
     private var pending: [EncodedRecords] = []
+    /// The segment of `pending`'s last batch: read per record, where `pending.last` would copy the batch.
+    private var pendingSegment: UInt32?
     private var pendingBytes = 0
     /// Wall-clock nanoseconds for the records of the run under way: read once per run, not per message.
     var wallNow: Int64 = 0
@@ -43,10 +45,11 @@ final class HistoryJournal {
                 payload: UnsafeRawBufferPointer) -> UInt32 {
         let size = HistoryRecord.size(subjectBytes: subject.count, payloadBytes: payload.count)
         let segment = ledger.place(size)
-        if pending.last?.segment != segment {
+        if pendingSegment != segment || pending.isEmpty {
             var batch = EncodedRecords(segment: segment)
             batch.bytes.reserveCapacity(4096)
             pending.append(batch)
+            pendingSegment = segment
         }
         HistoryRecord.appendUnsealed(seq: seq, serial: serial, wallNanoseconds: wallNanoseconds, subject: subject,
                                      payload: payload, to: &pending[pending.count - 1].bytes)
