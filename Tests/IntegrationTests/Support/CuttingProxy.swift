@@ -139,6 +139,12 @@ private final class Core: @unchecked Sendable {
             let client = accept(listener, nil, nil)
             if client < 0 {
                 if errno == EINTR || errno == ECONNABORTED { continue }
+                // Out of descriptors for a moment: tests running beside this one (thousands of connections) share
+                // the process's table. Accepting stops only when the listener is shut down.
+                if errno == EMFILE || errno == ENFILE {
+                    usleep(10_000)
+                    continue
+                }
                 break
             }
             // Not inherited by processes other tests spawn (accept4 is not visible to Swift).
