@@ -346,6 +346,23 @@ extension ClusterTests {
         }
     }
 
+    /// An event stream of several subjects on a clustered node: its setup hands the dispatcher a RESUME per
+    /// subject without reading in between, and each waits for the one before it; none is lost.
+    @Test func anEventStreamOfSeveralSubjectsOnAClusteredNodeHoldsThemAll() throws {
+        let rig = try ClusterRig(shards: 1, nodes: 0)
+        let node = try rig.startNode(extraArguments: ["--http-listen", "127.0.0.1:0"])
+        let events = try eventStream(port: try node.httpPort(), query: "subject=s.1&subject=s.2&subject=s.3")
+        let client = try node.client(timeout: 15)
+        try eventually(timeout: 15, "the stream holds its three subjects") {
+            let listing = try client.command("CHANNELS s.*")
+            return listing.contains(" s.1=1") && listing.contains(" s.2=1") && listing.contains(" s.3=1")
+        }
+        for subject in ["s.1", "s.2", "s.3"] { #expect(try client.command("PUB \(subject) to-\(subject)") == "+OK 1") }
+        for subject in ["s.1", "s.2", "s.3"] {
+            _ = try events.stdout.waitForLine(containing: "to-\(subject)", timeout: 10)
+        }
+    }
+
     /// A WebSocket subscriber on a clustered node gets what comes back from Redis framed, one message a frame.
     @Test func aWebSocketSubscriberOfAClusteredNodeGetsFrames() throws {
         let rig = try ClusterRig(shards: 1, nodes: 0)

@@ -134,6 +134,73 @@ struct DiskHistoryTests {
         try stop(daemon)
     }
 
+    /// With `always`, a message of a subject without history waits behind output held for the disk: a
+    /// publisher's messages reach a subscriber in publish order across subjects, and a RESUME's reply comes
+    /// before the message published after it.
+    @Test func withFsyncAlwaysNothingOvertakesHeldOutput() throws {
+        let scratch = try Scratch()
+        let daemon = try start(scratch, fsync: "always")
+        let (subscriber, _) = try connect(daemon)
+        #expect(try subscriber.command("SUB orders.m plain.m") == "+OK 2")
+        let (publisher, _) = try connect(daemon)
+        try publisher.send("PUB orders.m 1\nPUB plain.m 2\nPUB orders.m 3\nPUB plain.m 4\n")
+        for _ in 1...4 { #expect(try publisher.readLine() == "+OK 1") }
+        #expect(try (0..<4).map { _ in try subscriber.readLine() }
+                == ["MSG orders.m 1 1", "MSG plain.m 1 2", "MSG orders.m 2 3", "MSG plain.m 2 4"])
+        let (resumer, _) = try connect(daemon)
+        try resumer.send("RESUME plain.y\nPUB plain.y hi\n")
+        #expect(try resumer.readLine().hasPrefix("+OK 1 epoch="))
+        let rest = try (0..<2).map { _ in try resumer.readLine() }
+        #expect(Set(rest) == ["MSG plain.y 1 hi", "+OK 1"], "\(rest)")
+        try stop(daemon)
+    }
+
+    /// With `always`, a LAST whose replay is large, while live messages keep coming, is paced by what waits
+    /// for the disk too: its client gets the reply and the replay, never a slow-consumer drop.
+    @Test func withFsyncAlwaysALargeReplayIsNotASlowConsumer() throws {
+        let scratch = try Scratch()
+        let daemon = try Daemon(arguments: ["--config", try fixture("history.yaml")],
+                                environment: ["FANOUTD_HISTORY_DIR": scratch.history, "FANOUTD_HISTORY_FSYNC": "always",
+                                              "FANOUTD_MAX_PENDING_BYTES": "1048576"])
+        let (publisher, _) = try connect(daemon)
+        let payload = String(repeating: "k", count: 1000)
+        for batch in 0..<20 {
+            try publisher.send((0..<100).map { "PUB burst.big \(batch * 100 + $0)-\(payload)\n" }.joined())
+            for _ in 0..<100 { #expect(try publisher.readLine() == "+OK 0") }
+        }
+        let (client, _) = try connect(daemon)
+        // The client asks, then reads nothing until the live messages are all published: what the replay and
+        // they take must stay within its limit meanwhile.
+        try client.sendLine("LAST burst.big 5000")
+        let live = Thread.detachNewThreadWithResult {
+            do {
+                // Pipelined, as a busy publisher does: the live messages land while the replay is encoded.
+                for round in 0..<5 {
+                    try publisher.send((0..<10).map { "PUB burst.big live-\(round * 10 + $0)-\(payload)\n" }.joined())
+                    for _ in 0..<10 { guard try publisher.readLine().hasPrefix("+OK ") else { return -1 } }
+                }
+                return 50
+            } catch {
+                return -2
+            }
+        }
+        #expect(live.wait(timeout: 60) == 50)
+        let reply = try client.readLine()
+        #expect(reply.hasPrefix("+OK 1 epoch=") && !reply.contains("replayed=0"), "\(reply)")
+        let replayed = Int(reply.split(separator: " ").first { $0.hasPrefix("replayed=") }?.dropFirst(9) ?? "") ?? 0
+        for _ in 0..<replayed { #expect(try client.readLine().hasPrefix("MSG burst.big ")) }
+        // The live messages follow the replay; the connection is still there, and nothing was refused.
+        try client.sendLine("PING after")
+        var following: [String] = []
+        while true {
+            let line = try client.readLine()
+            if line == "+PONG after" { break }
+            following.append(line)
+        }
+        #expect(following.allSatisfy { $0.hasPrefix("MSG burst.big ") }, "\(following.prefix(3))")
+        try stop(daemon)
+    }
+
     @Test func aKillWithFsyncEverysecNeverReusesASeqUnderTheOldEpoch() throws {
         let scratch = try Scratch()
         let first = try start(scratch)

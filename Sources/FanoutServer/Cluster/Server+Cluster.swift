@@ -70,8 +70,9 @@ extension Server {
         node.engine.stop()
         fanout.close()
         loop.afterEachPass = nil
-        cluster = nil
+        // The local engine first, so that the reference never names the Redis engine once nothing owns it.
         engine = local
+        cluster = nil
         fanout.claimsGroups = false
         for connection in connections.values where connection.extras?.pendingReplies != nil {
             connection.extras?.pendingReplies = nil

@@ -12,8 +12,10 @@ final class PendingReplies: PublishReceipts {
     var slots = Deque<[UInt8]?>()
     /// The ticket of `slots.first`.
     var firstTicket: UInt64 = 0
-    /// A command line read while replies were pending, executed once they are sent.
-    var deferred: [UInt8]?
+    /// Command lines read while replies were pending, executed in order once they are sent. Bounded: the
+    /// connection stops reading at the first, and only a caller that hands several lines without reading
+    /// (an event stream's setup: one per subject) adds more.
+    var deferred = Deque<[UInt8]>()
     /// A RESUME or LAST whose replay the engine has not answered, or a SUB waiting for its subscriptions.
     var replaying = false
     /// The deferred SUB has waited for its subscriptions: it runs now, whatever their state.

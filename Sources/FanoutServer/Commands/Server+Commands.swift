@@ -116,7 +116,7 @@ extension Server {
         case .pub, .ask: guard pending.replaying else { return false }
         default: guard pending.isBusy else { return false }
         }
-        pending.deferred = Array(line)
+        pending.deferred.append(Array(line))
         connection.stopReading(.engineHold)
         return true
     }

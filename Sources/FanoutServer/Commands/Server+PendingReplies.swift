@@ -79,15 +79,14 @@ extension Server {
         resumeCommands(pending, of: connection)
     }
 
-    /// Runs the deferred command once nothing is pending, then lets the connection read on.
+    /// Runs the deferred commands, in order, while nothing is pending, then lets the connection read on.
     func resumeCommands(_ pending: PendingReplies, of connection: ClientConnection) {
         // A replay still going out in slices comes first (`finishReplay` calls again).
         guard !pending.isBusy, connection.extras?.replayJob == nil else { return }
-        if let line = pending.deferred {
-            pending.deferred = nil
+        while let line = pending.deferred.popFirst() {
             _ = line.withUnsafeBytes { execute($0, from: connection) }
             readEnded()
-            if pending.isBusy { return }
+            if pending.isBusy || connection.extras?.replayJob != nil || connection.socket == nil { return }
         }
         connection.resumeReading(.engineHold)
         if pending.closeWhenAnswered && !pending.isBusy && connection.socket != nil {

@@ -47,19 +47,23 @@ extension Fanout {
         }
     }
 
-    /// Under `history_fsync: always`: the run's messages reach every receiver once their records are synced,
-    /// as their publisher's `+OK` does (`DurableAcknowledgements`), so that a crash can never number again a
-    /// message somebody saw. Each receiver's output is held from here, in order, and framed when released.
+    /// Under `history_fsync: always`: a run whose messages are recorded reaches every receiver once their
+    /// records are synced, as their publisher's `+OK` does (`DurableAcknowledgements`), so that a crash can
+    /// never number again a message somebody saw. Each receiver's output is held from here, in order, and framed
+    /// when released. A run of a subject without history goes out at once, unless the receiver has output held
+    /// already: then it waits behind it, keeping the order of what the connection is sent.
     func flushHeldForDisk() {
         let marks = BacklogMarks(server.configuration.limits)
         server.stats.bytesOut += UInt64(run.bytes.count * (run.receivers.count + run.framedReceivers.count))
         for receiver in run.receivers + run.framedReceivers where receiver.isConnected {
             let connection = receiver.connection.takeUnretainedValue()
-            server.holdUntilDurable(connection)
+            if run.retains { server.holdUntilDurable(connection) }
             connection.write(run.bytes)
             checkBacklog(of: connection, marks: marks)
         }
-        for job in run.waiting where job.connection.socket != nil { server.holdUntilDurable(job.connection) }
+        if run.retains {
+            for job in run.waiting where job.connection.socket != nil { server.holdUntilDurable(job.connection) }
+        }
         if !run.waiting.isEmpty { queueBehindReplays(run.bytes, jobs: run.waiting) }
         if !run.groupDeliveries.isEmpty { flushGroupDeliveries() }
         run.bytes.removeAll(keepingCapacity: true)

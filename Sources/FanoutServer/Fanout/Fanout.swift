@@ -155,7 +155,9 @@ final class Fanout: EngineDeliveries {
         isFlushing = true
         defer { isFlushing = false }
         flushReplies()
-        if run.retains && server.local.holdsAcknowledgements { return flushHeldForDisk() }
+        // Under `history_fsync: always`, every run takes the path that respects held output: a run of a subject
+        // without history must not overtake what a connection has waiting for the disk.
+        if server.local.holdsAcknowledgements { return flushHeldForDisk() }
         if !run.waiting.isEmpty { queueBehindReplays(run.bytes, jobs: run.waiting) }
         if !run.framedReceivers.isEmpty { flushToOtherTransports() }
         if !run.groupDeliveries.isEmpty { flushGroupDeliveries() }

@@ -26,7 +26,9 @@ extension Server {
                 job.end()
                 continue
             }
-            if socket.outputCount >= Self.replayAheadBytes {
+            // What waits for the disk (`history_fsync: always`) counts as queued: a replay is encoded no faster
+            // than it leaves, so that its own bytes never push its client over max_pending_bytes.
+            if socket.outputCount + (job.connection.extras?.heldOutput?.bytes ?? 0) >= Self.replayAheadBytes {
                 job.awaitingDrain = true
                 work.replaysAwaitingDrain += 1
                 socket.reportsDirectDrains = true

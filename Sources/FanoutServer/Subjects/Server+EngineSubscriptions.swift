@@ -30,7 +30,7 @@ extension Server {
         }
         let pending = replies(of: connection)
         pending.replaying = true
-        pending.deferred = Array(line)
+        pending.deferred.append(Array(line))
         connection.stopReading(.engineHold)
         return true
     }
