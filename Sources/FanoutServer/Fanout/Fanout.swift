@@ -9,9 +9,9 @@ import Glibc
 /// The fan-out core: every numbered message, whichever engine numbered it, reaches this node's subscribers
 /// here, through one publish run at a time (`PublishRun`).
 ///
-/// Its API is small: an engine calls `deliver` with each numbered message (the memory engine from inside the
-/// dispatcher's PUB, the Redis engine when a message comes back), and the dispatcher calls `close` at command
-/// boundaries and `finish` when a read ends. The core owns what a run needs between those calls: the run, the
+/// Its API is small: `deliver` takes each numbered message (from the dispatcher's publish, with what the memory
+/// engine numbered at once; from the Redis engine, when a message comes back), and the dispatcher calls
+/// `close` at command boundaries and `finish` when a read ends. The core owns what a run needs between those calls: the run, the
 /// connections dropped during it, the framing it reuses for other transports, the backlog marks, the flush,
 /// and the publishers that backpressure released.
 final class Fanout: EngineDeliveries {
