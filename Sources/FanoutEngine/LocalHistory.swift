@@ -10,6 +10,8 @@ public protocol LocalHistory: Engine {
     var isSubscribed: (String) -> Bool { get set }
     /// Subjects whose numbering is remembered at most (`max_tracked_subjects`).
     var subjectLimit: Int { get set }
+    /// The epoch `subject`'s numbering goes on under, as RESUME would report it.
+    func epoch(ofSubject subject: String) -> String
     /// Whether there is history to age out (the expiry timer runs only then).
     var keepsHistory: Bool { get }
     /// Ages out expired messages a bounded slice at a time; returns whether work is left.

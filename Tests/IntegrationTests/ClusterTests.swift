@@ -281,8 +281,11 @@ extension ClusterTests {
             let info = infoFields(try publisher.command("INFO"))
             return info["shard0"] == "127.0.0.1:\(other.port)" && info["shard0_status"] == "up"
         }
-        // The subscription was carried over: the new shard numbers the subject from 1.
+        // The subscription was carried over: the new shard numbers the subject from 1, which the subscriber
+        // hears announced first.
         #expect(try publisher.command("PUB x.1 after") == "+OK 1")
+        let reset = try subscriber.readLine()
+        #expect(reset.hasPrefix("RESET x.1 epoch=") && reset.hasSuffix(" seq=0 missed=unknown"), "\(reset)")
         #expect(try subscriber.readLine() == "MSG x.1 1 after")
         #expect(try other.cli("PUBSUB", "NUMSUB", "fanout:m:x.1").hasSuffix("1"))
     }
@@ -361,6 +364,43 @@ extension ClusterTests {
         for subject in ["s.1", "s.2", "s.3"] {
             _ = try events.stdout.waitForLine(containing: "to-\(subject)", timeout: 10)
         }
+    }
+
+    /// A reload that adds the cluster section, then removes it, changes the engine under a subscriber that stays:
+    /// each subject's first message from the new engine comes after `RESET ... missed=unknown`, so the
+    /// subscriber never sees its seqs go back without a word.
+    @Test func aReloadThatChangesTheEngineAnnouncesTheNewNumbering() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-switch-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("fanoutd.yaml").path
+        try "log_level: info\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try Daemon(arguments: ["--config", config])
+        let subscriber = try daemon.client(timeout: 15)
+        #expect(try subscriber.command("SUB sw.x") == "+OK 1")
+        let publisher = try daemon.client(timeout: 15)
+        for payload in ["a", "b"] { #expect(try publisher.command("PUB sw.x \(payload)") == "+OK 1") }
+        #expect(try subscriber.readLine() == "MSG sw.x 1 a")
+        #expect(try subscriber.readLine() == "MSG sw.x 2 b")
+
+        let redis = try RedisServerProcess()
+        try "log_level: info\ncluster:\n  redis: [\"\(redis.url)\"]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        _ = try daemon.stderr.waitForLine(containing: "restarting the engine", timeout: 10)
+        try eventually(timeout: 20, "the node publishes through Redis") { try publisher.command("PUB sw.x c") == "+OK 1" }
+        // Redis numbers from 1; a PUB answered `+OK 0` before the node's subscription took effect used a seq.
+        let reset = try subscriber.readLine()
+        #expect(reset.hasPrefix("RESET sw.x epoch=") && reset.hasSuffix(" missed=unknown"), "\(reset)")
+        let before = UInt64(reset.split(separator: " ").first { $0.hasPrefix("seq=") }?.dropFirst(4) ?? "") ?? 99
+        #expect(try subscriber.readLine() == "MSG sw.x \(before + 1) c")
+
+        try "log_level: info\n".write(toFile: config, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        _ = try daemon.stderr.waitForLine(containing: "restarting the engine", after: 1, timeout: 10)
+        #expect(try publisher.command("PUB sw.x d") == "+OK 1")
+        let back = try subscriber.readLine()
+        #expect(back.hasPrefix("RESET sw.x epoch=") && back.hasSuffix(" seq=2 missed=unknown"), "\(back)")
+        #expect(try subscriber.readLine() == "MSG sw.x 3 d")
     }
 
     /// A WebSocket subscriber on a clustered node gets what comes back from Redis framed, one message a frame.

@@ -141,6 +141,11 @@ public final class MemoryEngine: Engine, LocalHistory {
         serial == 0 ? epoch : "\(epoch).\(serial)"
     }
 
+    public func epoch(ofSubject subject: String) -> String {
+        closeRun()
+        return epoch(ofSerial: sequences.serial(at: sequences.find(subject).slot) ?? 0)
+    }
+
     // MARK: History
 
     /// New history rules and bound (SIGHUP): applied at once, trimming or dropping what they no longer keep.

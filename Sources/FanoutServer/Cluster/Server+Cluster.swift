@@ -43,6 +43,7 @@ extension Server {
         cluster = node
         self.engine = engine
         fanout.claimsGroups = true
+        if connections.subscriptionCount > 0 { fanout.engineChanged() }
         // Messages from Redis come one by one as hiredis reads them: a pass's messages of one subject form one
         // run, written out when the pass ends.
         loop.afterEachPass = { [unowned self] in self.fanout.close() }
@@ -74,6 +75,7 @@ extension Server {
         engine = local
         cluster = nil
         fanout.claimsGroups = false
+        if connections.subscriptionCount > 0 && !lifecycle.isShuttingDown { fanout.engineChanged() }
         for connection in connections.values where connection.extras?.pendingReplies != nil {
             connection.extras?.pendingReplies = nil
             connection.resumeReading(.engineHold)

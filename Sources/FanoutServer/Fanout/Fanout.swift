@@ -37,6 +37,12 @@ final class Fanout: EngineDeliveries {
     var groupTurn: UInt64 = 0
     /// Whether the engine has group messages claimed across nodes before they are delivered (several nodes).
     var claimsGroups = false
+    /// After the engine changed (a reload added or removed the cluster section), the subjects whose
+    /// subscribers have heard so: each subject's first message under the new engine comes after a
+    /// `RESET ... missed=unknown`, as its numbering is another. Nil until an engine change. Bound: at most
+    /// `announcedSubjectsLimit` subjects, after which the announcing ends.
+    var announced: Set<[UInt8]>?
+    static let announcedSubjectsLimit = 100_000
 
     /// Sets the connection whose PUBs are numbered next (the dispatcher, before it asks the engine). A run
     /// belongs to one publisher: its replies go out ahead of its lines.
@@ -62,6 +68,7 @@ final class Fanout: EngineDeliveries {
             close()
             run.open(subject: message.subject, engineRun: message.run, retains: message.recorded)
             gatherReceivers()
+            if announced != nil { noteEngineChange(for: message.subject) }
         }
         run.seq = message.seq
         let plain = run.receivers.count &+ run.framedReceivers.count &+ run.waiting.count
@@ -80,6 +87,13 @@ final class Fanout: EngineDeliveries {
         if let reset {
             // In the run, so every receiver hears it right before the message, on every transport.
             Encoder.appendReset(subject: message.subject, epoch: reset.epoch, seq: reset.seq, missed: reset.missed,
+                                to: &run.bytes)
+            server.stats.resets &+= 1
+            run.announcesEngineChange = false
+        } else if run.announcesEngineChange {
+            run.announcesEngineChange = false
+            let subjectEpoch = epoch.isEmpty ? server.local.epoch(ofSubject: run.subjectString) : epoch
+            Encoder.appendReset(subject: message.subject, epoch: subjectEpoch, seq: message.seq &- 1, missed: nil,
                                 to: &run.bytes)
             server.stats.resets &+= 1
         }
@@ -188,6 +202,19 @@ final class Fanout: EngineDeliveries {
         run.bytes.removeAll(keepingCapacity: true)
     }
 
+    /// The engine changed: from now on, each subject's first message announces it (`announced`).
+    func engineChanged() {
+        close()
+        announced = []
+    }
+
+    /// Marks the run to announce the engine change, the first time `subject` is delivered since.
+    private func noteEngineChange(for subject: UnsafeRawBufferPointer) {
+        guard announced!.insert(Array(subject)).inserted else { return }
+        run.announcesEngineChange = true
+        if announced!.count >= Self.announcedSubjectsLimit { announced = nil }
+    }
+
     func tearDown() {
         finish()
         resumeTimer = nil
@@ -253,6 +280,8 @@ struct PublishRun {
     private(set) var engineRun: UInt64 = 0
     /// Whether the engine records the run's messages in history (a publisher's `+OK` may wait for the disk).
     private(set) var retains = false
+    /// The run's first message is the subject's first since the engine changed: a RESET goes before it.
+    var announcesEngineChange = false
     private(set) var isOpen = false
 
     /// Bytes after which a run's lines are written out early, bounding the run's memory.
@@ -299,6 +328,7 @@ struct PublishRun {
         if !groupMessages.isEmpty { groupMessages.removeAll() }
         bytes.removeAll(keepingCapacity: true)
         retains = false
+        announcesEngineChange = false
         isOpen = false
     }
 }
