@@ -158,16 +158,25 @@ func engineSeamBenchmarks() {
     let payload = [UInt8](repeating: 0x78, count: 100)
     let receipts = NoReceipts()
 
-    @inline(never)
-    func publishThroughExistential(_ engine: any Engine, count: Int) -> UInt64 {
+    /// `count` publishes of one subject through `publish`, inlined into each caller so that only the call
+    /// into the engine differs between them.
+    @inline(__always)
+    func publishAll(count: Int, _ publish: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> PublishOutcome) -> UInt64 {
         var last: UInt64 = 0
         subject.withUnsafeBytes { subject in
             payload.withUnsafeBytes { payload in
                 for _ in 0..<count {
-                    if case .numbered(let seq, _, _) = engine.publish(subject: subject, payload: payload, anyBytes: false,
-                                                                        receipt: (receipts, 0)) { last = seq }
+                    if case .numbered(let seq, _, _) = publish(subject, payload) { last = seq }
                 }
             }
+        }
+        return last
+    }
+
+    @inline(never)
+    func publishThroughExistential(_ engine: any Engine, count: Int) -> UInt64 {
+        let last = publishAll(count: count) {
+            engine.publish(subject: $0, payload: $1, anyBytes: false, receipt: (receipts, 0))
         }
         engine.endOfRead()
         return last
@@ -175,14 +184,8 @@ func engineSeamBenchmarks() {
 
     @inline(never)
     func publishThroughGeneric<E: Engine>(_ engine: E, count: Int) -> UInt64 {
-        var last: UInt64 = 0
-        subject.withUnsafeBytes { subject in
-            payload.withUnsafeBytes { payload in
-                for _ in 0..<count {
-                    if case .numbered(let seq, _, _) = engine.publish(subject: subject, payload: payload, anyBytes: false,
-                                                                        receipt: (receipts, 0)) { last = seq }
-                }
-            }
+        let last = publishAll(count: count) {
+            engine.publish(subject: $0, payload: $1, anyBytes: false, receipt: (receipts, 0))
         }
         engine.endOfRead()
         return last
