@@ -22,7 +22,10 @@ extension Fanout {
         let messages = run.groupMessages
         run.groupMessages.removeAll()
         let subject = run.subjectString
-        let names = run.groups.map(\.name)
+        // Only for groups with a member alive here: a claim this node won for members that had all left would
+        // take the messages from another node's live members. Cost: a scan of the group's member sets until
+        // a live member, per claim (per run), which a sweep keeps short.
+        let names = run.groups.filter { group in group.sets.contains { $0.hasLiveMember } }.map(\.name)
         for name in names {
             node.engine.claim(subject: subject, group: name, epoch: run.clusterEpoch,
                               first: messages[0].seq, last: messages[messages.count - 1].seq) { [weak self] claimedAfter in
