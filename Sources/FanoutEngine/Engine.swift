@@ -8,14 +8,11 @@
 ///   hands it to the fan-out right away. It numbers consecutive publishes to one subject as one run, looked
 ///   up once (`NumberedMessage.run`), and records where a run left the numbering at `endOfRead` at the latest.
 /// - The Redis engine (several nodes) sends a publish to the subject's shard and answers its receipt later;
-///   the message reaches `deliveries` when it comes back numbered, like every other node's.
+///   the message reaches the fan-out (its `EngineDeliveries`) when it comes back numbered, like every other
+///   node's.
 public protocol Engine: AnyObject {
     /// The numbering's epoch for subjects that never restarted: the greeting's `epoch=`.
     var epoch: String { get }
-
-    /// Where messages numbered later go (several nodes): this node's fan-out. Held unowned: the server owns
-    /// both.
-    var deliveries: (any EngineDeliveries)? { get set }
 
     /// Takes one publish. `receipt` names where a later answer goes; an engine that numbers at once never
     /// evaluates it.
@@ -33,8 +30,12 @@ public protocol Engine: AnyObject {
     /// The memory engine answers before returning; the Redis engine later, on the loop.
     func replay(_ request: ReplayRequest, answer: @escaping (Result<EngineReplay, EngineFailure>) -> Void)
 
-    /// This node's subscribers hold `pattern` once more (or once less): an engine shared by several nodes
-    /// subscribes to what its nodes need.
+    /// Whether the engine is told of this node's subscriptions (`retain`, `release`) and may make a SUB wait
+    /// for them (`whenInEffect`): an engine shared by several nodes subscribes to what its nodes need. False for
+    /// an engine of this process, which none of the three is ever called on.
+    var followsSubscriptions: Bool { get }
+
+    /// This node's subscribers hold `pattern` once more (or once less).
     func retain(pattern: String)
     func release(pattern: String)
 
@@ -138,4 +139,12 @@ public struct EngineReplay {
         self.answer = answer
         self.following = following
     }
+}
+
+/// An engine of this process follows no subscriptions: every subscription is in effect at once.
+extension Engine {
+    public var followsSubscriptions: Bool { false }
+    public func retain(pattern: String) {}
+    public func release(pattern: String) {}
+    public func whenInEffect(_ patterns: [String], done: @escaping () -> Void) -> Bool { true }
 }

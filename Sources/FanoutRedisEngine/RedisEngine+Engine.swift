@@ -18,6 +18,9 @@ extension RedisEngine: Engine {
 
     public var holdsAcknowledgements: Bool { false }
 
+    /// Subscribes in Redis to what this node's subscribers hold (`RedisEngine+Subscriptions.swift`).
+    public var followsSubscriptions: Bool { true }
+
     public func replay(_ request: ReplayRequest, answer: @escaping (Result<EngineReplay, EngineFailure>) -> Void) {
         readReplay(request) { result in
             answer(result

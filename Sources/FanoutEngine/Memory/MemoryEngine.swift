@@ -17,8 +17,6 @@ public final class MemoryEngine: Engine, LocalHistory {
     }
 
     public let epoch: String
-    /// Unused: this engine numbers at once, and the server hands what it numbered to the fan-out itself.
-    public unowned(unsafe) var deliveries: (any EngineDeliveries)?
     var sequences: SequenceTable
     /// The publishes being numbered now: one subject's, consecutive.
     private var run = NumberingRun<RunPosition>()
@@ -189,11 +187,6 @@ public final class MemoryEngine: Engine, LocalHistory {
     public func replay(_ request: ReplayRequest, answer: @escaping (Result<EngineReplay, EngineFailure>) -> Void) {
         answer(.success(EngineReplay(answer: replayNow(request))))
     }
-
-    /// Every node of one process: a subscription is in effect at once, and nothing needs subscribing elsewhere.
-    public func retain(pattern: String) {}
-    public func release(pattern: String) {}
-    public func whenInEffect(_ patterns: [String], done: @escaping () -> Void) -> Bool { true }
 
     public func stop() {
         closeRun()

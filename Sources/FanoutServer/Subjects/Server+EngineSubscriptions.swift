@@ -5,6 +5,7 @@ extension Server {
     /// the shards that are up): until then a message published on another node would not reach this one. The
     /// SUB waits, the connection held, and runs after. True when it waits; the memory engine never makes it.
     func awaitsSubscriptions(_ patterns: [String], line: UnsafeRawBufferPointer, of connection: ClientConnection) -> Bool {
+        guard engine.followsSubscriptions else { return false }
         if let pending = connection.extras?.pendingReplies, pending.subscribeNow {
             pending.subscribeNow = false
             return false
@@ -38,7 +39,7 @@ extension Server {
     /// Keeps the engine's subscriptions in step with the local ones (`addSubscriptions` and friends): a run
     /// of messages from Redis goes out first to those who held the patterns when they came.
     func engineSubscriptionsChanged(_ patterns: some Sequence<String>, adding: Bool) {
-        guard engine !== local else { return }
+        guard engine.followsSubscriptions else { return }
         fanout.close()
         for pattern in patterns {
             if adding { engine.retain(pattern: pattern) } else { engine.release(pattern: pattern) }
