@@ -22,8 +22,7 @@ public final class AskRun {
     private var askers: [Asker] = []
     private var failure: String?
     private var timers: [LoopTimer] = []
-    private var deferred: [() -> Void] = []
-    private var deferredTimer: LoopTimer?
+    private lazy var afterCallbacks = AfterCallback(loop: loop)
     private var startedAt: UInt64 = 0
     private var lastProgress = 0
     private var lastProgressAt: UInt64 = 0
@@ -59,7 +58,7 @@ public final class AskRun {
         })
         try loop.run(polling: true)
         timers.removeAll()
-        deferredTimer = nil
+        afterCallbacks.tearDown()
         askers.removeAll()
         responders.removeAll()
         setupPeers.forEach { $0.close() }
@@ -86,7 +85,7 @@ public final class AskRun {
                 if let error { return self.fail(error) }
                 let wanted = subject ?? (peer.wireFormat == .nats ? Asker.inboxPattern(number) : nil)
                 let handOver = { [unowned self] in
-                    self.afterCallback { [unowned self] in
+                    self.afterCallbacks.run { [unowned self] in
                         guard let (fd, unread) = peer.releaseConnection() else { return self.fail("connection lost") }
                         let connection = RawConnection(loop: self.loop, fd: fd, unread: unread)
                         connection.onFailure = { [unowned self] reason in self.fail(reason) }
@@ -102,19 +101,6 @@ public final class AskRun {
                 }
             }
         }
-    }
-
-    /// Runs `body` on the loop once the current callback has returned.
-    private func afterCallback(_ body: @escaping () -> Void) {
-        deferred.append(body)
-        if deferredTimer == nil {
-            deferredTimer = LoopTimer(loop: loop) { [unowned self] in
-                let work = self.deferred
-                self.deferred.removeAll()
-                work.forEach { $0() }
-            }
-        }
-        if deferredTimer?.isScheduled == false { deferredTimer?.schedule(after: .zero) }
     }
 
     private func begin() {

@@ -29,8 +29,7 @@ public final class BenchRun {
     private var lastProgressAt: UInt64 = 0
     private var failure: String?
     private var timers: [LoopTimer] = []
-    private var deferred: [() -> Void] = []
-    private var deferredTimer: LoopTimer?
+    private lazy var afterCallbacks = AfterCallback(loop: loop)
     private var finished = false
 
     public init(scenario: BenchScenario, target: String, showProgress: Bool,
@@ -54,7 +53,7 @@ public final class BenchRun {
         connectSubscribers()
         try loop.run(polling: scenario.rate == nil)
         timers.removeAll()
-        deferredTimer = nil
+        afterCallbacks.tearDown()
         sinks.removeAll()
         subscribers.forEach { $0.close() }
         publishers.removeAll()
@@ -106,7 +105,7 @@ public final class BenchRun {
                     return done()
                 }
                 // Hand the connection to a sink once the peer's read callback (which called us) has returned.
-                self.afterCallback { [unowned self] in
+                self.afterCallbacks.run { [unowned self] in
                     guard let (fd, unread) = peer.releaseConnection() else {
                         return self.fail("SUB \(subject): connection lost")
                     }
@@ -124,26 +123,13 @@ public final class BenchRun {
         })
     }
 
-    /// Runs `body` on the loop once the current callback has returned.
-    private func afterCallback(_ body: @escaping () -> Void) {
-        deferred.append(body)
-        if deferredTimer == nil {
-            deferredTimer = LoopTimer(loop: loop) { [unowned self] in
-                let work = self.deferred
-                self.deferred.removeAll()
-                work.forEach { $0() }
-            }
-        }
-        if deferredTimer?.isScheduled == false { deferredTimer?.schedule(after: .zero) }
-    }
-
     private func connectPublishers() {
         let base = scenario.messages / scenario.publishers
         quotas = (0..<scenario.publishers).map { base + ($0 < scenario.messages % scenario.publishers ? 1 : 0) }
         sentBy = [Int](repeating: 0, count: scenario.publishers)
         connect(count: scenario.publishers, each: { [unowned self] peer, done in
             // As with subscribers: the connection moves to a pump once the greeting's callback has returned.
-            self.afterCallback { [unowned self] in
+            self.afterCallbacks.run { [unowned self] in
                 guard let (fd, unread) = peer.releaseConnection() else {
                     return self.fail("publisher: connection lost")
                 }

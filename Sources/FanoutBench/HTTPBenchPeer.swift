@@ -31,10 +31,7 @@ public class HTTPBenchPeer: BufferedSocketDelegate {
     public func stall() { socket?.disableReading() }
 
     public func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
-        guard let socket else { return nil }
-        socket.delegate = nil
-        self.socket = nil
-        return socket.releaseDescriptor()
+        releasePeerSocket(&socket)
     }
 
     public func close() { socket = nil }

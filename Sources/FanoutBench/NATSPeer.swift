@@ -52,11 +52,7 @@ public final class NATSPeer: BenchPeer, BufferedSocketDelegate {
     public var wireFormat: WireFormat { .nats }
 
     public func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
-        guard let socket else { return nil }
-        let released = socket.releaseDescriptor()
-        socket.delegate = nil
-        self.socket = nil
-        return (released.fd, input + released.unread)
+        releasePeerSocket(&socket, unread: input)
     }
 
     public func socketDidConnect(_ socket: BufferedSocket) {

@@ -1,4 +1,4 @@
-import FanoutEventLoop
+@_spi(Bench) import FanoutEventLoop
 
 /// The connecting socket every peer of the load generator opens the same way: to `address`, reporting to
 /// `delegate`, reading from the start. Nil, with `failed` told why, when it cannot be made.
@@ -13,4 +13,15 @@ func openPeerSocket(loop: EventLoop, address: SocketAddress, delegate: BufferedS
         failed("cannot connect to \(address): \(error.reason)")
         return nil
     }
+}
+
+/// Gives up a peer's connection to a sink or a pump: its fd, and `unread` (what the peer read past its last
+/// reply) followed by what the socket still held. Nothing reaches the peer from the socket again, and
+/// `socket` is nil after. Nil when the peer has no connection.
+func releasePeerSocket(_ socket: inout BufferedSocket?, unread: [UInt8] = []) -> (fd: Int32, unread: [UInt8])? {
+    guard let held = socket else { return nil }
+    held.delegate = nil
+    socket = nil
+    let released = held.releaseDescriptor()
+    return (released.fd, unread + released.unread)
 }

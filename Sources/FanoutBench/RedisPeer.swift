@@ -45,11 +45,7 @@ public final class RedisPeer: BenchPeer, BufferedSocketDelegate {
     public var wireFormat: WireFormat { .redis }
 
     public func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
-        guard let socket else { return nil }
-        let released = socket.releaseDescriptor()
-        socket.delegate = nil
-        self.socket = nil
-        return (released.fd, reader.unconsumed + released.unread)
+        releasePeerSocket(&socket, unread: reader.unconsumed)
     }
 
     public func socketDidConnect(_ socket: BufferedSocket) {
