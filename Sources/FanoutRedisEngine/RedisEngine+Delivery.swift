@@ -10,6 +10,10 @@ extension RedisEngine {
             if let question { onQuestion(question) }
             return
         }
+        if message.pattern == nil, shard.index == 0, let handedBack = Self.handedBack(channel: message.channel, payload: message.payload) {
+            if let handedBack { onHandBack(handedBack) }
+            return
+        }
         guard let subject = SubjectKeys.subject(ofChannel: message.channel) else { return }
         // One copy per message: the first glob in effect that covers the channel brings it, else the channel.
         let covering = shardStates[shard.index].activeGlobs.first { message.channel.starts(with: $0.prefix) }

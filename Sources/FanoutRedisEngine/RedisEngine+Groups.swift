@@ -37,3 +37,67 @@ extension RedisEngine {
         if refusal != nil { reply(nil) }
     }
 }
+
+/// Hand-back: the node whose claim took a group's messages may find, when the claim comes back, that its
+/// members have all left meanwhile. It hands each such message back to the other nodes: one PUBLISH on
+/// `fanout:groups:handback` (first shard; every node subscribes), `<attempt> <epoch> <seq> <group> <subject>
+/// <payload>`. Each node with a live member of the group claims the message with `SET NX` of
+/// `fanout:{<subject>}:handback:<group>:<epoch>:<seq>:<attempt>`, and the winner delivers it; a winner that
+/// lost its members too hands it back again, up to `handBackAttempts` times. Cost, only on that rare path:
+/// one PUBLISH per message handed back, and one SET per node holding members of the group.
+extension RedisEngine {
+    /// A group's message handed back by the node that claimed it and could not place it.
+    public struct HandedBack: Sendable, Equatable {
+        public let subject: String
+        public let group: String
+        public let epoch: String
+        public let seq: UInt64
+        /// 0 the first time the message is handed back, 1 the second, and so on.
+        public let attempt: Int
+        public let payload: [UInt8]
+
+        public init(subject: String, group: String, epoch: String, seq: UInt64, attempt: Int, payload: [UInt8]) {
+            self.subject = subject
+            self.group = group
+            self.epoch = epoch
+            self.seq = seq
+            self.attempt = attempt
+            self.payload = payload
+        }
+    }
+
+    /// How many times one message is handed back at most: each time, every member of its group on the node
+    /// that won it left within one round trip to Redis.
+    public static let handBackAttempts = 4
+    static let handBackChannel = Array("fanout:groups:handback".utf8)
+
+    /// Hands `message` back to every node (this one included).
+    public func handBack(_ message: HandedBack) {
+        var body = Array("\(message.attempt) \(message.epoch) \(message.seq) \(message.group) \(message.subject) ".utf8)
+        body.append(contentsOf: message.payload)
+        _ = shards[0].send(Self.command([Array("PUBLISH".utf8), Self.handBackChannel, body])) { _ in }
+    }
+
+    /// Claims a handed-back message for this node: `reply` gets true when this node is to deliver it.
+    public func claimHandedBack(_ message: HandedBack, reply: @escaping (Bool) -> Void) {
+        let key = "fanout:{\(message.subject)}:handback:\(message.group):\(message.epoch):\(message.seq):\(message.attempt)"
+        // Every node hears a hand-back within moments; a minute outlives any of them.
+        let command = RedisCommand.encode(["SET", key, nodeID, "NX", "PX", "60000"])
+        let refusal = shard(of: message.subject).send(command) { result in
+            if case .success(.status) = result { return reply(true) }
+            reply(false)
+        }
+        if refusal != nil { reply(false) }
+    }
+
+    /// A message on the hand-back channel: the message, nil for a malformed one, or nil-nil for another channel.
+    static func handedBack(channel: [UInt8], payload bytes: [UInt8]) -> HandedBack?? {
+        guard channel == handBackChannel else { return nil }
+        let fields = bytes.split(separator: UInt8(ascii: " "), maxSplits: 5, omittingEmptySubsequences: false)
+        guard fields.count == 6, let attempt = Int(String(decoding: fields[0], as: UTF8.self)),
+              let seq = UInt64(String(decoding: fields[2], as: UTF8.self)) else { return .some(nil) }
+        return HandedBack(subject: String(decoding: fields[4], as: UTF8.self), group: String(decoding: fields[3], as: UTF8.self),
+                          epoch: String(decoding: fields[1], as: UTF8.self), seq: seq, attempt: attempt,
+                          payload: Array(fields[5]))
+    }
+}

@@ -24,10 +24,12 @@ extension RedisEngine {
     static let questionsChannel = Array("fanout:questions".utf8)
     var nodeChannel: [UInt8] { Array("fanout:node:\(nodeID)".utf8) }
 
-    /// Subscribes to the question channels (the shard subscribes again after each reconnection).
-    func subscribeToQuestions() {
+    /// Subscribes to the question channels and the groups' hand-back channel (the shard subscribes again
+    /// after each reconnection).
+    func subscribeToSharedChannels() {
         shards[0].subscribe(Self.questionsChannel)
         shards[0].subscribe(nodeChannel)
+        shards[0].subscribe(Self.handBackChannel)
     }
 
     /// Puts a question to every node; `reply` gets how many nodes it reached, or why it could not.

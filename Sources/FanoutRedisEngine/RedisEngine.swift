@@ -95,6 +95,8 @@ public final class RedisEngine {
     public unowned(unsafe) var deliveries: (any EngineDeliveries)?
     /// Questions across nodes: one put to this node's receivers, or what came back for one it put.
     public var onQuestion: (QuestionEvent) -> Void = { _ in }
+    /// A group's message handed back by the node that claimed it (`RedisEngine+Groups.swift`).
+    public var onHandBack: (HandedBack) -> Void = { _ in }
     /// A shard's status changed (for logs).
     public var onShardStatus: (RedisShard) -> Void = { _ in }
     /// A subject (or a shard) continues under a new epoch: its numbering restarted.
@@ -125,7 +127,7 @@ public final class RedisEngine {
     }
 
     public func start() {
-        subscribeToQuestions()
+        subscribeToSharedChannels()
         for shard in shards { shard.start() }
     }
 

@@ -133,4 +133,40 @@ struct ClusterProtocol12Tests {
         #expect(try late.readBytes(payload.count + 1) == payload + [0x0A])
         #expect(try late.readLine() == "MSG h.doc 2 plain")
     }
+
+    /// The node whose claim takes a group's message may have lost its members while the claim was on its way:
+    /// it hands the message back, and a node with a live member takes it. Node X reaches Redis through a proxy
+    /// that holds X's claim until X's one member has left and a member has joined on node Y.
+    @Test func aMessageWhoseClaimingNodeLostItsMembersGoesToAnotherNode() throws {
+        let rig = try ClusterRig(shards: 1, nodes: 1)
+        let nodeY = rig.nodes[0]
+        let proxy = try CuttingProxy(forwardingTo: rig.shards[0].port)
+        let configPath = FileManager.default.temporaryDirectory
+            .appendingPathComponent("fanout-handback-\(UUID().uuidString).yaml").path
+        defer { try? FileManager.default.removeItem(atPath: configPath) }
+        try "cluster:\n  redis: [\"redis://127.0.0.1:\(proxy.port)\"]\n".write(toFile: configPath, atomically: true, encoding: .utf8)
+        let nodeX = try Daemon(arguments: ["--config", configPath])
+        try rig.waitUntilUp(nodeX, shard: 0)
+        let leaving = try nodeX.client(timeout: 15)
+        #expect(try leaving.command("QSUB workers jobs.x") == "+OK 1")
+        let watcherX = try nodeX.client(timeout: 15)
+        let joining = try nodeY.client(timeout: 15)
+        let publisher = try nodeY.client(timeout: 15)
+
+        proxy.holdUpstream()
+        #expect(try publisher.command("PUB jobs.x handed back") == "+OK 1")
+        // X received the message and sent its claim, which waits in the proxy.
+        try proxy.waitForHeld(containing: "fanout:{jobs.x}:group:workers", timeout: 10)
+        leaving.close()
+        try eventually("the member left node X") { try infoFields(watcherX.command("INFO"))["clients"] == "1" }
+        #expect(try joining.command("QSUB workers jobs.x") == "+OK 1")
+        proxy.releaseUpstream()
+
+        #expect(try joining.readLine() == "MSG jobs.x 1 handed back")
+        let infoX = infoFields(try watcherX.command("INFO"))
+        let infoY = infoFields(try publisher.command("INFO"))
+        #expect(infoX["cluster_group_claims_won"] == "1" && infoX["cluster_group_handbacks"] == "1", "\(infoX)")
+        #expect(infoY["cluster_group_handbacks_taken"] == "1", "\(infoY)")
+        #expect(try joining.pushes().isEmpty, "delivered once")
+    }
 }

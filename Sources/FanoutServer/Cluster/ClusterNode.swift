@@ -13,6 +13,11 @@ final class ClusterNode {
     /// Runs of a group's messages this node claimed and delivered, and runs another node took (1.2).
     var groupClaimsWon: UInt64 = 0
     var groupClaimsLost: UInt64 = 0
+    /// Claimed messages of a group handed back because this node's members had all left (sent), handed-back
+    /// messages this node's claim took, and messages handed back too often to try again.
+    var groupHandBacks: UInt64 = 0
+    var groupHandBacksTaken: UInt64 = 0
+    var groupHandBacksDropped: UInt64 = 0
     /// Subjects continuing under a new epoch: after a shard lost its data, one per subject it held, so the
     /// log names the first of each interval and sums up the rest.
     var newEpochLog: LogThrottle?

@@ -24,6 +24,7 @@ extension Server {
         let node = ClusterNode(engine: engine, settings: settings)
         engine.deliveries = fanout
         engine.onQuestion = { [unowned self] event in self.clusterQuestionEvent(event) }
+        engine.onHandBack = { [unowned self] message in self.fanout.receiveHandedBack(message) }
         engine.onShardStatus = { [unowned self] shard in
             switch shard.status {
             case .up: self.logger.notice("cluster: shard \(shard.index) \(shard.endpoint) up")

@@ -1,6 +1,7 @@
 import FanoutEngine
 import FanoutMulticast
 import FanoutProtocol
+import FanoutRedisEngine
 
 /// Groups across several nodes: a message of a group reaches one member cluster-wide. Each node gathers a
 /// run's messages and claims them for each of the run's groups on the subject's shard; the node whose claim
@@ -22,38 +23,81 @@ extension Fanout {
         let messages = run.groupMessages
         run.groupMessages.removeAll()
         let subject = run.subjectString
+        let epoch = run.clusterEpoch
         // Only for groups with a member alive here: a claim this node won for members that had all left would
         // take the messages from another node's live members. Cost: a scan of the group's member sets until
-        // a live member, per claim (per run), which a sweep keeps short.
+        // a live member, per claim (per run), which a sweep keeps short. Members that leave while the claim is
+        // on its way are the hand-back's case.
         let names = run.groups.filter { group in group.sets.contains { $0.hasLiveMember } }.map(\.name)
         for name in names {
-            node.engine.claim(subject: subject, group: name, epoch: run.clusterEpoch,
+            node.engine.claim(subject: subject, group: name, epoch: epoch,
                               first: messages[0].seq, last: messages[messages.count - 1].seq) { [weak self] claimedAfter in
                 guard let claimedAfter, let self, self.server.cluster === node else {
                     if claimedAfter == nil { node.groupClaimsLost += 1 }
                     return
                 }
                 node.groupClaimsWon += 1
-                self.deliverClaimed(messages.filter { $0.seq > claimedAfter }, subject: subject, group: name)
+                let unplaced = self.deliverClaimed(messages.filter { $0.seq > claimedAfter }, subject: subject, group: name)
+                for message in unplaced {
+                    self.handBack(.init(subject: subject, group: name, epoch: epoch, seq: message.seq, attempt: 0,
+                                        payload: message.payload), node: node)
+                }
             }
         }
     }
 
+    /// A message another node claimed and could not place: this node claims it too when it holds a live member
+    /// of the group, and the node whose claim wins delivers it.
+    func receiveHandedBack(_ message: RedisEngine.HandedBack) {
+        guard let node = server.cluster else { return }
+        var live = false
+        server.index.forEachGroup(of: message.subject) { name, members in
+            if name == message.group && members.hasLiveMember { live = true }
+        }
+        guard live else { return }
+        node.engine.claimHandedBack(message) { [weak self] won in
+            guard won, let self, self.server.cluster === node else { return }
+            node.groupHandBacksTaken += 1
+            let unplaced = self.deliverClaimed([(message.seq, message.payload)], subject: message.subject,
+                                               group: message.group)
+            if !unplaced.isEmpty {
+                self.handBack(.init(subject: message.subject, group: message.group, epoch: message.epoch,
+                                    seq: message.seq, attempt: message.attempt + 1, payload: message.payload), node: node)
+            }
+        }
+    }
+
+    /// Hands a claimed message this node cannot place back to the other nodes, or counts it lost once it has
+    /// been handed back `RedisEngine.handBackAttempts` times.
+    private func handBack(_ message: RedisEngine.HandedBack, node: ClusterNode) {
+        guard message.attempt < RedisEngine.handBackAttempts else {
+            node.groupHandBacksDropped += 1
+            return
+        }
+        node.groupHandBacks += 1
+        node.engine.handBack(message)
+    }
+
     /// Hands claimed messages to one member each of `group` on this node, never one that gets the subject
-    /// plainly (it has them already).
-    private func deliverClaimed(_ messages: [(seq: UInt64, payload: [UInt8])], subject: String, group: String) {
+    /// plainly (it has them already), and returns those no member here could take (the group's members here
+    /// all left).
+    private func deliverClaimed(_ messages: [(seq: UInt64, payload: [UInt8])], subject: String,
+                                group: String) -> [(seq: UInt64, payload: [UInt8])] {
         let index = server.index
         var groups: [(name: String, members: MulticastGroup<ClientConnection>)] = []
         index.forEachGroup(of: subject) { name, members in if name == group { groups.append((name, members)) } }
-        guard !groups.isEmpty else { return }
+        guard !groups.isEmpty else { return messages }
         index.forEachReceiver(of: subject) { _ in }
         let plainMark = index.lastMark
         let marks = BacklogMarks(server.configuration.limits)
         let maxLine = server.configuration.limits.maxLine
+        var unplaced: [(seq: UInt64, payload: [UInt8])] = []
         var subjectBytes = subject
         subjectBytes.withUTF8 { subjectBuffer in
             for message in messages {
+                var placed = false
                 forEachChosenMember(of: groups, excluding: nil) { member, _ in
+                    placed = true
                     guard member.deliveryMark != plainMark else { return }
                     var push: [UInt8] = []
                     message.payload.withUnsafeBytes { payload in
@@ -65,7 +109,9 @@ extension Fanout {
                     server.stats.groupDeliveries += 1
                     checkBacklog(of: member, marks: marks)
                 }
+                if !placed { unplaced.append(message) }
             }
         }
+        return unplaced
     }
 }

@@ -28,6 +28,19 @@ final class CuttingProxy: @unchecked Sendable {
     /// Lets held connections through.
     func release() { core.release() }
 
+    /// Holds what clients send from now on (replies still flow): each chunk waits, and is noted, until
+    /// `releaseUpstream()`. For placing an event between a request and its reply.
+    func holdUpstream() { core.setHoldingUpstream(true) }
+
+    func releaseUpstream() { core.setHoldingUpstream(false) }
+
+    /// Waits until bytes held upstream contain `text`.
+    func waitForHeld(containing text: String, timeout: TimeInterval) throws {
+        guard core.waitForHeld(containing: Array(text.utf8), until: Date().addingTimeInterval(timeout)) else {
+            throw TestFailure("no \(text) held upstream within \(timeout)s")
+        }
+    }
+
     /// Connections forwarded so far.
     var accepted: Int { core.acceptedCount }
 
@@ -48,6 +61,9 @@ private final class Core: @unchecked Sendable {
     private var holding = false
     private var stopped = false
     private var accepted = 0
+    /// While set, what clients send waits in its pump, and is noted in `held`.
+    private var holdingUpstream = false
+    private var held: [UInt8] = []
 
     init(listener: Int32, target: Int) {
         self.listener = listener
@@ -94,6 +110,33 @@ private final class Core: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return accepted
+    }
+
+    func setHoldingUpstream(_ hold: Bool) {
+        lock.lock()
+        holdingUpstream = hold
+        if hold { held.removeAll() }
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    func waitForHeld(containing text: [UInt8], until deadline: Date) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        while held.firstRange(of: text) == nil {
+            if !lock.wait(until: deadline) { return held.firstRange(of: text) != nil }
+        }
+        return true
+    }
+
+    /// Called by a client-to-server pump with a chunk it read: waits while upstream is held.
+    fileprivate func passUpstream(_ chunk: ArraySlice<UInt8>) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard holdingUpstream else { return }
+        held.append(contentsOf: chunk)
+        lock.broadcast()
+        while holdingUpstream && !stopped { lock.wait() }
     }
 
     func waitForAccepted(_ count: Int, until deadline: Date) -> Bool {
@@ -163,8 +206,8 @@ private final class Core: @unchecked Sendable {
             accepted += 1
             lock.broadcast()
             lock.unlock()
-            Thread.detachNewThread { Self.pump(from: client, to: server, pair: pair) }
-            Thread.detachNewThread { Self.pump(from: server, to: client, pair: pair) }
+            Thread.detachNewThread { self.pump(from: client, to: server, pair: pair) }
+            Thread.detachNewThread { self.pump(from: server, to: client, pair: pair) }
         }
         Glibc.close(listener)
     }
@@ -188,12 +231,13 @@ private final class Core: @unchecked Sendable {
     }
 
     /// Copies bytes until either side ends; then ends the other direction too, as a peer's close would.
-    private static func pump(from source: Int32, to destination: Int32, pair: Pair) {
+    private func pump(from source: Int32, to destination: Int32, pair: Pair) {
         var chunk = [UInt8](repeating: 0, count: 65536)
         copying: while true {
             let count = chunk.withUnsafeMutableBytes { recv(source, $0.baseAddress, $0.count, 0) }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
+            if source == pair.client { passUpstream(chunk[0..<count]) }
             var sent = 0
             while sent < count {
                 let written = chunk[sent..<count].withUnsafeBytes {
