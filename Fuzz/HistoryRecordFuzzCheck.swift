@@ -4,12 +4,12 @@
 //    that reads back whole, and every shorter prefix of it is a truncated tail, never a record or damage.
 
 func checkHistoryRecords(_ bytes: UnsafeRawBufferPointer) {
-    var reader = HistoryRecordReader(bytes)
+    var reader = HistoryRecordReader(bytes, segment: 1)
     var last = 0
     while let record = reader.next() {
         precondition(reader.offset > last && reader.offset <= bytes.count, "the reader went backwards or past the end")
         let again = HistoryRecord(seq: record.seq, serial: record.serial, wallNanoseconds: record.wallNanoseconds,
-                                  subject: Array(record.subject), payload: Array(record.payload)).encoded()
+                                  subject: Array(record.subject), payload: Array(record.payload)).encoded(segment: 1)
         precondition(again.elementsEqual(bytes[last..<reader.offset]), "a record read does not encode back the same")
         last = reader.offset
     }
@@ -25,15 +25,15 @@ func checkHistoryRecords(_ bytes: UnsafeRawBufferPointer) {
     let subject = Array(bytes[1..<(1 + subjectLength)])
     let payload = Array(bytes[(1 + subjectLength)...])
     let encoded = HistoryRecord(seq: UInt64(bytes.count), serial: 3, wallNanoseconds: -1, subject: subject,
-                                payload: payload).encoded()
+                                payload: payload).encoded(segment: 1)
     encoded.withUnsafeBytes { whole in
-        var reader = HistoryRecordReader(whole)
+        var reader = HistoryRecordReader(whole, segment: 1)
         let record = reader.next()
         precondition(record.map { Array($0.subject) == subject && Array($0.payload) == payload } == true,
                      "a record does not read back")
         precondition(reader.stop == .end, "bytes left after one record")
         let cut = bytes.count % encoded.count
-        var short = HistoryRecordReader(UnsafeRawBufferPointer(rebasing: whole[..<cut]))
+        var short = HistoryRecordReader(UnsafeRawBufferPointer(rebasing: whole[..<cut]), segment: 1)
         precondition(short.next() == nil, "a prefix of a record read as one")
         precondition(short.stop == (cut == 0 ? .end : .truncated(offset: 0)), "a prefix is not a truncated tail")
     }

@@ -5,11 +5,12 @@ import Darwin
 #endif
 
 /// The history directory's files: `<16 hex digits>.seg` segments, in the order their names sort, the `state`
-/// file, the `numbering` snapshot, the `lock` file, and `damaged/`, where a segment that fails its checksums is
-/// moved.
+/// file, the `numbering` snapshot, the `lock` file, `spare` (an emptied segment kept for reuse), and
+/// `damaged/`, where a segment that fails its checksums is moved.
 enum DiskFiles {
     static let segmentSuffix = ".seg"
     static let damagedFolder = "damaged"
+    static let spareName = "spare"
 
     static func segmentName(_ id: UInt32) -> String {
         let hex = String(id, radix: 16)
@@ -100,6 +101,10 @@ enum DiskFiles {
 
     static func openForLock(_ path: String) -> Int32 {
         open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o640)
+    }
+
+    static func remove(_ path: String) throws(DiskError) {
+        if unlink(path) != 0 && errno != ENOENT { throw DiskError(operation: "delete", path: path, errno: errno) }
     }
 
     static func truncate(_ path: String, to length: Int) throws(DiskError) {

@@ -62,15 +62,22 @@ public struct HistoryDisk: Sendable {
         var segments: [Segment] = []
         var damaged = false
         var diskBytes = 0
-        let ids = try DiskFiles.list(directory).compactMap(DiskFiles.segmentID(of:)).sorted()
+        let names = try DiskFiles.list(directory)
+        // An emptied segment kept for reuse (`SegmentFiles`) holds nothing of use across a restart.
+        if names.contains(DiskFiles.spareName) { try DiskFiles.remove(directory + "/" + DiskFiles.spareName) }
+        let ids = names.compactMap(DiskFiles.segmentID(of:)).sorted()
         for id in ids {
             let path = directory + "/" + DiskFiles.segmentName(id)
             guard var bytes = try DiskFiles.read(path) else { continue }
-            let stop = bytes.withUnsafeBytes { raw in
-                var reader = HistoryRecordReader(raw)
+            var stop = bytes.withUnsafeBytes { raw in
+                var reader = HistoryRecordReader(raw, segment: id)
                 while reader.next() != nil {}
                 return reader.stop!
             }
+            // After a crash, the segment being written may end in a torn write or, in a reused file, in bytes of
+            // its earlier use not yet written over: there the first record that does not check out ends it.
+            // Anywhere else, and after a clean stop (which cuts the file to its records), such a record is damage.
+            if case .corrupt(let offset) = stop, parsed?.clean != true, id == ids.last { stop = .truncated(offset: offset) }
             switch stop {
             case .end:
                 break
@@ -115,7 +122,7 @@ public struct HistoryDisk: Sendable {
     public func forEachRecord(_ body: (UInt32, HistoryRecordReader.View, Int) -> Void) {
         for segment in segments {
             segment.bytes.withUnsafeBytes { raw in
-                var reader = HistoryRecordReader(raw)
+                var reader = HistoryRecordReader(raw, segment: segment.id)
                 var start = 0
                 while let record = reader.next() {
                     body(segment.id, record, reader.offset - start)

@@ -2,11 +2,13 @@
 /// payload may hold any bytes (BPUB), LF and NUL included.
 ///
 /// ```
-/// u32 body length | u32 CRC-32C of the body | body:
+/// u32 body length | u32 CRC-32C of the segment's id (u32) and the body | body:
 ///   u8 kind (1) | u64 seq | u64 numbering serial | i64 wall-clock ns | u16 subject length | subject | payload
 /// ```
 /// Integers are little-endian. The serial is the subject's numbering serial (its epoch's suffix), so that a
-/// recovery that keeps epochs can give the subject the very epoch it had.
+/// recovery that keeps epochs can give the subject the very epoch it had. The checksum covers the id of the
+/// segment the record was written to: a segment file is reused for a later segment (`SegmentFiles`), and a
+/// record left from its earlier use never reads as one of the later segment's.
 public struct HistoryRecord: Equatable, Sendable {
     public var seq: UInt64
     public var serial: UInt64
@@ -40,11 +42,11 @@ public struct HistoryRecord: Equatable, Sendable {
 
     /// Appends the encoded record to `out`.
     public static func append(seq: UInt64, serial: UInt64, wallNanoseconds: Int64, subject: UnsafeRawBufferPointer,
-                              payload: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+                              payload: UnsafeRawBufferPointer, segment: UInt32, to out: inout [UInt8]) {
         let start = out.count
         appendUnsealed(seq: seq, serial: serial, wallNanoseconds: wallNanoseconds, subject: subject, payload: payload,
                        to: &out)
-        out.withUnsafeMutableBytes { seal(UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
+        out.withUnsafeMutableBytes { seal(UnsafeMutableRawBufferPointer(rebasing: $0[start...]), segment: segment) }
     }
 
     /// Appends the record with its checksum left 0: the loop encodes, and the writer's thread seals (`seal`),
@@ -69,24 +71,33 @@ public struct HistoryRecord: Equatable, Sendable {
         out.append(contentsOf: payload)
     }
 
-    /// Fills in the checksum of every record in `records` (whole records, as `appendUnsealed` made them).
-    public static func seal(_ records: UnsafeMutableRawBufferPointer) {
+    /// The checksum's start for records of segment `segment`: the CRC of its id.
+    static func checksumSeed(segment: UInt32) -> UInt32 {
+        withUnsafeBytes(of: segment.littleEndian) { CRC32C.checksum($0) }
+    }
+
+    /// Fills in the checksum of every record in `records` (whole records, as `appendUnsealed` made them), for
+    /// segment `segment`.
+    public static func seal(_ records: UnsafeMutableRawBufferPointer, segment: UInt32) {
+        let seed = checksumSeed(segment: segment)
         var offset = 0
         while offset + headerBytes <= records.count {
             let body = Int(records.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
             let end = min(offset + headerBytes + body, records.count)
-            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: records[(offset + headerBytes)..<end]))
+            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: records[(offset + headerBytes)..<end]),
+                                      continuing: seed)
             records.storeBytes(of: crc.littleEndian, toByteOffset: offset + 4, as: UInt32.self)
             offset = end
         }
     }
 
-    public func encoded() -> [UInt8] {
+    /// The record as it lies in segment `segment`.
+    public func encoded(segment: UInt32) -> [UInt8] {
         var out: [UInt8] = []
         subject.withUnsafeBytes { subject in
             payload.withUnsafeBytes { payload in
                 Self.append(seq: seq, serial: serial, wallNanoseconds: wallNanoseconds, subject: subject,
-                            payload: payload, to: &out)
+                            payload: payload, segment: segment, to: &out)
             }
         }
         return out
@@ -122,10 +133,14 @@ public struct HistoryRecordReader {
 
     public let bytes: UnsafeRawBufferPointer
     public private(set) var offset: Int
+    /// The checksums' start for the segment being read (`HistoryRecord.checksumSeed`).
+    private let seed: UInt32
 
-    public init(_ bytes: UnsafeRawBufferPointer, offset: Int = 0) {
+    /// A reader of the bytes of segment `segment`.
+    public init(_ bytes: UnsafeRawBufferPointer, segment: UInt32, offset: Int = 0) {
         self.bytes = bytes
         self.offset = offset
+        seed = HistoryRecord.checksumSeed(segment: segment)
     }
 
     /// The next record, or nil with why reading stopped (`stop` then stays where it is).
@@ -137,7 +152,7 @@ public struct HistoryRecordReader {
         let end = start + Int(body)
         let base = bytes.baseAddress!
         let fields = UnsafeRawBufferPointer(start: base + start, count: Int(body))
-        guard CRC32C.checksum(fields) == crc, fields[0] == HistoryRecord.kindMessage else {
+        guard CRC32C.checksum(fields, continuing: seed) == crc, fields[0] == HistoryRecord.kindMessage else {
             storedStop = .corrupt(offset: offset)
             return nil
         }

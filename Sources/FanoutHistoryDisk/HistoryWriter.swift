@@ -200,7 +200,8 @@ public final class HistoryWriter: Sendable {
     private func segmentPath(_ id: UInt32) -> String { directory + "/" + DiskFiles.segmentName(id) }
 
     private func runThread() {
-        var file: (id: UInt32, fd: Int32)?
+        var files = SegmentFiles(directory: directory)
+        var file: (id: UInt32, fd: Int32)? { files.current.map { ($0.id, $0.fd) } }
         var lastSync = Self.monotonicNanoseconds()
         var dirty = false
         var written: UInt64 = 0
@@ -256,26 +257,25 @@ public final class HistoryWriter: Sendable {
             for command in commands {
                 switch command {
                 case .records(var batch):
-                    if file?.id != batch.segment {
+                    if files.current?.id != batch.segment {
                         if let open = file {
-                            if policy != .no { sync(open, &dirty, &lastSync, written) }
-                            close(open.fd)
+                            cutToWritten(&files)
+                            // The cut too, so that a crash finds the segment as it ends, not a reused file's rest.
+                            if policy != .no { dirty = true; sync(open, &dirty, &lastSync, written) }
+                            files.close()
                         }
-                        file = openSegment(batch.segment)
+                        openSegment(batch.segment, in: &files)
                     }
-                    batch.bytes.withUnsafeMutableBytes { HistoryRecord.seal($0) }
-                    write(batch.bytes, to: file)
+                    batch.bytes.withUnsafeMutableBytes { HistoryRecord.seal($0, segment: batch.segment) }
+                    write(batch.bytes, to: &files)
                     written += UInt64(batch.count)
                     wroteBytes = true
                 case .delete(let id):
                     // The copies of its retained records (a compaction) are synced before it goes, whatever
                     // the policy: a crash must find them or the old segment, never neither.
                     if dirty { sync(file, &dirty, &lastSync, written) }
-                    if file?.id == id, let open = file {
-                        close(open.fd)
-                        file = nil
-                    }
-                    removeSegment(id)
+                    if files.current?.id == id { files.close() }
+                    removeSegment(id, in: &files)
                 }
                 if wroteBytes && !dirty {
                     dirty = true
@@ -288,19 +288,30 @@ public final class HistoryWriter: Sendable {
             if stopping {
                 let more = shared.withLock { !$0.commands.isEmpty }
                 if more { continue }
-                if dirty || policy == .no { dirty = true; sync(file, &dirty, &lastSync, written) }
-                if let open = file { close(open.fd) }
+                cutToWritten(&files)
+                dirty = true
+                sync(file, &dirty, &lastSync, written)
+                files.close()
                 finish()
                 return
             }
         }
     }
 
-    private func write(_ bytes: [UInt8], to file: (id: UInt32, fd: Int32)?) {
-        guard let file, !bytes.isEmpty else { return }
+    private func write(_ bytes: [UInt8], to files: inout SegmentFiles) {
+        guard !bytes.isEmpty else { return }
         do {
-            try DiskFiles.writeAll(file.fd, bytes, path: segmentPath(file.id))
-            shared.withLock { $0.diskBytes += bytes.count }
+            let grown = try files.append(bytes)
+            if grown > 0 { shared.withLock { $0.diskBytes += grown } }
+        } catch {
+            failed(error)
+        }
+    }
+
+    private func cutToWritten(_ files: inout SegmentFiles) {
+        do {
+            let cut = try files.cutToWritten()
+            if cut > 0 { shared.withLock { $0.diskBytes -= cut } }
         } catch {
             failed(error)
         }
@@ -319,26 +330,20 @@ public final class HistoryWriter: Sendable {
         }
     }
 
-    private func openSegment(_ id: UInt32) -> (id: UInt32, fd: Int32)? {
-        let path = segmentPath(id)
+    private func openSegment(_ id: UInt32, in files: inout SegmentFiles) {
         do {
-            let fd = try syscall("create", path) { open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640) }
-            if policy != .no { try DiskFiles.syncDirectory(directory) }
-            return (id, fd)
+            try files.open(id, syncDirectory: policy != .no)
         } catch {
             failed(error)
-            return nil
         }
     }
 
-    private func removeSegment(_ id: UInt32) {
-        let path = segmentPath(id)
-        var info = stat()
-        let size = stat(path, &info) == 0 ? Int(info.st_size) : 0
-        if unlink(path) == 0 {
-            shared.withLock { $0.diskBytes -= size }
-        } else if errno != ENOENT {
-            failed(DiskError(operation: "delete", path: path, errno: errno))
+    private func removeSegment(_ id: UInt32, in files: inout SegmentFiles) {
+        do {
+            let removed = try files.remove(id)
+            if removed > 0 { shared.withLock { $0.diskBytes -= removed } }
+        } catch {
+            failed(error)
         }
     }
 

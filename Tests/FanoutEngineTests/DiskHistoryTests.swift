@@ -36,10 +36,10 @@ struct DiskHistoryUnitTests {
         var file: [UInt8] = []
         for (index, payload) in payloads.enumerated() {
             file += HistoryRecord(seq: UInt64(index + 1), serial: 7, wallNanoseconds: -5, subject: Array("a.b".utf8),
-                                  payload: payload).encoded()
+                                  payload: payload).encoded(segment: 1)
         }
         file.withUnsafeBytes { raw in
-            var reader = HistoryRecordReader(raw)
+            var reader = HistoryRecordReader(raw, segment: 1)
             var read: [[UInt8]] = []
             while let record = reader.next() {
                 #expect(record.serial == 7 && record.wallNanoseconds == -5 && Array(record.subject) == Array("a.b".utf8))
@@ -53,10 +53,10 @@ struct DiskHistoryUnitTests {
 
     @Test(arguments: [1, 7, 8, 20, 36])
     func aRecordCutShortIsATruncatedTail(keep: Int) {
-        let whole = HistoryRecord(seq: 1, serial: 0, wallNanoseconds: 0, subject: [0x61], payload: [1, 2, 3]).encoded()
+        let whole = HistoryRecord(seq: 1, serial: 0, wallNanoseconds: 0, subject: [0x61], payload: [1, 2, 3]).encoded(segment: 1)
         let file = whole + whole.prefix(keep)
         file.withUnsafeBytes { raw in
-            var reader = HistoryRecordReader(raw)
+            var reader = HistoryRecordReader(raw, segment: 1)
             #expect(reader.next() != nil)
             #expect(reader.next() == nil)
             #expect(reader.stop == .truncated(offset: whole.count))
@@ -64,16 +64,16 @@ struct DiskHistoryUnitTests {
     }
 
     @Test func zerosAfterTheLastRecordAreATruncatedTailAndAFlippedByteIsDamage() {
-        let whole = HistoryRecord(seq: 1, serial: 0, wallNanoseconds: 0, subject: [0x61], payload: [1, 2, 3]).encoded()
+        let whole = HistoryRecord(seq: 1, serial: 0, wallNanoseconds: 0, subject: [0x61], payload: [1, 2, 3]).encoded(segment: 1)
         (whole + [UInt8](repeating: 0, count: 4096)).withUnsafeBytes { raw in
-            var reader = HistoryRecordReader(raw)
+            var reader = HistoryRecordReader(raw, segment: 1)
             while reader.next() != nil {}
             #expect(reader.stop == .truncated(offset: whole.count))
         }
         var damaged = whole + whole
         damaged[whole.count + 20] ^= 0x01
         damaged.withUnsafeBytes { raw in
-            var reader = HistoryRecordReader(raw)
+            var reader = HistoryRecordReader(raw, segment: 1)
             while reader.next() != nil {}
             #expect(reader.stop == .corrupt(offset: whole.count))
         }
@@ -150,5 +150,86 @@ struct DiskHistoryUnitTests {
         let fast = restored.replayNow(ReplayRequest(subject: "s.fast", kind: .after(epoch: "e1", seq: 495), budget: 1 << 20))
         #expect(fast.lastSeq == 500 && fast.replayed == 5 && fast.missed == 0)
         restored.closeDisk()
+    }
+
+    /// A record's checksum covers its segment's id: the same bytes in another segment's file are not a record.
+    @Test func aRecordReadsOnlyInTheSegmentItWasWrittenFor() {
+        let record = HistoryRecord(seq: 1, serial: 0, wallNanoseconds: 0, subject: [0x61], payload: [1, 2, 3])
+        record.encoded(segment: 1).withUnsafeBytes { raw in
+            var own = HistoryRecordReader(raw, segment: 1)
+            #expect(own.next() != nil && own.stop == .end)
+            var other = HistoryRecordReader(raw, segment: 2)
+            #expect(other.next() == nil && other.stop == .corrupt(offset: 0))
+        }
+    }
+
+    /// Emptied segments are kept as the spare and written over for the next segment; each segment file then
+    /// holds exactly its own records (a reused file is cut to them), whatever the old file held past them.
+    @Test func anEmptiedSegmentIsReusedAndCutToItsRecords() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rules = [HistoryRule(subjects: "s.>", maxMessages: 10, maxAge: nil)]
+        let disk = try HistoryDisk.open(directory: directory, freshEpoch: { "e1" })
+        let engine = MemoryEngine(subjectLimit: 100, history: rules, epoch: disk.epoch)
+        _ = engine.attach(disk: disk, policy: .everysec, logger: .init(label: "test"), segmentBytes: 1000)
+        // Payload lengths vary, so that a reused file's old records never line up with the new ones.
+        var seq = 0
+        for round in 0..<30 {
+            publish(engine, "s.a", (0..<7).map { _ in
+                seq += 1
+                return String(repeating: "x", count: 20 + (seq * 37) % 150)
+            })
+            if round == 15 { while engine.expireHistory(budget: 100) {} }
+        }
+        engine.closeDisk()
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(names.contains("spare"), "an emptied segment was kept for reuse: \(names.sorted())")
+        for name in names where name.hasSuffix(".seg") {
+            let id = try #require(UInt32(name.dropLast(4), radix: 16))
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)))
+            bytes.withUnsafeBytes { raw in
+                var reader = HistoryRecordReader(raw, segment: id)
+                while reader.next() != nil {}
+                #expect(reader.stop == .end, "\(name): \(String(describing: reader.stop))")
+            }
+        }
+        let again = try HistoryDisk.open(directory: directory, freshEpoch: { "e2" })
+        #expect(again.epoch == "e1" && again.clean && !again.damaged)
+        #expect(try !FileManager.default.contentsOfDirectory(atPath: directory).contains("spare"))
+        let restored = MemoryEngine(subjectLimit: 100, history: rules, epoch: again.epoch)
+        _ = restored.attach(disk: again, policy: .no, logger: .init(label: "test"), segmentBytes: 1000)
+        let answer = restored.replayNow(ReplayRequest(subject: "s.a", kind: .after(epoch: "e1", seq: 200), budget: 1 << 20))
+        #expect(answer.lastSeq == 210 && answer.replayed == 10 && answer.missed == 0)
+        restored.closeDisk()
+    }
+
+    /// After a crash, the last segment may end in bytes of a reused file's earlier use: they are cut as a torn
+    /// tail, not taken for damage. After a clean stop the same bytes are damage.
+    @Test(arguments: [false, true])
+    func oldBytesAfterTheLastSegmentsRecordsAreATornTailOnlyAfterACrash(clean: Bool) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let segment = directory + "/" + "0000000000000001.seg"
+        let mine = HistoryRecord(seq: 1, serial: 0, wallNanoseconds: 0, subject: Array("s.a".utf8), payload: [1, 2, 3])
+        let old = HistoryRecord(seq: 9, serial: 0, wallNanoseconds: 0, subject: Array("s.a".utf8), payload: [7, 7, 7, 7])
+        // A whole record of the file's earlier use, lined up with the new ones: only its checksum tells.
+        let bytes = mine.encoded(segment: 1) + old.encoded(segment: 0)
+        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+        try Data(DiskState(epoch: "e1", clean: clean).encoded()).write(to: URL(fileURLWithPath: directory + "/state"))
+        if clean {
+            let snapshot = NumberingSnapshot(serialBase: 0, evictions: 0, entries: [.init(subject: "s.a", last: 1, serial: 0)])
+            try Data(snapshot.encoded()).write(to: URL(fileURLWithPath: directory + "/numbering"))
+        }
+        let disk = try HistoryDisk.open(directory: directory, freshEpoch: { "e2" })
+        #expect(disk.damaged == clean)
+        if clean {
+            #expect(disk.notes.contains { $0.contains("damaged record") })
+        } else {
+            #expect(disk.notes.contains { $0.contains("cut \(bytes.count - mine.encoded(segment: 1).count) bytes") }, "\(disk.notes)")
+            var records = 0
+            disk.forEachRecord { _, _, _ in records += 1 }
+            #expect(records == 1)
+        }
     }
 }

@@ -10,7 +10,9 @@ public final class MemoryEngine: Engine, LocalHistory {
     /// Where a run's subject is numbered, and its history log when it keeps one.
     struct RunPosition {
         let slot: SequenceTable.Slot
-        let log: HistoryStore.Log?
+        /// Unretained: the store keeps the log, and a run closes before anything changes the store
+        /// (`closeRun`), so that a publish reading the position costs no retain and release of it.
+        let log: Unmanaged<HistoryStore.Log>?
         /// The subject's numbering serial, when its records go to disk.
         let serial: UInt64
 
@@ -25,7 +27,11 @@ public final class MemoryEngine: Engine, LocalHistory {
     private var runOpenedAt = ContinuousClock.now
     let history: HistoryStore
     /// History on disk (`history_dir`), or nil when it lives in memory only.
-    var journal: HistoryJournal?
+    var journal: HistoryJournal? {
+        didSet { unretainedJournal = journal.map(Unmanaged.passUnretained) }
+    }
+    /// `journal`, for the publish path: reading the optional reference retained and released it per message.
+    private var unretainedJournal: Unmanaged<HistoryJournal>?
     /// Whether anyone subscribes to a subject: the numbering of one that nobody follows is forgotten first.
     public var isSubscribed: (String) -> Bool = { _ in false }
 
@@ -84,7 +90,9 @@ public final class MemoryEngine: Engine, LocalHistory {
     func openPosition(subject: String) -> (lastSeq: UInt64, position: RunPosition) {
         var found = sequences.find(subject)
         let log = history.logForAppending(subject)
-        guard let journal, log != nil else { return (found.last, RunPosition(slot: found.slot, log: log, serial: 0)) }
+        guard let journal, log != nil else {
+            return (found.last, RunPosition(slot: found.slot, log: log.map(Unmanaged.passUnretained), serial: 0))
+        }
         journal.wallNow = HistoryJournal.wallNanoseconds()
         // A record names its subject's serial: enter a new subject now, so that it has one.
         var serial = sequences.serial(at: found.slot)
@@ -94,20 +102,22 @@ public final class MemoryEngine: Engine, LocalHistory {
             serial = entered.serial
             found = sequences.find(subject)
         }
-        return (found.last, RunPosition(slot: found.slot, log: history.logForAppending(subject), serial: serial ?? 0))
+        return (found.last, RunPosition(slot: found.slot, log: history.logForAppending(subject).map(Unmanaged.passUnretained),
+                                        serial: serial ?? 0))
     }
 
     /// Keeps message `seq` of `subject` (the run's) in its log, and on disk with a history directory.
     func retain(_ position: RunPosition, subject: UnsafeRawBufferPointer, seq: UInt64, payload: UnsafeRawBufferPointer) {
         guard let log = position.log else { return }
         // A record names its subject in 16 bits: a longer subject (max_line allows one) stays in memory only.
-        guard let journal, subject.count <= HistoryRecord.maxSubjectBytes else {
-            history.append(log, seq: seq, payload: payload, at: runOpenedAt)
+        guard let journal = unretainedJournal, subject.count <= HistoryRecord.maxSubjectBytes else {
+            log._withUnsafeGuaranteedRef { _ = history.append($0, seq: seq, payload: payload, at: runOpenedAt) }
             return
         }
-        let segment = journal.record(seq: seq, serial: position.serial, wallNanoseconds: journal.wallNow,
-                                     subject: subject, payload: payload)
-        history.append(log, seq: seq, payload: payload, at: runOpenedAt, segment: segment)
+        let segment = journal._withUnsafeGuaranteedRef {
+            $0.record(seq: seq, serial: position.serial, wallNanoseconds: $0.wallNow, subject: subject, payload: payload)
+        }
+        log._withUnsafeGuaranteedRef { _ = history.append($0, seq: seq, payload: payload, at: runOpenedAt, segment: segment) }
     }
 
     /// Records where the open run left its subject's numbering, and hands its records to the disk writer.
