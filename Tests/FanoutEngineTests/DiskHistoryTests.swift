@@ -95,6 +95,16 @@ struct DiskHistoryUnitTests {
         return url.path
     }
 
+    /// A memory engine keeping 10 messages of `s.>` in `directory`, in segments of 1,000 bytes.
+    private func engineOnDisk(_ directory: String, freshEpoch: String,
+                              policy: FsyncPolicy = .no) throws -> (engine: MemoryEngine, disk: HistoryDisk) {
+        let disk = try HistoryDisk.open(directory: directory, freshEpoch: { freshEpoch })
+        let rules = [HistoryRule(subjects: "s.>", maxMessages: 10, maxAge: nil)]
+        let engine = MemoryEngine(subjectLimit: 100, history: rules, epoch: disk.epoch)
+        _ = engine.attach(disk: disk, policy: policy, logger: .init(label: "test"), segmentBytes: 1000)
+        return (engine, disk)
+    }
+
     private func publish(_ engine: MemoryEngine, _ subject: String, _ payloads: [String]) {
         for payload in payloads { _ = engine.publish(subject, Array(payload.utf8)) }
         engine.endOfRead()
@@ -103,20 +113,15 @@ struct DiskHistoryUnitTests {
     @Test func segmentsThatNoLongerHoldRetainedMessagesAreDeleted() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let rules = [HistoryRule(subjects: "s.>", maxMessages: 10, maxAge: nil)]
-        let disk = try HistoryDisk.open(directory: directory, freshEpoch: { "e1" })
-        let engine = MemoryEngine(subjectLimit: 100, history: rules, epoch: disk.epoch)
-        _ = engine.attach(disk: disk, policy: .no, logger: .init(label: "test"), segmentBytes: 1000)
+        let (engine, _) = try engineOnDisk(directory, freshEpoch: "e1", policy: .no)
         // 100-byte payloads: about 7 records per 1000-byte segment; 10 kept, so old segments empty out.
         for round in 0..<20 { publish(engine, "s.a", (0..<10).map { "\(round)-\($0)" + String(repeating: "x", count: 95) }) }
         engine.closeDisk()
         let segments = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".seg") }
         #expect(segments.count <= 3, "\(segments.sorted())")
 
-        let again = try HistoryDisk.open(directory: directory, freshEpoch: { "e2" })
+        let (restored, again) = try engineOnDisk(directory, freshEpoch: "e2")
         #expect(again.epoch == "e1" && again.clean)
-        let restored = MemoryEngine(subjectLimit: 100, history: rules, epoch: again.epoch)
-        _ = restored.attach(disk: again, policy: .no, logger: .init(label: "test"), segmentBytes: 1000)
         #expect(restored.historyFigures.messages == 10)
         let answer = restored.replayNow(ReplayRequest(subject: "s.a", kind: .after(epoch: "e1", seq: 195), budget: 1 << 20))
         #expect(answer.lastSeq == 200 && answer.replayed == 5 && answer.missed == 0)
@@ -126,10 +131,7 @@ struct DiskHistoryUnitTests {
     @Test func aSlowSubjectDoesNotKeepOldSegmentsAlive() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let rules = [HistoryRule(subjects: "s.>", maxMessages: 10, maxAge: nil)]
-        let disk = try HistoryDisk.open(directory: directory, freshEpoch: { "e1" })
-        let engine = MemoryEngine(subjectLimit: 100, history: rules, epoch: disk.epoch)
-        _ = engine.attach(disk: disk, policy: .no, logger: .init(label: "test"), segmentBytes: 1000)
+        let (engine, _) = try engineOnDisk(directory, freshEpoch: "e1", policy: .no)
         publish(engine, "s.slow", ["the one message"])
         for round in 0..<50 {
             publish(engine, "s.fast", (0..<10).map { "\(round)-\($0)" + String(repeating: "x", count: 95) })
@@ -141,9 +143,7 @@ struct DiskHistoryUnitTests {
         let segments = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".seg") }
         #expect(segments.count <= 6, "\(segments.sorted())")
 
-        let again = try HistoryDisk.open(directory: directory, freshEpoch: { "e2" })
-        let restored = MemoryEngine(subjectLimit: 100, history: rules, epoch: again.epoch)
-        _ = restored.attach(disk: again, policy: .no, logger: .init(label: "test"), segmentBytes: 1000)
+        let (restored, _) = try engineOnDisk(directory, freshEpoch: "e2")
         #expect(restored.historyFigures.messages == 11)
         let slow = restored.replayNow(ReplayRequest(subject: "s.slow", kind: .after(epoch: "e1", seq: 0), budget: 1 << 20))
         #expect(slow.lastSeq == 1 && slow.replayed == 1 && slow.missed == 0)
@@ -168,10 +168,7 @@ struct DiskHistoryUnitTests {
     @Test func anEmptiedSegmentIsReusedAndCutToItsRecords() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let rules = [HistoryRule(subjects: "s.>", maxMessages: 10, maxAge: nil)]
-        let disk = try HistoryDisk.open(directory: directory, freshEpoch: { "e1" })
-        let engine = MemoryEngine(subjectLimit: 100, history: rules, epoch: disk.epoch)
-        _ = engine.attach(disk: disk, policy: .everysec, logger: .init(label: "test"), segmentBytes: 1000)
+        let (engine, _) = try engineOnDisk(directory, freshEpoch: "e1", policy: .everysec)
         // Payload lengths vary, so that a reused file's old records never line up with the new ones.
         var seq = 0
         for round in 0..<30 {
@@ -193,11 +190,9 @@ struct DiskHistoryUnitTests {
                 #expect(reader.stop == .end, "\(name): \(String(describing: reader.stop))")
             }
         }
-        let again = try HistoryDisk.open(directory: directory, freshEpoch: { "e2" })
+        let (restored, again) = try engineOnDisk(directory, freshEpoch: "e2")
         #expect(again.epoch == "e1" && again.clean && !again.damaged)
         #expect(try !FileManager.default.contentsOfDirectory(atPath: directory).contains("spare"))
-        let restored = MemoryEngine(subjectLimit: 100, history: rules, epoch: again.epoch)
-        _ = restored.attach(disk: again, policy: .no, logger: .init(label: "test"), segmentBytes: 1000)
         let answer = restored.replayNow(ReplayRequest(subject: "s.a", kind: .after(epoch: "e1", seq: 200), budget: 1 << 20))
         #expect(answer.lastSeq == 210 && answer.replayed == 10 && answer.missed == 0)
         restored.closeDisk()
