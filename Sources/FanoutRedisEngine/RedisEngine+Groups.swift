@@ -71,11 +71,11 @@ extension RedisEngine {
     public static let handBackAttempts = 4
     static let handBackChannel = Array("fanout:groups:handback".utf8)
 
-    /// Hands `message` back to every node (this one included).
-    public func handBack(_ message: HandedBack) {
+    /// Hands `message` back to every node (this one included); false when the first shard cannot take it.
+    public func handBack(_ message: HandedBack) -> Bool {
         var body = Array("\(message.attempt) \(message.epoch) \(message.seq) \(message.group) \(message.subject) ".utf8)
         body.append(contentsOf: message.payload)
-        _ = shards[0].send(Self.command([Array("PUBLISH".utf8), Self.handBackChannel, body])) { _ in }
+        return shards[0].send(Self.command([Array("PUBLISH".utf8), Self.handBackChannel, body])) { _ in } == nil
     }
 
     /// Claims a handed-back message for this node: `reply` gets true when this node is to deliver it.

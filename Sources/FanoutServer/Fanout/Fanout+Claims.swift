@@ -68,14 +68,17 @@ extension Fanout {
     }
 
     /// Hands a claimed message this node cannot place back to the other nodes, or counts it lost once it has
-    /// been handed back `RedisEngine.handBackAttempts` times.
+    /// been handed back `RedisEngine.handBackAttempts` times (or when the first shard cannot take it).
+    ///
+    /// The member that takes a handed-back message may have had later messages of the subject meanwhile: it then
+    /// sees this one after them. A member's messages are otherwise an increasing subsequence of the subject's;
+    /// here delivery wins over order, as the message would be lost otherwise.
     private func handBack(_ message: RedisEngine.HandedBack, node: ClusterNode) {
-        guard message.attempt < RedisEngine.handBackAttempts else {
+        guard message.attempt < RedisEngine.handBackAttempts, node.engine.handBack(message) else {
             node.groupHandBacksDropped += 1
             return
         }
         node.groupHandBacks += 1
-        node.engine.handBack(message)
     }
 
     /// Hands claimed messages to one member each of `group` on this node, never one that gets the subject
