@@ -17,6 +17,8 @@ enum DiskFiles {
         return String(repeating: "0", count: 16 - hex.count) + hex + segmentSuffix
     }
 
+    static func segmentPath(_ id: UInt32, in directory: String) -> String { directory + "/" + segmentName(id) }
+
     static func segmentID(of name: String) -> UInt32? {
         guard name.hasSuffix(segmentSuffix), name.utf8.count == 16 + segmentSuffix.utf8.count else { return nil }
         return UInt32(name.dropLast(segmentSuffix.utf8.count), radix: 16)

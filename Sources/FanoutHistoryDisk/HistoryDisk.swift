@@ -67,7 +67,7 @@ public struct HistoryDisk: Sendable {
         if names.contains(DiskFiles.spareName) { try DiskFiles.remove(directory + "/" + DiskFiles.spareName) }
         let ids = names.compactMap(DiskFiles.segmentID(of:)).sorted()
         for id in ids {
-            let path = directory + "/" + DiskFiles.segmentName(id)
+            let path = DiskFiles.segmentPath(id, in: directory)
             guard var bytes = try DiskFiles.read(path) else { continue }
             var stop = bytes.withUnsafeBytes { raw in
                 var reader = HistoryRecordReader(raw, segment: id)

@@ -197,7 +197,6 @@ public final class HistoryWriter: Sendable {
 
     // MARK: The writer's thread
 
-    private func segmentPath(_ id: UInt32) -> String { directory + "/" + DiskFiles.segmentName(id) }
 
     private func runThread() {
         var files = SegmentFiles(directory: directory)
@@ -321,7 +320,7 @@ public final class HistoryWriter: Sendable {
     private func sync(_ file: (id: UInt32, fd: Int32)?, _ dirty: inout Bool, _ lastSync: inout Int64, _ written: UInt64) {
         lastSync = Self.monotonicNanoseconds()
         if dirty, let file {
-            do { try syscall("fsync", segmentPath(file.id)) { fdatasync(file.fd) } } catch { failed(error) }
+            do { try syscall("fsync", DiskFiles.segmentPath(file.id, in: directory)) { fdatasync(file.fd) } } catch { failed(error) }
         }
         dirty = false
         shared.withLock {

@@ -35,7 +35,7 @@ struct SegmentFiles {
         self.directory = directory
     }
 
-    func path(_ id: UInt32) -> String { directory + "/" + DiskFiles.segmentName(id) }
+    func path(_ id: UInt32) -> String { DiskFiles.segmentPath(id, in: directory) }
     private var sparePath: String { directory + "/" + DiskFiles.spareName }
 
     /// Makes segment `id` the one written, from the spare when there is one; `syncDirectory` makes its name
