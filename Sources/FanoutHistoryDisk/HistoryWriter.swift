@@ -253,10 +253,18 @@ public final class HistoryWriter: Sendable {
             }
             worked = !commands.isEmpty
             var wroteBytes = false
+            // The open segment's sealed batches, written in one call before anything else touches the file.
+            var gathered: [[UInt8]] = []
+            func writeGathered() {
+                guard !gathered.isEmpty else { return }
+                write(gathered, to: &files)
+                gathered.removeAll(keepingCapacity: true)
+            }
             for command in commands {
                 switch command {
                 case .records(var batch):
                     if files.current?.id != batch.segment {
+                        writeGathered()
                         if let open = file {
                             cutToWritten(&files)
                             // The cut too, so that a crash finds the segment as it ends, not a reused file's rest.
@@ -266,10 +274,11 @@ public final class HistoryWriter: Sendable {
                         openSegment(batch.segment, in: &files)
                     }
                     batch.bytes.withUnsafeMutableBytes { HistoryRecord.seal($0, segment: batch.segment) }
-                    write(batch.bytes, to: &files)
+                    if !batch.bytes.isEmpty { gathered.append(batch.bytes) }
                     written += UInt64(batch.count)
                     wroteBytes = true
                 case .delete(let id):
+                    writeGathered()
                     // The copies of its retained records (a compaction) are synced before it goes, whatever
                     // the policy: a crash must find them or the old segment, never neither.
                     if dirty { sync(file, &dirty, &lastSync, written) }
@@ -282,6 +291,7 @@ public final class HistoryWriter: Sendable {
                     shared.withLock { if $0.unsyncedSince == 0 { $0.unsyncedSince = now } }
                 }
             }
+            writeGathered()
             if policy == .always && dirty { sync(file, &dirty, &lastSync, written) }
             if policy == .no { shared.withLock { $0.durableRecords = written } }
             if stopping {
@@ -297,10 +307,9 @@ public final class HistoryWriter: Sendable {
         }
     }
 
-    private func write(_ bytes: [UInt8], to files: inout SegmentFiles) {
-        guard !bytes.isEmpty else { return }
+    private func write(_ batches: [[UInt8]], to files: inout SegmentFiles) {
         do {
-            let grown = try files.append(bytes)
+            let grown = try files.append(batches)
             if grown > 0 { shared.withLock { $0.diskBytes += grown } }
         } catch {
             failed(error)

@@ -60,23 +60,39 @@ struct SegmentFiles {
         if syncDirectory { try DiskFiles.syncDirectory(directory) }
     }
 
-    /// Writes `bytes` where the segment's records end; returns how many bytes the file grew by.
-    mutating func append(_ bytes: [UInt8]) throws(DiskError) -> Int {
+    /// Writes `batches` in order where the segment's records end, in one `pwritev` per 1,024 of them (a write
+    /// per publish run cost a call per 100 records); returns how many bytes the file grew by.
+    mutating func append(_ batches: [[UInt8]]) throws(DiskError) -> Int {
         guard var file = current else { return 0 }
-        var done = 0
-        while done < bytes.count {
-            let wrote = bytes.withUnsafeBytes { buffer in
-                pwrite(file.fd, buffer.baseAddress! + done, buffer.count - done, off_t(file.offset + done))
+        var first = 0
+        var skip = 0
+        while first < batches.count {
+            let end = min(batches.count, first + 1024)
+            let wrote = withUnsafeTemporaryAllocation(of: iovec.self, capacity: end - first) { vectors -> Int in
+                for index in first..<end {
+                    let bytes = batches[index]
+                    let start = index == first ? skip : 0
+                    // The arrays outlive the call; their storage is contiguous and not written through.
+                    let base = bytes.withUnsafeBytes { UnsafeMutableRawPointer(mutating: $0.baseAddress) }
+                    vectors[index - first] = iovec(iov_base: base.map { $0 + start }, iov_len: bytes.count - start)
+                }
+                return pwritev(file.fd, vectors.baseAddress, Int32(end - first), off_t(file.offset))
             }
             if wrote < 0 && errno == EINTR { continue }
             if wrote < 0 {
-                file.offset += done
                 current = file
                 throw DiskError(operation: "write", path: path(file.id), errno: errno)
             }
-            done += wrote
+            file.offset += wrote
+            // Past what was written: whole batches, then into the next one.
+            var left = wrote
+            while first < batches.count && left >= batches[first].count - skip {
+                left -= batches[first].count - skip
+                first += 1
+                skip = 0
+            }
+            skip += left
         }
-        file.offset += done
         let grown = max(0, file.offset - file.size)
         file.size += grown
         current = file
