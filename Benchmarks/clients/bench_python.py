@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Awaitable, Callable, Dict, List, Tuple
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "clients" / "python" / "src"))
@@ -56,33 +56,37 @@ async def measure(server: Server, count: int, work: Callable) -> Result:
     return count / seconds, client_cpu / count * 1e6, server_cpu / count * 1e6, client_cpu / wall
 
 
+async def measure_windows(server: Server, count: int, window: Callable[[], Awaitable[None]]) -> Result:
+    """`measure` of `count // WINDOW` calls of `window`, each publishing WINDOW messages and awaiting them."""
+    async def work() -> float:
+        start = time.perf_counter()
+        for _ in range(count // WINDOW):
+            await window()
+        return time.perf_counter() - start
+    return await measure(server, count, work)
+
+
 # Publishing
 
 async def publish_fanout(server: Server, count: int, payload: bytes) -> Result:
     client = await fanout.connect(f"127.0.0.1:{server.port}")
 
-    async def work() -> float:
-        start = time.perf_counter()
-        for _ in range(count // WINDOW):
-            await asyncio.gather(*[client.publish(SUBJECT_PUB, payload) for _ in range(WINDOW)])
-        return time.perf_counter() - start
+    async def window() -> None:
+        await asyncio.gather(*[client.publish(SUBJECT_PUB, payload) for _ in range(WINDOW)])
     try:
-        return await measure(server, count, work)
+        return await measure_windows(server, count, window)
     finally:
         await client.close()
 
 
 async def publish_fanout_many(server: Server, count: int, payload: bytes) -> Result:
     client = await fanout.connect(f"127.0.0.1:{server.port}")
-    window = [(SUBJECT_PUB, payload)] * WINDOW
+    messages = [(SUBJECT_PUB, payload)] * WINDOW
 
-    async def work() -> float:
-        start = time.perf_counter()
-        for _ in range(count // WINDOW):
-            await client.publish_many(window)
-        return time.perf_counter() - start
+    async def window() -> None:
+        await client.publish_many(messages)
     try:
-        return await measure(server, count, work)
+        return await measure_windows(server, count, window)
     finally:
         await client.close()
 
@@ -90,15 +94,12 @@ async def publish_fanout_many(server: Server, count: int, payload: bytes) -> Res
 async def publish_fanout_nowait(server: Server, count: int, payload: bytes) -> Result:
     client = await fanout.connect(f"127.0.0.1:{server.port}")
 
-    async def work() -> float:
-        start = time.perf_counter()
-        for _ in range(count // WINDOW):
-            for _ in range(WINDOW):
-                client.publish_nowait(SUBJECT_PUB, payload)
-            await client.flush()
-        return time.perf_counter() - start
+    async def window() -> None:
+        for _ in range(WINDOW):
+            client.publish_nowait(SUBJECT_PUB, payload)
+        await client.flush()
     try:
-        return await measure(server, count, work)
+        return await measure_windows(server, count, window)
     finally:
         await client.close()
 
@@ -107,16 +108,13 @@ async def publish_redis(server: Server, count: int, payload: bytes) -> Result:
     client = aioredis.Redis(host="127.0.0.1", port=server.port)
     await client.ping()
 
-    async def work() -> float:
-        start = time.perf_counter()
-        for _ in range(count // WINDOW):
-            pipe = client.pipeline(transaction=False)
-            for _ in range(WINDOW):
-                pipe.publish(SUBJECT_PUB, payload)
-            await pipe.execute()
-        return time.perf_counter() - start
+    async def window() -> None:
+        pipe = client.pipeline(transaction=False)
+        for _ in range(WINDOW):
+            pipe.publish(SUBJECT_PUB, payload)
+        await pipe.execute()
     try:
-        return await measure(server, count, work)
+        return await measure_windows(server, count, window)
     finally:
         await client.aclose()
 
@@ -124,15 +122,12 @@ async def publish_redis(server: Server, count: int, payload: bytes) -> Result:
 async def publish_nats(server: Server, count: int, payload: bytes) -> Result:
     client = await nats.connect(f"nats://127.0.0.1:{server.port}")
 
-    async def work() -> float:
-        start = time.perf_counter()
-        for _ in range(count // WINDOW):
-            for _ in range(WINDOW):
-                await client.publish(SUBJECT_PUB, payload)
-            await client.flush()
-        return time.perf_counter() - start
+    async def window() -> None:
+        for _ in range(WINDOW):
+            await client.publish(SUBJECT_PUB, payload)
+        await client.flush()
     try:
-        return await measure(server, count, work)
+        return await measure_windows(server, count, window)
     finally:
         await client.close()
 
