@@ -20,10 +20,10 @@ public enum FsyncPolicy: String, Sendable, CaseIterable {
 /// their checksums by the writer.
 public struct EncodedRecords: Sendable {
     public var segment: UInt32
-    public var bytes: [UInt8]
+    public var bytes: RecordBytes
     public var count: Int
 
-    public init(segment: UInt32, bytes: [UInt8] = [], count: Int = 0) {
+    public init(segment: UInt32, bytes: RecordBytes = RecordBytes(), count: Int = 0) {
         self.segment = segment
         self.bytes = bytes
         self.count = count
@@ -78,6 +78,8 @@ public final class HistoryWriter: Sendable {
         var unsyncedSince: Int64 = 0
         var failures: UInt64 = 0
         var durableRecords: UInt64 = 0
+        /// Buffers written and emptied, for the loop to fill again (`submit`).
+        var spares: [RecordBytes] = []
     }
 
     public let directory: String
@@ -135,10 +137,19 @@ public final class HistoryWriter: Sendable {
         }
     }
 
-    /// Queues `batches` in order; returns how many fit (the first ones). The rest are not written.
-    public func submit(_ batches: [EncodedRecords]) -> Int {
+    /// Buffers kept for reuse, by the writer and by the loop each (`submit`'s `spares`). With the largest
+    /// kept buffer, they bound what the pool holds idle: 2 x 2 x 2 MiB, and 2 x 2 x 16 KiB in a steady stream
+    /// of small messages. A batch is handed over at 1 MiB, so a larger buffer came from an outsized payload and
+    /// is freed.
+    public static let keptSpares = 2
+    public static let largestKeptSpare = 2 << 20
+
+    /// Queues `batches` in order; returns how many fit (the first ones). The rest are not written. Moves the
+    /// writer's emptied buffers into `spares`, up to `keptSpares`.
+    public func submit(_ batches: [EncodedRecords], spares: inout [RecordBytes]) -> Int {
         var accepted = 0
         let post = shared.withLock { state -> Bool in
+            while spares.count < Self.keptSpares, let spare = state.spares.popLast() { spares.append(spare) }
             for batch in batches {
                 guard state.queuedBytes + batch.bytes.count <= maxQueueBytes || state.queuedBytes == 0 else { break }
                 state.queuedBytes += batch.bytes.count
@@ -254,15 +265,21 @@ public final class HistoryWriter: Sendable {
             worked = !commands.isEmpty
             var wroteBytes = false
             // The open segment's sealed batches, written in one call before anything else touches the file.
-            var gathered: [[UInt8]] = []
+            var gathered: [RecordBytes] = []
             func writeGathered() {
                 guard !gathered.isEmpty else { return }
                 write(gathered, to: &files)
+                shared.withLock { state in
+                    for buffer in gathered where buffer.capacity <= Self.largestKeptSpare && state.spares.count < Self.keptSpares {
+                        buffer.removeAll()
+                        state.spares.append(buffer)
+                    }
+                }
                 gathered.removeAll(keepingCapacity: true)
             }
             for command in commands {
                 switch command {
-                case .records(var batch):
+                case .records(let batch):
                     if files.current?.id != batch.segment {
                         writeGathered()
                         if let open = file {
@@ -273,8 +290,8 @@ public final class HistoryWriter: Sendable {
                         }
                         openSegment(batch.segment, in: &files)
                     }
-                    batch.bytes.withUnsafeMutableBytes { HistoryRecord.seal($0, segment: batch.segment) }
-                    if !batch.bytes.isEmpty { gathered.append(batch.bytes) }
+                    HistoryRecord.seal(batch.bytes.bytes, segment: batch.segment)
+                    if batch.bytes.count > 0 { gathered.append(batch.bytes) }
                     written += UInt64(batch.count)
                     wroteBytes = true
                 case .delete(let id):
@@ -307,9 +324,10 @@ public final class HistoryWriter: Sendable {
         }
     }
 
-    private func write(_ batches: [[UInt8]], to files: inout SegmentFiles) {
+    private func write(_ batches: [RecordBytes], to files: inout SegmentFiles) {
         do {
-            let grown = try files.append(batches)
+            // The buffers outlive the call: `batches` holds them.
+            let grown = try files.append(batches.map { UnsafeRawBufferPointer($0.bytes) })
             if grown > 0 { shared.withLock { $0.diskBytes += grown } }
         } catch {
             failed(error)

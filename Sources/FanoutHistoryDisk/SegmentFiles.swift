@@ -62,7 +62,7 @@ struct SegmentFiles {
 
     /// Writes `batches` in order where the segment's records end, in one `pwritev` per 1,024 of them (a write
     /// per publish run cost a call per 100 records); returns how many bytes the file grew by.
-    mutating func append(_ batches: [[UInt8]]) throws(DiskError) -> Int {
+    mutating func append(_ batches: [UnsafeRawBufferPointer]) throws(DiskError) -> Int {
         guard var file = current else { return 0 }
         var first = 0
         var skip = 0
@@ -72,8 +72,8 @@ struct SegmentFiles {
                 for index in first..<end {
                     let bytes = batches[index]
                     let start = index == first ? skip : 0
-                    // The arrays outlive the call; their storage is contiguous and not written through.
-                    let base = bytes.withUnsafeBytes { UnsafeMutableRawPointer(mutating: $0.baseAddress) }
+                    // Not written through: iovec's pointer is mutable for readv's sake.
+                    let base = UnsafeMutableRawPointer(mutating: bytes.baseAddress)
                     vectors[index - first] = iovec(iov_base: base.map { $0 + start }, iov_len: bytes.count - start)
                 }
                 return pwritev(file.fd, vectors.baseAddress, Int32(end - first), off_t(file.offset))

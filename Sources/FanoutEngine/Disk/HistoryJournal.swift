@@ -17,9 +17,14 @@ final class HistoryJournal {
     let ledger: SegmentLedger
     /// Records encoded since the last hand-over, one batch per segment, the last being filled.
     private var pending: [EncodedRecords] = []
-    /// The segment of `pending`'s last batch: read per record, where `pending.last` would copy the batch.
+    /// The segment of the batch being filled.
     private var pendingSegment: UInt32?
     private var pendingBytes = 0
+    /// `pending.last`'s buffer, written per record without a retain (`pending` holds it), and its record count.
+    private var filling: Unmanaged<RecordBytes>?
+    private var fillingCount = 0
+    /// Emptied buffers the writer handed back, filled again before any new one is made.
+    private var spares: [RecordBytes] = []
     /// Wall-clock nanoseconds for the records of the run under way: read once per run, not per message.
     var wallNow: Int64 = 0
     /// A compaction under way: the segments before this one are being emptied, and where in the history's
@@ -45,26 +50,39 @@ final class HistoryJournal {
                 payload: UnsafeRawBufferPointer) -> UInt32 {
         let size = HistoryRecord.size(subjectBytes: subject.count, payloadBytes: payload.count)
         let segment = ledger.place(size)
-        if pendingSegment != segment || pending.isEmpty {
-            var batch = EncodedRecords(segment: segment)
-            batch.bytes.reserveCapacity(4096)
-            pending.append(batch)
-            pendingSegment = segment
+        if filling == nil || pendingSegment != segment { startBatch(segment) }
+        filling.unsafelyUnwrapped._withUnsafeGuaranteedRef {
+            HistoryRecord.appendUnsealed(seq: seq, serial: serial, wallNanoseconds: wallNanoseconds, subject: subject,
+                                         payload: payload, to: $0)
         }
-        HistoryRecord.appendUnsealed(seq: seq, serial: serial, wallNanoseconds: wallNanoseconds, subject: subject,
-                                     payload: payload, to: &pending[pending.count - 1].bytes)
-        pending[pending.count - 1].count += 1
+        fillingCount += 1
         pendingBytes += size
         recorded += 1
         if pendingBytes >= Self.handOverBytes { flush() }
         return segment
     }
 
+    private func startBatch(_ segment: UInt32) {
+        closeBatch()
+        let bytes = spares.popLast() ?? RecordBytes()
+        pending.append(EncodedRecords(segment: segment, bytes: bytes))
+        pendingSegment = segment
+        filling = Unmanaged.passUnretained(bytes)
+    }
+
+    /// Stores the count of the batch being filled.
+    private func closeBatch() {
+        if filling != nil { pending[pending.count - 1].count = fillingCount }
+        filling = nil
+        fillingCount = 0
+    }
+
     /// Hands what was gathered to the writer, and has it delete the segments that emptied (after the records
     /// before them, so that a crash in between leaves the old records, never a hole).
     func flush() {
+        closeBatch()
         if !pending.isEmpty {
-            let accepted = writer.submit(pending)
+            let accepted = writer.submit(pending, spares: &spares)
             if accepted < pending.count && writer.policy == .always {
                 pending.removeFirst(accepted)
                 pendingBytes = pending.reduce(0) { $0 + $1.bytes.count }
@@ -86,8 +104,9 @@ final class HistoryJournal {
     /// Hands over every record gathered, waiting for room in the queue: for the clean stop, after the loop,
     /// where a record refused now would be a retained message lost by the restart.
     func drain() {
+        closeBatch()
         while !pending.isEmpty {
-            let accepted = writer.submit(pending)
+            let accepted = writer.submit(pending, spares: &spares)
             pending.removeFirst(accepted)
             if !pending.isEmpty { usleep(1000) }
         }

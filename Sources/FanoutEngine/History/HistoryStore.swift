@@ -36,6 +36,8 @@ final class HistoryStore {
     /// A subject's retained messages, oldest first, with consecutive seqs.
     final class Log {
         let subject: String
+        /// The subject's UTF-8 length, which its records' size counts (`SegmentLedger.release`).
+        let subjectBytes: Int
         /// The rule (its position in `rules`) that keeps this subject's history.
         var rule: Int
         var messages = Deque<Message>()
@@ -54,6 +56,7 @@ final class HistoryStore {
 
         init(subject: String, rule: Int) {
             self.subject = subject
+            subjectBytes = subject.utf8.count
             self.rule = rule
         }
 
@@ -87,7 +90,11 @@ final class HistoryStore {
     private var sweepCursor = 0
     /// Which segment files still hold retained records, when history is on disk: told of every message that
     /// leaves.
-    var ledger: SegmentLedger?
+    var ledger: SegmentLedger? {
+        didSet { unretainedLedger = ledger.map(Unmanaged.passUnretained) }
+    }
+    /// `ledger`, read on every trim without a retain (`ledger` holds it).
+    private var unretainedLedger: Unmanaged<SegmentLedger>?
 
     init(rules: [HistoryRule], maxBytes: Int) {
         self.rules = rules
@@ -286,7 +293,9 @@ final class HistoryStore {
 
     private func removeOldest(of log: Log) {
         guard let removed = log.messages.popFirst() else { return }
-        ledger?.release(removed.segment, subjectBytes: log.subject.utf8.count, payloadBytes: removed.payload.count)
+        unretainedLedger?._withUnsafeGuaranteedRef {
+            $0.release(removed.segment, subjectBytes: log.subjectBytes, payloadBytes: removed.payload.count)
+        }
         if !log.cursors.isEmpty { rescue(removed, from: log) }
         let size = removed.payload.count + Self.overheadPerMessage
         log.bytes -= size
