@@ -30,7 +30,7 @@ run: release
 		'$$1 == "listen" { split($$2, a, ", "); p = a[1]; h = p; sub(/:[0-9]+$$/, "", h); port = substr(p, length(h) + 2) } \
 		 $$1 == "http_listen" { c = ($$2 == "off") ? "off (set http_listen)" : "http://" $$2 "/" } \
 		 END { printf "fanoutd: the protocol on %s (nc %s %s, or fanout), the console on %s\n", p, h, port, c }'
-	.build/release/fanoutd --config config/fanoutd.yaml
+	FANOUTD_HISTORY_DIR=$(CURDIR)/.build/run-history .build/release/fanoutd --config config/fanoutd.yaml
 
 test: deps
 	$(SWIFT) build --build-tests

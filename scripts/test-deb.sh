@@ -99,6 +99,8 @@ if [ -n "$port" ]; then
 fi
 kill -TERM "$daemon"
 wait "$daemon" || true
+check "the packaged configuration keeps history in /var/lib/fanout/history" \
+    grep -q '^clean 1$' /var/lib/fanout/history/state
 rm -f "$log"
 
 echo "== remove"

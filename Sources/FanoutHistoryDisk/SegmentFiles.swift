@@ -5,13 +5,14 @@ import Darwin
 #endif
 
 /// The write-behind thread's files: the segment being written, and one emptied segment kept to be reused
-/// (`spare`). Owned by that thread alone.
+/// (`spare`). Owned by that thread alone. Segments are written with `O_DIRECT` where the file system takes
+/// it (`DirectWrites`), else through the page cache.
 ///
-/// Why reuse: a segment written afresh costs the kernel a page of cache allocated, charged and reserved on disk
-/// for every 4 KiB, and its deletion as much again to free them; writing over a file whose pages are cached
-/// costs the copy. Under a steady stream that trims as fast as it writes (scenario C keeps 1,000 messages), a
-/// 64 MiB segment is written, emptied and deleted every few seconds, and the page work was most of what
-/// history on disk added to a publish.
+/// Why reuse: a segment written afresh costs the file system a block reservation per 4 KiB (and, written
+/// through the page cache, a page allocated and charged), and its deletion as much again to free them. Under a
+/// steady stream that trims as fast as it writes (scenario C keeps 1,000 messages), a 64 MiB segment is
+/// written, emptied and deleted every few seconds, and that work was most of what history on disk added to a
+/// publish.
 ///
 /// A reused file holds records of its earlier use past what is written so far. Each record's checksum covers
 /// its segment's id (`HistoryRecord`), so none of them reads as one of the new segment's; the file is cut to
@@ -25,14 +26,19 @@ struct SegmentFiles {
         var size: Int
         /// Where the next record goes.
         var offset: Int
+        /// Its direct writes, or nil when it is written through the page cache.
+        var direct: DirectWrites?
     }
 
     let directory: String
+    /// Whether segments are written with `O_DIRECT` where the file system takes it (`DirectWrites`).
+    let writesDirect: Bool
     private(set) var current: OpenSegment?
     private var hasSpare = false
 
-    init(directory: String) {
+    init(directory: String, writesDirect: Bool = true) {
         self.directory = directory
+        self.writesDirect = writesDirect && DirectWrites.openFlag != nil
     }
 
     func path(_ id: UInt32) -> String { DiskFiles.segmentPath(id, in: directory) }
@@ -56,13 +62,59 @@ struct SegmentFiles {
         }
         let size = Int(info.st_size)
         // A reused file is written from its start; any other file that exists already is appended to.
-        current = OpenSegment(id: id, fd: fd, size: size, offset: reused ? 0 : size)
+        let offset = reused ? 0 : size
+        current = OpenSegment(id: id, fd: fd, size: size, offset: offset, direct: directWrites(fd, path, from: offset))
         if syncDirectory { try DiskFiles.syncDirectory(directory) }
     }
 
-    /// Writes `batches` in order where the segment's records end, in one `pwritev` per 1,024 of them (a write
-    /// per publish run cost a call per 100 records); returns how many bytes the file grew by.
+    /// Direct writes for `fd`, whose records end at `offset`, when the file system takes them; else nil.
+    private func directWrites(_ fd: Int32, _ path: String, from offset: Int) -> DirectWrites? {
+        guard writesDirect, let flag = DirectWrites.openFlag else { return nil }
+        let direct = try? DirectWrites(offset: offset) { (tail: UnsafeMutableRawBufferPointer) throws(DiskError) in
+            // Read before O_DIRECT is set, so that the buffer needs no alignment of its own.
+            let read = try syscall("read", path) { pread(fd, tail.baseAddress, tail.count, off_t(offset - tail.count)) }
+            if read != tail.count { throw DiskError(operation: "read", path: path, errno: EIO) }
+        }
+        guard let direct else { return nil }
+        // tmpfs and some others refuse O_DIRECT here (EINVAL): they are written through the page cache.
+        if fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | flag) != 0 {
+            direct.release()
+            return nil
+        }
+        return direct
+    }
+
+    /// Writes `batches` in order where the segment's records end; returns how many bytes the file grew by.
+    /// Direct when the file takes it; else in one `pwritev` per 1,024 batches (a write per publish run cost
+    /// a call per 100 records). A direct write refused with EINVAL (a file system that takes O_DIRECT but not
+    /// this alignment) turns the file's direct writes off, and the batches are written again through the cache.
     mutating func append(_ batches: [UnsafeRawBufferPointer]) throws(DiskError) -> Int {
+        guard var file = current else { return 0 }
+        if var direct = file.direct {
+            let start = file.offset
+            do {
+                let end = try direct.append(batches) { bytes, offset in pwrite(file.fd, bytes.baseAddress, bytes.count, off_t(offset)) }
+                file.direct = direct
+                file.offset = direct.offset
+                let grown = max(0, end - file.size)
+                file.size += grown
+                current = file
+                return grown
+            } catch {
+                guard error.errno == EINVAL, let flag = DirectWrites.openFlag else {
+                    throw DiskError(operation: "write", path: path(file.id), errno: error.errno)
+                }
+                _ = fcntl(file.fd, F_SETFL, fcntl(file.fd, F_GETFL) & ~flag)
+                direct.release()
+                file.direct = nil
+                file.offset = start
+                current = file
+            }
+        }
+        return try appendBuffered(batches)
+    }
+
+    private mutating func appendBuffered(_ batches: [UnsafeRawBufferPointer]) throws(DiskError) -> Int {
         guard var file = current else { return 0 }
         var first = 0
         var skip = 0
@@ -110,7 +162,10 @@ struct SegmentFiles {
     }
 
     mutating func close() {
-        if let file = current { Glibc.close(file.fd) }
+        if let file = current {
+            file.direct?.release()
+            Glibc.close(file.fd)
+        }
         current = nil
     }
 

@@ -11,8 +11,10 @@ struct ShippedFilesTests {
         return url
     }()
 
-    /// The shipped file serves the console; every other value it sets is the default.
-    static let shippedOverDefaults = ["http_listen": YAMLNode.scalar("127.0.0.1:7412")]
+    /// The shipped file serves the console and keeps history in the unit's state directory; every other value
+    /// it sets is the default.
+    static let shippedOverDefaults = ["http_listen": YAMLNode.scalar("127.0.0.1:7412"),
+                                      "history_dir": YAMLNode.scalar("/var/lib/fanout/history")]
 
     private func text(_ path: String) throws -> String {
         try String(contentsOf: Self.root.appendingPathComponent(path), encoding: .utf8)

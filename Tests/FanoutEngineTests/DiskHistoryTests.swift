@@ -90,22 +90,23 @@ struct DiskHistoryUnitTests {
         #expect(DiskState(decoding: DiskState(epoch: "abc.1", clean: true).encoded()) == DiskState(epoch: "abc.1", clean: true))
     }
 
-    private func temporaryDirectory() throws -> String {
+    func temporaryDirectory() throws -> String {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-engine-\(UUID().uuidString)")
         return url.path
     }
 
     /// A memory engine keeping 10 messages of `s.>` in `directory`, in segments of 1,000 bytes.
-    private func engineOnDisk(_ directory: String, freshEpoch: String,
-                              policy: FsyncPolicy = .no) throws -> (engine: MemoryEngine, disk: HistoryDisk) {
+    func engineOnDisk(_ directory: String, freshEpoch: String, policy: FsyncPolicy = .no,
+                      writeQueueBytes: Int = MemoryEngine.writeQueueBytes) throws -> (engine: MemoryEngine, disk: HistoryDisk) {
         let disk = try HistoryDisk.open(directory: directory, freshEpoch: { freshEpoch })
         let rules = [HistoryRule(subjects: "s.>", maxMessages: 10, maxAge: nil)]
         let engine = MemoryEngine(subjectLimit: 100, history: rules, epoch: disk.epoch)
-        _ = engine.attach(disk: disk, policy: policy, logger: .init(label: "test"), segmentBytes: 1000)
+        _ = engine.attach(disk: disk, policy: policy, logger: .init(label: "test"), segmentBytes: 1000,
+                          writeQueueBytes: writeQueueBytes)
         return (engine, disk)
     }
 
-    private func publish(_ engine: MemoryEngine, _ subject: String, _ payloads: [String]) {
+    func publish(_ engine: MemoryEngine, _ subject: String, _ payloads: [String]) {
         for payload in payloads { _ = engine.publish(subject, Array(payload.utf8)) }
         engine.endOfRead()
     }

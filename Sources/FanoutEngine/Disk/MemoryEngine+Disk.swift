@@ -19,6 +19,12 @@ extension MemoryEngine {
     /// Returns lines for the log.
     public func attach(disk: HistoryDisk, policy: FsyncPolicy, logger: Logger,
                        segmentBytes: Int = MemoryEngine.segmentBytes) -> [String] {
+        attach(disk: disk, policy: policy, logger: logger, segmentBytes: segmentBytes, writeQueueBytes: Self.writeQueueBytes)
+    }
+
+    /// `attach` with a writer queue of `writeQueueBytes` (tests fill a small one).
+    func attach(disk: HistoryDisk, policy: FsyncPolicy, logger: Logger, segmentBytes: Int,
+                writeQueueBytes: Int) -> [String] {
         closeRun()
         var notes = disk.notes
         let ledger = SegmentLedger(first: disk.nextSegment, segmentBytes: segmentBytes)
@@ -35,7 +41,7 @@ extension MemoryEngine {
             sequences.serialBase = UInt64(max(1, HistoryJournal.wallNanoseconds()))
         }
         let (messages, subjects) = restoreHistory(from: disk, ledger: ledger, keepsEpochs: keepsEpochs)
-        let writer = HistoryWriter(directory: disk.directory, policy: policy, maxQueueBytes: Self.writeQueueBytes,
+        let writer = HistoryWriter(directory: disk.directory, policy: policy, maxQueueBytes: writeQueueBytes,
                                    diskBytes: disk.diskBytes, lockDescriptor: disk.lockDescriptor, logger: logger)
         journal = HistoryJournal(writer: writer, ledger: ledger)
         // Segments that hold nothing retained any more (rules changed, messages aged out while stopped).

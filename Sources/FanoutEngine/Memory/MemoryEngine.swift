@@ -215,6 +215,9 @@ public final class MemoryEngine: Engine, LocalHistory {
         let unexpired = log.map { history.firstUnexpired(in: $0, at: .now) } ?? 0
         let retained = (log?.messages.count ?? 0) - unexpired
         let firstSeq = retained > 0 ? log!.messages[unexpired].seq : last + 1
+        // The log ends at `last`, except after a restart whose last records a full writer queue refused: the
+        // seqs after its newest are gone, and counted as missed (never replayed as others).
+        let newestSeq = retained > 0 ? log!.messages[log!.messages.count - 1].seq : last
         var answer = ReplayAnswer(epoch: epoch, lastSeq: last, replayed: 0, missed: 0)
         // Which retained messages the client is entitled to, as a count of the newest ones.
         var wanted: Int
@@ -223,8 +226,9 @@ public final class MemoryEngine: Engine, LocalHistory {
             return answer
         case .after(let clientEpoch, let after) where clientEpoch == epoch && after <= last:
             let firstWanted = after + 1
-            answer.missed = firstWanted < firstSeq ? firstSeq - firstWanted : 0
-            wanted = Int(min(UInt64(retained), last - after))
+            let newestWanted = max(after, newestSeq)
+            answer.missed = (firstWanted < firstSeq ? firstSeq - firstWanted : 0) + (last - newestWanted)
+            wanted = Int(min(UInt64(retained), newestWanted - after))
         case .after:
             answer.missed = nil
             wanted = retained
