@@ -16,20 +16,6 @@ public enum FsyncPolicy: String, Sendable, CaseIterable {
     case no
 }
 
-/// Records on their way to one segment, encoded by the loop (`HistoryRecord.appendUnsealed`) and sealed with
-/// their checksums by the writer.
-public struct EncodedRecords: Sendable {
-    public var segment: UInt32
-    public var bytes: RecordBytes
-    public var count: Int
-
-    public init(segment: UInt32, bytes: RecordBytes = RecordBytes(), count: Int = 0) {
-        self.segment = segment
-        self.bytes = bytes
-        self.count = count
-    }
-}
-
 /// The write-behind thread: the loop hands it encoded records through a queue bounded in bytes and never
 /// waits for it; it seals them, appends them to segment files and syncs them as `FsyncPolicy` says.
 ///
@@ -79,7 +65,7 @@ public final class HistoryWriter: Sendable {
         var failures: UInt64 = 0
         var durableRecords: UInt64 = 0
         /// Buffers written and emptied, for the loop to fill again (`submit`).
-        var spares: [RecordBytes] = []
+        var spares = RecordBytesPool()
     }
 
     public let directory: String
@@ -137,19 +123,12 @@ public final class HistoryWriter: Sendable {
         }
     }
 
-    /// Buffers kept for reuse, by the writer and by the loop each (`submit`'s `spares`). With the largest
-    /// kept buffer, they bound what the pool holds idle: 2 x 2 x 2 MiB, and 2 x 2 x 16 KiB in a steady stream
-    /// of small messages. A batch is handed over at 1 MiB, so a larger buffer came from an outsized payload and
-    /// is freed.
-    public static let keptSpares = 2
-    public static let largestKeptSpare = 2 << 20
-
     /// Queues `batches` in order; returns how many fit (the first ones). The rest are not written. Moves the
-    /// writer's emptied buffers into `spares`, up to `keptSpares`.
+    /// writer's emptied buffers into `spares` (`RecordBytesPool.lend`).
     public func submit(_ batches: [EncodedRecords], spares: inout [RecordBytes]) -> Int {
         var accepted = 0
         let post = shared.withLock { state -> Bool in
-            while spares.count < Self.keptSpares, let spare = state.spares.popLast() { spares.append(spare) }
+            state.spares.lend(to: &spares)
             for batch in batches {
                 guard state.queuedBytes + batch.bytes.count <= maxQueueBytes || state.queuedBytes == 0 else { break }
                 state.queuedBytes += batch.bytes.count
@@ -226,6 +205,7 @@ public final class HistoryWriter: Sendable {
                     // Nothing: rest until woken (or a sync is due). After work, under everysec and no: a nap.
                     state.commands = taken
                     state.rest = taken.isEmpty && !worked ? .idle : .napping
+                    if state.rest == .idle { state.spares.trim() }
                     for case .records(let batch) in taken {
                         state.queuedBytes += batch.bytes.count
                         state.queuedRecords += batch.count
@@ -264,18 +244,18 @@ public final class HistoryWriter: Sendable {
             }
             worked = !commands.isEmpty
             var wroteBytes = false
-            // The open segment's sealed batches, written in one call before anything else touches the file.
+            // The open segment's sealed batches, written together before anything else touches the file, a
+            // staging buffer's worth at a time: sealed and copied while they are still in the cache.
             var gathered: [RecordBytes] = []
+            var gatheredBytes = 0
             func writeGathered() {
                 guard !gathered.isEmpty else { return }
                 write(gathered, to: &files)
                 shared.withLock { state in
-                    for buffer in gathered where buffer.capacity <= Self.largestKeptSpare && state.spares.count < Self.keptSpares {
-                        buffer.removeAll()
-                        state.spares.append(buffer)
-                    }
+                    for buffer in gathered { state.spares.keep(buffer) }
                 }
                 gathered.removeAll(keepingCapacity: true)
+                gatheredBytes = 0
             }
             for command in commands {
                 switch command {
@@ -292,6 +272,8 @@ public final class HistoryWriter: Sendable {
                     }
                     HistoryRecord.seal(batch.bytes.bytes, segment: batch.segment)
                     if batch.bytes.count > 0 { gathered.append(batch.bytes) }
+                    gatheredBytes += batch.bytes.count
+                    if gatheredBytes >= DirectWrites.capacity { writeGathered() }
                     written += UInt64(batch.count)
                     wroteBytes = true
                 case .delete(let id):

@@ -44,7 +44,7 @@ struct RecordBytesTests {
     }
 
     /// The writer hands a written buffer back, emptied, for the loop's next batch; one grown past
-    /// `largestKeptSpare` by an outsized payload is freed instead. What it wrote reads back whole.
+    /// `RecordBytesPool.largestKept` by an outsized payload is freed instead. What it wrote reads back whole.
     @Test func theWriterHandsWrittenBuffersBackButNotOutsizedOnes() throws {
         let directory = NSTemporaryDirectory() + "fanout-record-bytes-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -54,7 +54,7 @@ struct RecordBytesTests {
         let small = RecordBytes(), outsized = RecordBytes(capacity: 64)
         var expected: [UInt8] = []
         for seq in UInt64(1)...10 { append(seq: seq, payloadBytes: 100, to: small, and: &expected) }
-        append(seq: 11, payloadBytes: HistoryWriter.largestKeptSpare, to: outsized, and: &expected)
+        append(seq: 11, payloadBytes: RecordBytesPool.largestKept, to: outsized, and: &expected)
         var spares: [RecordBytes] = []
         let batches = [EncodedRecords(segment: 1, bytes: small, count: 10), EncodedRecords(segment: 1, bytes: outsized, count: 1)]
         #expect(writer.submit(batches, spares: &spares) == 2 && spares.isEmpty)
@@ -69,6 +69,24 @@ struct RecordBytesTests {
         let written = try [UInt8](Data(contentsOf: URL(fileURLWithPath: DiskFiles.segmentPath(1, in: directory))))
         HistoryRecord.seal(expected: &expected)
         #expect(written == expected)
+    }
+
+    /// The pool keeps buffers up to its byte bound, never an outsized one, lends the loop two at a time, and
+    /// keeps two when the writer goes idle.
+    @Test func thePoolIsBoundedInBytesAndShrinksWhenIdle() {
+        var pool = RecordBytesPool()
+        let each = RecordBytes.initialCapacity
+        for _ in 0..<(RecordBytesPool.keptBytes / each + 10) { pool.keep(RecordBytes()) }
+        #expect(pool.count == RecordBytesPool.keptBytes / each)
+        var spares: [RecordBytes] = []
+        pool.lend(to: &spares)
+        #expect(spares.count == RecordBytesPool.idleCount && pool.count == RecordBytesPool.keptBytes / each - 2)
+        pool.keep(RecordBytes(capacity: 2 * RecordBytesPool.largestKept))
+        pool.keep(RecordBytes())
+        pool.keep(RecordBytes())
+        #expect(pool.count == RecordBytesPool.keptBytes / each, "refilled to the bound, the outsized one left out")
+        pool.trim()
+        #expect(pool.count == RecordBytesPool.idleCount)
     }
 
     private func append(seq: UInt64, payloadBytes: Int, to buffer: RecordBytes, and array: inout [UInt8]) {
