@@ -18,6 +18,7 @@ index_files=$(ls Sources/FanoutSubjects/*.swift | grep -v '/PatternListing.swift
 for file in Sources/FanoutProtocol/*.swift Sources/FanoutMulticast/*.swift Sources/FanoutCollections/*.swift \
             Sources/FanoutHTTP/*/*.swift Sources/FanoutConfig/*.swift \
             Sources/FanoutHistoryDisk/CRC32C.swift Sources/FanoutHistoryDisk/HistoryRecord.swift \
+            Sources/FanoutHistoryDisk/RecordBytes.swift \
             $index_files Fuzz/*.swift; do
     sed -E '/^(public )?import (FanoutProtocol|FanoutMulticast|FanoutCollections|FanoutHTTP|FanoutConfig|FanoutSubjects|FanoutHistoryDisk)$/d' "$file" > "$work/src/$(basename "$(dirname "$file")")-$(basename "$file")"
 done
