@@ -25,6 +25,8 @@ public enum FsyncPolicy: String, Sendable, CaseIterable {
 /// every 10 ms while there is work (or at once past 1 MiB), so that a steady stream costs no wake-up per run;
 /// under `always` it is woken at once, since acknowledgements wait for it.
 /// Bound: at most `maxQueueBytes` wait (what does not fit is refused and the caller counts or keeps it).
+/// Segments are written direct (`DirectWrites`), except a pass of more than half the queue, which goes
+/// through the page cache to take a burst at memory speed.
 public final class HistoryWriter: Sendable {
     public struct Figures: Sendable {
         /// Bytes in the directory's segments.
@@ -244,13 +246,18 @@ public final class HistoryWriter: Sendable {
             }
             worked = !commands.isEmpty
             var wroteBytes = false
+            // Behind: a pass of more than half the queue. It goes through the page cache, which takes it at
+            // memory speed, where direct writes would hold the queue full for as long as the device takes.
+            var passBytes = 0
+            for case .records(let batch) in commands { passBytes += batch.bytes.count }
+            let behind = passBytes > maxQueueBytes / 2
             // The open segment's sealed batches, written together before anything else touches the file, a
             // staging buffer's worth at a time: sealed and copied while they are still in the cache.
             var gathered: [RecordBytes] = []
             var gatheredBytes = 0
             func writeGathered() {
                 guard !gathered.isEmpty else { return }
-                write(gathered, to: &files)
+                write(gathered, to: &files, throughCache: behind)
                 shared.withLock { state in
                     for buffer in gathered { state.spares.keep(buffer) }
                 }
@@ -306,10 +313,10 @@ public final class HistoryWriter: Sendable {
         }
     }
 
-    private func write(_ batches: [RecordBytes], to files: inout SegmentFiles) {
+    private func write(_ batches: [RecordBytes], to files: inout SegmentFiles, throughCache: Bool) {
         do {
             // The buffers outlive the call: `batches` holds them.
-            let grown = try files.append(batches.map { UnsafeRawBufferPointer($0.bytes) })
+            let grown = try files.append(batches.map { UnsafeRawBufferPointer($0.bytes) }, throughCache: throughCache)
             if grown > 0 { shared.withLock { $0.diskBytes += grown } }
         } catch {
             failed(error)

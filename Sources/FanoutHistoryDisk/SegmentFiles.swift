@@ -28,6 +28,8 @@ struct SegmentFiles {
         var offset: Int
         /// Its direct writes, or nil when it is written through the page cache.
         var direct: DirectWrites?
+        /// Written through the cache for now (a writer behind), direct again afterwards.
+        var paused = false
     }
 
     let directory: String
@@ -53,7 +55,7 @@ struct SegmentFiles {
             hasSpare = false
             reused = rename(sparePath, path) == 0
         }
-        let fd = try syscall("create", path) { Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o640) }
+        let fd = try syscall("create", path) { Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o640) }
         var info = stat()
         if fstat(fd, &info) != 0 {
             let code = errno
@@ -88,8 +90,23 @@ struct SegmentFiles {
     /// Direct when the file takes it; else in one `pwritev` per 1,024 batches (a write per publish run cost
     /// a call per 100 records). A direct write refused with EINVAL (a file system that takes O_DIRECT but not
     /// this alignment) turns the file's direct writes off, and the batches are written again through the cache.
-    mutating func append(_ batches: [UnsafeRawBufferPointer]) throws(DiskError) -> Int {
+    ///
+    /// `throughCache` writes these batches through the page cache even where direct writes work: the writer
+    /// asks it when it has fallen behind, since the cache takes a burst at memory speed where a direct write
+    /// waits for the device. The next append without it goes direct again.
+    mutating func append(_ batches: [UnsafeRawBufferPointer], throughCache: Bool = false) throws(DiskError) -> Int {
         guard var file = current else { return 0 }
+        if throughCache, let direct = file.direct, let flag = DirectWrites.openFlag {
+            _ = fcntl(file.fd, F_SETFL, fcntl(file.fd, F_GETFL) & ~flag)
+            direct.release()
+            file.direct = nil
+            file.paused = true
+        } else if !throughCache && file.paused {
+            // The block the records end in is read back, through the cache, before O_DIRECT is set again.
+            file.direct = directWrites(file.fd, path(file.id), from: file.offset)
+            file.paused = false
+        }
+        current = file
         if var direct = file.direct {
             let start = file.offset
             do {

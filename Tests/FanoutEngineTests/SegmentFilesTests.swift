@@ -37,6 +37,7 @@ struct SegmentFilesTests {
 
         try files.open(2, syncDirectory: false)
         #expect(files.current?.offset == expected.count)
+        #expect((files.current?.direct != nil) == wroteDirect, "the last block read back, direct again")
         let more = [pattern(5000, seed: 77), pattern(10, seed: 78)]
         expected += more.joined()
         _ = try append(more, to: &files)
@@ -45,14 +46,37 @@ struct SegmentFilesTests {
         #expect(try contents(directory, 2) == expected)
     }
 
-    private func append(_ batches: [[UInt8]], to files: inout SegmentFiles) throws -> Int {
+    /// A writer that falls behind writes through the page cache and goes direct again after: the file holds
+    /// the records in order across every switch, whatever block each switch falls in.
+    @Test func passesThroughTheCacheAndDirectInterleave() throws {
+        let directory = "/var/tmp/fanout-segment-files-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var files = SegmentFiles(directory: directory)
+        try files.open(1, syncDirectory: false)
+        let direct = files.current?.direct != nil
+        var expected: [UInt8] = []
+        for (index, size) in [5000, 100, 4096, 7, 9000, 4095, 1, 20_000].enumerated() {
+            let throughCache = index % 3 == 1
+            let batch = pattern(size, seed: index)
+            expected += batch
+            _ = try append([batch], to: &files, throughCache: throughCache)
+            #expect(files.current?.offset == expected.count)
+            #expect((files.current?.direct != nil) == (direct && !throughCache), "pass \(index)")
+        }
+        _ = try files.cutToWritten()
+        files.close()
+        #expect(try contents(directory, 1) == expected)
+    }
+
+    private func append(_ batches: [[UInt8]], to files: inout SegmentFiles, throughCache: Bool = false) throws -> Int {
         let buffers = batches.map { batch -> UnsafeMutableRawBufferPointer in
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: batch.count, alignment: 1)
             buffer.copyBytes(from: batch)
             return buffer
         }
         defer { buffers.forEach { $0.deallocate() } }
-        return try files.append(buffers.map { UnsafeRawBufferPointer($0) })
+        return try files.append(buffers.map { UnsafeRawBufferPointer($0) }, throughCache: throughCache)
     }
 
     private func pattern(_ count: Int, seed: Int) -> [UInt8] {
