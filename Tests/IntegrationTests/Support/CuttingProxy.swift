@@ -28,8 +28,9 @@ final class CuttingProxy: @unchecked Sendable {
     /// Lets held connections through.
     func release() { core.release() }
 
-    /// Holds what clients send from now on (replies still flow): each chunk waits, and is noted, until
-    /// `releaseUpstream()`. For placing an event between a request and its reply.
+    /// Holds what clients send from now on (replies still flow): each chunk is noted and kept, and the pumps
+    /// go on reading (so that a later request is noted too, behind an earlier one), until `releaseUpstream()`
+    /// sends what was kept, in order. For placing an event between a request and its reply.
     func holdUpstream() { core.setHoldingUpstream(true) }
 
     func releaseUpstream() { core.setHoldingUpstream(false) }
@@ -61,7 +62,7 @@ private final class Core: @unchecked Sendable {
     private var holding = false
     private var stopped = false
     private var accepted = 0
-    /// While set, what clients send waits in its pump, and is noted in `held`.
+    /// While set, what clients send is kept in its pair's `pending`, and noted in `held`.
     private var holdingUpstream = false
     private var held: [UInt8] = []
 
@@ -75,6 +76,26 @@ private final class Core: @unchecked Sendable {
         let server: Int32
         private let lock = NSLock()
         private var running = 2
+        /// Held upstream bytes not yet sent, and the lock for sending to `server`: the pump and
+        /// `releaseUpstream` both send through `sendUpstream`, so the bytes keep their order.
+        private let sendLock = NSLock()
+        private var pending: [UInt8] = []
+
+        func keep(_ chunk: ArraySlice<UInt8>) {
+            sendLock.lock()
+            pending.append(contentsOf: chunk)
+            sendLock.unlock()
+        }
+
+        /// Sends what was kept, then `chunk`; false when the server side is gone.
+        @discardableResult
+        func sendUpstream(_ chunk: ArraySlice<UInt8> = []) -> Bool {
+            sendLock.lock()
+            defer { sendLock.unlock() }
+            let bytes = pending + chunk
+            pending.removeAll()
+            return Core.sendAll(bytes[...], to: server)
+        }
 
         init(client: Int32, server: Int32) {
             self.client = client
@@ -116,8 +137,10 @@ private final class Core: @unchecked Sendable {
         lock.lock()
         holdingUpstream = hold
         if hold { held.removeAll() }
+        let current = pairs
         lock.broadcast()
         lock.unlock()
+        if !hold { for pair in current { pair.sendUpstream() } }
     }
 
     func waitForHeld(containing text: [UInt8], until deadline: Date) -> Bool {
@@ -129,14 +152,30 @@ private final class Core: @unchecked Sendable {
         return true
     }
 
-    /// Called by a client-to-server pump with a chunk it read: waits while upstream is held.
-    fileprivate func passUpstream(_ chunk: ArraySlice<UInt8>) {
+    /// Called by a client-to-server pump with a chunk it read: true when upstream is held, and the chunk
+    /// was kept in `pair` (and noted) instead of sent.
+    private func keepIfHeld(_ chunk: ArraySlice<UInt8>, in pair: Pair) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        guard holdingUpstream else { return }
+        guard holdingUpstream else { return false }
         held.append(contentsOf: chunk)
+        pair.keep(chunk)
         lock.broadcast()
-        while holdingUpstream && !stopped { lock.wait() }
+        return true
+    }
+
+    /// Sends all of `bytes`; false when the peer is gone.
+    static func sendAll(_ bytes: ArraySlice<UInt8>, to destination: Int32) -> Bool {
+        var sent = 0
+        while sent < bytes.count {
+            let written = bytes[(bytes.startIndex + sent)...].withUnsafeBytes {
+                send(destination, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return false }
+            sent += written
+        }
+        return true
     }
 
     func waitForAccepted(_ count: Int, until deadline: Date) -> Bool {
@@ -237,15 +276,11 @@ private final class Core: @unchecked Sendable {
             let count = chunk.withUnsafeMutableBytes { recv(source, $0.baseAddress, $0.count, 0) }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
-            if source == pair.client { passUpstream(chunk[0..<count]) }
-            var sent = 0
-            while sent < count {
-                let written = chunk[sent..<count].withUnsafeBytes {
-                    send(destination, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-                }
-                if written < 0 && errno == EINTR { continue }
-                if written <= 0 { break copying }
-                sent += written
+            if source == pair.client {
+                if keepIfHeld(chunk[0..<count], in: pair) { continue }
+                if !pair.sendUpstream(chunk[0..<count]) { break copying }
+            } else if !Core.sendAll(chunk[0..<count], to: destination) {
+                break copying
             }
         }
         shutdown(destination, Int32(SHUT_WR))
