@@ -18,7 +18,7 @@ import Darwin
 /// reader takes for a torn tail (`HistoryRecordReader`), as it takes the old bytes of a reused file.
 ///
 /// Bound: the staging buffer is `capacity` bytes (1 MiB) whatever is written; a larger write goes in pieces.
-struct DirectWrites {
+final class DirectWrites {
     /// The alignment `O_DIRECT` asks of offsets, lengths and memory; 4 KiB satisfies devices of 512-byte and
     /// of 4 KiB sectors.
     static let block = 4096
@@ -49,18 +49,10 @@ struct DirectWrites {
         staging = .allocate(byteCount: Self.capacity, alignment: Self.block)
         base = offset - offset % Self.block
         staged = offset - base
-        if staged > 0 {
-            do {
-                try tail(UnsafeMutableRawBufferPointer(start: staging, count: staged))
-            } catch {
-                staging.deallocate()
-                throw error
-            }
-        }
+        if staged > 0 { try tail(UnsafeMutableRawBufferPointer(start: staging, count: staged)) }
     }
 
-    /// Frees the staging buffer: called once, when the file closes.
-    func release() { staging.deallocate() }
+    deinit { staging.deallocate() }
 
     /// Where the next record goes.
     var offset: Int { base + staged }
@@ -68,7 +60,7 @@ struct DirectWrites {
     /// Writes `batches` after the records, through `write(bytes, offset)` (a positioned write of whole
     /// blocks; returns the bytes written, or -1 with errno set); returns the file's end after the last write
     /// (the padded end of the block the records end in).
-    mutating func append(_ batches: [UnsafeRawBufferPointer],
+    func append(_ batches: [UnsafeRawBufferPointer],
                          write: (UnsafeRawBufferPointer, Int) -> Int) throws(DirectWriteError) -> Int {
         var end = offset
         for batch in batches {
@@ -86,7 +78,7 @@ struct DirectWrites {
     }
 
     /// Writes the staged bytes, padded to whole blocks, and keeps the last partial block staged.
-    private mutating func flush(_ write: (UnsafeRawBufferPointer, Int) -> Int) throws(DirectWriteError) -> Int {
+    private func flush(_ write: (UnsafeRawBufferPointer, Int) -> Int) throws(DirectWriteError) -> Int {
         let padded = (staged + Self.block - 1) / Self.block * Self.block
         (staging + staged).initializeMemory(as: UInt8.self, repeating: 0, count: padded - staged)
         var written = 0

@@ -77,12 +77,9 @@ struct SegmentFiles {
             let read = try syscall("read", path) { pread(fd, tail.baseAddress, tail.count, off_t(offset - tail.count)) }
             if read != tail.count { throw DiskError(operation: "read", path: path, errno: EIO) }
         }
-        guard let direct else { return nil }
-        // tmpfs and some others refuse O_DIRECT here (EINVAL): they are written through the page cache.
-        if fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | flag) != 0 {
-            direct.release()
-            return nil
-        }
+        // Some file systems (tmpfs before Linux 6.6) refuse O_DIRECT here (EINVAL): they are written through
+        // the page cache.
+        guard let direct, fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | flag) == 0 else { return nil }
         return direct
     }
 
@@ -96,9 +93,8 @@ struct SegmentFiles {
     /// waits for the device. The next append without it goes direct again.
     mutating func append(_ batches: [UnsafeRawBufferPointer], throughCache: Bool = false) throws(DiskError) -> Int {
         guard var file = current else { return 0 }
-        if throughCache, let direct = file.direct, let flag = DirectWrites.openFlag {
+        if throughCache, file.direct != nil, let flag = DirectWrites.openFlag {
             _ = fcntl(file.fd, F_SETFL, fcntl(file.fd, F_GETFL) & ~flag)
-            direct.release()
             file.direct = nil
             file.paused = true
         } else if !throughCache && file.paused {
@@ -107,11 +103,10 @@ struct SegmentFiles {
             file.paused = false
         }
         current = file
-        if var direct = file.direct {
+        if let direct = file.direct {
             let start = file.offset
             do {
                 let end = try direct.append(batches) { bytes, offset in pwrite(file.fd, bytes.baseAddress, bytes.count, off_t(offset)) }
-                file.direct = direct
                 file.offset = direct.offset
                 let grown = max(0, end - file.size)
                 file.size += grown
@@ -122,7 +117,6 @@ struct SegmentFiles {
                     throw DiskError(operation: "write", path: path(file.id), errno: error.errno)
                 }
                 _ = fcntl(file.fd, F_SETFL, fcntl(file.fd, F_GETFL) & ~flag)
-                direct.release()
                 file.direct = nil
                 file.offset = start
                 current = file
@@ -179,10 +173,7 @@ struct SegmentFiles {
     }
 
     mutating func close() {
-        if let file = current {
-            file.direct?.release()
-            Glibc.close(file.fd)
-        }
+        if let file = current { Glibc.close(file.fd) }
         current = nil
     }
 

@@ -10,9 +10,7 @@ struct SegmentFilesTests {
     /// longer old contents; then a cut and an append to the existing file (whose last block is read back).
     @Test(arguments: [true, false])
     func appendsHoldExactlyTheRecordsWrittenDirectOrNot(direct: Bool) throws {
-        // /var/tmp lies on a disk where /tmp may be tmpfs, which takes no O_DIRECT.
-        let directory = "/var/tmp/fanout-segment-files-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try makeDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var files = SegmentFiles(directory: directory, writesDirect: direct)
         try files.open(1, syncDirectory: false)
@@ -49,8 +47,7 @@ struct SegmentFilesTests {
     /// A writer that falls behind writes through the page cache and goes direct again after: the file holds
     /// the records in order across every switch, whatever block each switch falls in.
     @Test func passesThroughTheCacheAndDirectInterleave() throws {
-        let directory = "/var/tmp/fanout-segment-files-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try makeDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var files = SegmentFiles(directory: directory)
         try files.open(1, syncDirectory: false)
@@ -77,6 +74,13 @@ struct SegmentFilesTests {
         }
         defer { buffers.forEach { $0.deallocate() } }
         return try files.append(buffers.map { UnsafeRawBufferPointer($0) }, throughCache: throughCache)
+    }
+
+    /// A new directory under /var/tmp, which lies on a disk where /tmp may be tmpfs (no O_DIRECT before Linux 6.6).
+    private func makeDirectory() throws -> String {
+        let directory = "/var/tmp/fanout-segment-files-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory
     }
 
     private func pattern(_ count: Int, seed: Int) -> [UInt8] {
