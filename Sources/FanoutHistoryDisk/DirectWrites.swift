@@ -61,7 +61,7 @@ final class DirectWrites {
     /// blocks; returns the bytes written, or -1 with errno set); returns the file's end after the last write
     /// (the padded end of the block the records end in).
     func append(_ batches: [UnsafeRawBufferPointer],
-                         write: (UnsafeRawBufferPointer, Int) -> Int) throws(DirectWriteError) -> Int {
+                write: (UnsafeRawBufferPointer, Int) -> Int) throws(DirectWriteError) -> Int {
         var end = offset
         for batch in batches {
             var done = 0

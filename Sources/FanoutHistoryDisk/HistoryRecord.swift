@@ -94,8 +94,8 @@ public struct HistoryRecord: Equatable, Sendable {
     }
 
     /// Fills in the checksum of every record in `records` (whole records, as `appendUnsealed` made them), for
-    /// segment `segment`: three records at a time (`CRC32C.checksums`), which took the seal from a fifth of the
-    /// writer's time to a fifteenth.
+    /// segment `segment`: three records at a time (`CRC32C.checksums`), since one short record's chain of
+    /// crc32 instructions leaves the unit waiting on each result.
     public static func seal(_ records: UnsafeMutableRawBufferPointer, segment: UInt32) {
         let seed = checksumSeed(segment: segment)
         var walk = RecordWalk(records: UnsafeRawBufferPointer(records))

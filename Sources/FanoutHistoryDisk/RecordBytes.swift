@@ -5,7 +5,7 @@ public struct EncodedRecords: Sendable {
     public var bytes: RecordBytes
     public var count: Int
 
-    public init(segment: UInt32, bytes: RecordBytes = RecordBytes(), count: Int = 0) {
+    public init(segment: UInt32, bytes: RecordBytes, count: Int = 0) {
         self.segment = segment
         self.bytes = bytes
         self.count = count
@@ -15,8 +15,8 @@ public struct EncodedRecords: Sendable {
 /// Encoded records on their way from the loop to the writer: one raw allocation that the loop fills
 /// (`HistoryRecord.appendUnsealed`) and the writer seals, writes and hands back (`HistoryWriter.submit` returns
 /// spares), so that a steady stream neither allocates per batch nor regrows a buffer in the middle of a run.
-/// Writing a record is a bounds check and three copies; through `[UInt8]` it was three capacity checks and a
-/// generic fill, about 35 ns of the loop's time per retained message.
+/// Writing a record is a bounds check, the header's stores and two copies; through `[UInt8]` it was three
+/// capacity checks and a generic fill, about 35 ns of the loop's time per retained message.
 ///
 /// Threading: one thread owns it at a time; it passes from the loop to the writer and back through the
 /// writer's queue, under that queue's lock, hence `@unchecked Sendable`.
@@ -63,7 +63,7 @@ public final class RecordBytes: @unchecked Sendable {
 /// to `keptBytes` (a 10 ms pass of scenario C is about 450 runs of 14 KiB), and all but `idleCount` go when
 /// the writer goes idle. A buffer grown past `largestKept` is freed: a batch is handed over at 1 MiB, so only
 /// an outsized payload grows one that far. Kept at 2, the pool made the loop allocate a new buffer for almost
-/// every run, which cost about a twentieth of scenario C's rate.
+/// every run, which cost about 7% of scenario C's rate in paired runs.
 struct RecordBytesPool {
     static let keptBytes = 8 << 20
     static let idleCount = 2

@@ -93,9 +93,8 @@ struct SegmentFiles {
     /// waits for the device. The next append without it goes direct again.
     mutating func append(_ batches: [UnsafeRawBufferPointer], throughCache: Bool = false) throws(DiskError) -> Int {
         guard var file = current else { return 0 }
-        if throughCache, file.direct != nil, let flag = DirectWrites.openFlag {
-            _ = fcntl(file.fd, F_SETFL, fcntl(file.fd, F_GETFL) & ~flag)
-            file.direct = nil
+        if throughCache, file.direct != nil {
+            Self.stopWritingDirect(&file)
             file.paused = true
         } else if !throughCache && file.paused {
             // The block the records end in is read back, through the cache, before O_DIRECT is set again.
@@ -104,7 +103,6 @@ struct SegmentFiles {
         }
         current = file
         if let direct = file.direct {
-            let start = file.offset
             do {
                 let end = try direct.append(batches) { bytes, offset in pwrite(file.fd, bytes.baseAddress, bytes.count, off_t(offset)) }
                 file.offset = direct.offset
@@ -113,16 +111,21 @@ struct SegmentFiles {
                 current = file
                 return grown
             } catch {
-                guard error.errno == EINVAL, let flag = DirectWrites.openFlag else {
+                guard error.errno == EINVAL else {
                     throw DiskError(operation: "write", path: path(file.id), errno: error.errno)
                 }
-                _ = fcntl(file.fd, F_SETFL, fcntl(file.fd, F_GETFL) & ~flag)
-                file.direct = nil
-                file.offset = start
+                // `file.offset` is still where this append began: the batches are written again from there.
+                Self.stopWritingDirect(&file)
                 current = file
             }
         }
         return try appendBuffered(batches)
+    }
+
+    /// Clears `O_DIRECT` on the file and drops its direct writes: it is written through the page cache.
+    private static func stopWritingDirect(_ file: inout OpenSegment) {
+        if let flag = DirectWrites.openFlag { _ = fcntl(file.fd, F_SETFL, fcntl(file.fd, F_GETFL) & ~flag) }
+        file.direct = nil
     }
 
     private mutating func appendBuffered(_ batches: [UnsafeRawBufferPointer]) throws(DiskError) -> Int {
