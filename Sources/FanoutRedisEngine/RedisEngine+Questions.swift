@@ -4,12 +4,14 @@ import FanoutRedis
 /// PUBLISH there reaches each node exactly once, and its count is the number of nodes) and to its own
 /// channel, `fanout:node:<id>`, where the nodes it asked send back what happened:
 /// - the question: `<id> <origin node> <asker connection> <timeout ms> <subject> <payload>` on
-///   `fanout:questions`;
+///   `fanout:questions`, and `C <id>` there when the origin closes it while some asked connection is still
+///   silent (the cap of answers, the timeout, its asker gone), so that every node forgets it at once and a late
+///   answer gets `+OK 0`;
 /// - back to the origin: `R <id> <asked>` (each node, once: how many of its connections it asked), `A <id>
 ///   <responder> <payload>` (an answer) and `G <id> <count>` (asked connections that vanished unanswered).
 /// A group's one member cluster-wide is the member of the node whose `SET NX` of `fanout:{questions}:<id>:
 /// <group>` succeeds. Cost per question: one PUBLISH, then per node one PUBLISH back, one per answer, and one
-/// claim per group it holds members of.
+/// claim per group it holds members of; one PUBLISH more for a question closed with receivers still silent.
 extension RedisEngine {
     public enum QuestionEvent {
         /// A question for this node's receivers.
@@ -19,6 +21,8 @@ extension RedisEngine {
         case report(id: String, asked: Int)
         case answer(id: String, responder: String, payload: [UInt8])
         case gone(id: String, count: Int)
+        /// The origin closed the question: its receivers here are no longer waited for.
+        case closed(id: String)
     }
 
     static let questionsChannel = Array("fanout:questions".utf8)
@@ -48,6 +52,12 @@ extension RedisEngine {
         if let refusal { reply(.failure(refusal)) }
     }
 
+    /// Tells every node that question `id` is closed (`C <id>` on `fanout:questions`, after the question itself
+    /// on the same channel and connection, so no node hears the close before the question).
+    public func closeQuestion(id: String) {
+        _ = shards[0].send(Self.command([Array("PUBLISH".utf8), Self.questionsChannel, Array("C \(id)".utf8)])) { _ in }
+    }
+
     /// Sends `R`, `A` or `G` to the question's origin node.
     public func tellOrigin(_ origin: String, _ message: [UInt8]) {
         _ = shards[0].send(Self.command([Array("PUBLISH".utf8), Array("fanout:node:\(origin)".utf8), message])) { _ in }
@@ -74,6 +84,10 @@ extension RedisEngine {
     /// A message on a question channel, or nil when `channel` is not one.
     func questionEvent(channel: [UInt8], payload bytes: [UInt8]) -> QuestionEvent?? {
         if channel == Self.questionsChannel {
+            // A question's id always holds a dot, so `C` never starts one.
+            if bytes.count > 2, bytes[0] == UInt8(ascii: "C"), bytes[1] == UInt8(ascii: " ") {
+                return .closed(id: String(decoding: bytes[2...], as: UTF8.self))
+            }
             let fields = bytes.split(separator: UInt8(ascii: " "), maxSplits: 5, omittingEmptySubsequences: false)
             guard fields.count == 6, let asker = UInt64(String(decoding: fields[2], as: UTF8.self)),
                   let timeout = UInt64(String(decoding: fields[3], as: UTF8.self)) else { return .some(nil) }

@@ -19,6 +19,7 @@ extension Server {
             ("cluster_group_handbacks", String(node.groupHandBacks)),
             ("cluster_group_handbacks_taken", String(node.groupHandBacksTaken)),
             ("cluster_group_handbacks_dropped", String(node.groupHandBacksDropped)),
+            ("cluster_questions_held", String(questions.remote.count)),
         ]
         let now = ContinuousClock.now
         for shard in engine.shards {

@@ -78,7 +78,27 @@ extension Server {
             guard let question = openQuestion(id) else { return }
             question.gone += count
             if question.isComplete { closeQuestion(question) }
+        case .closed(let id):
+            questions.remote.removeValue(forKey: id)?.expiry?.cancel()
         }
+    }
+
+    /// The asking node closed a question: when some asked connection may still be silent, every node is told
+    /// to forget it, so that nothing waits for its timeout and a late answer gets `+OK 0` there too. A question
+    /// that every node reported on and every asked connection answered or left was forgotten by each node on
+    /// its own, and costs no word more.
+    func clusterQuestionClosed(_ question: Question) {
+        guard let node = cluster else { return }
+        let allReported = question.nodesReached.map { question.reports >= $0 } ?? false
+        if allReported && question.answered + question.gone >= question.asked { return }
+        node.engine.closeQuestion(id: question.id)
+    }
+
+    /// Forgets a question put to this node's connections once none of them is waited for.
+    private func forgetIfSettled(_ id: String, _ remote: RemoteQuestion) {
+        guard remote.isSettled, questions.remote[id] === remote else { return }
+        remote.expiry?.cancel()
+        questions.remote[id] = nil
     }
 
     private func openQuestion(_ id: String) -> Question? {
@@ -112,6 +132,7 @@ extension Server {
             }
             extras.remoteQuestionsPut.append(id)
             fanout.deliver(push, to: receiver)
+            remote.silent += 1
             asked += 1
         }
         index.forEachReceiver(of: subject) { connection in
@@ -123,17 +144,24 @@ extension Server {
         let expiry = LoopTimer(loop: loop) { [unowned self] in self.questions.remote[id] = nil }
         expiry.schedule(after: .milliseconds(Int64(timeoutMilliseconds) + 1000))
         remote.expiry = expiry
-        var claimsLeft = groupNames.count
+        remote.claimsLeft = groupNames.count
         // Read when called: `asked` counts the group members put to meanwhile.
         let report = { node.engine.tellOrigin(origin, Array("R \(id) \(asked)".utf8)) }
-        guard claimsLeft > 0 else { return report() }
+        guard remote.claimsLeft > 0 else {
+            report()
+            return forgetIfSettled(id, remote)
+        }
         for name in groupNames {
             node.engine.claimQuestion(id: id, group: name, timeoutMilliseconds: timeoutMilliseconds) { [weak self] won in
+                remote.claimsLeft -= 1
                 defer {
-                    claimsLeft -= 1
-                    if claimsLeft == 0 { report() }
+                    if remote.claimsLeft == 0 {
+                        report()
+                        self?.forgetIfSettled(id, remote)
+                    }
                 }
-                guard won, let self, self.cluster === node else { return }
+                // A question closed meanwhile is put to nobody more.
+                guard won, let self, self.cluster === node, self.questions.remote[id] === remote else { return }
                 var groups: [(name: String, members: MulticastGroup<ClientConnection>)] = []
                 self.index.forEachGroup(of: subject) { groupName, members in
                     if groupName == name { groups.append((groupName, members)) }
@@ -152,10 +180,12 @@ extension Server {
             return
         }
         remote.pending[responder.id] = true
+        remote.silent -= 1
         responder.send(Encoder.ok("1"))
         var message = Array("A \(key) \(node.engine.nodeID)/\(responder.id) ".utf8)
         message.append(contentsOf: payload)
         node.engine.tellOrigin(remote.origin, message)
+        forgetIfSettled(key, remote)
     }
 
     /// A departing connection on a clustered node: each question put to it through the cluster that it had
@@ -167,7 +197,9 @@ extension Server {
         for id in ids {
             guard let remote = questions.remote[id], remote.pending[connection.id] == false else { continue }
             remote.pending[connection.id] = nil
+            remote.silent -= 1
             node.engine.tellOrigin(remote.origin, Array("G \(id) 1".utf8))
+            forgetIfSettled(id, remote)
         }
     }
 }

@@ -56,16 +56,26 @@ final class Question {
 
 /// A question another node (or this one, on several nodes) put to this node's connections: whom it asked,
 /// so that an answer or a departure is told to the node that asked.
+///
+/// Held until nothing here is left to wait for: every connection it was put to answered or vanished and every
+/// group claim came back, or the origin closed it (`C <id>`), or, should that word be lost, its timeout plus a
+/// second.
 final class RemoteQuestion {
     let origin: String
     /// Connection id → whether it answered.
     var pending: [UInt64: Bool] = [:]
+    /// Connections it was put to that have neither answered nor vanished.
+    var silent = 0
+    /// Group claims not yet answered by Redis: a won claim still puts the question to a member.
+    var claimsLeft = 0
     /// Forgets the question at its timeout.
     var expiry: LoopTimer?
 
     init(origin: String) {
         self.origin = origin
     }
+
+    var isSettled: Bool { silent == 0 && claimsLeft == 0 }
 }
 
 /// The server's open questions, by number; ids are `<prefix>.<number>`, where the prefix is new each time the
@@ -76,7 +86,7 @@ final class RemoteQuestion {
 /// libevent's min-heap.
 struct QuestionTable {
     var byNumber: [UInt64: Question] = [:]
-    /// Several nodes: the questions put to this node's connections, by id, until their timeout.
+    /// Several nodes: the questions put to this node's connections, by id, while any of them is still waited for.
     var remote: [String: RemoteQuestion] = [:]
     private(set) var lastNumber: UInt64 = 0
     /// Bytes the open questions hold, counted by max_memory.

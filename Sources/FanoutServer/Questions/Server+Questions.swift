@@ -120,6 +120,7 @@ extension Server {
         questions.bytes -= question.estimatedBytes
         question.deadline?.cancel()
         question.deadline = nil
+        if question.isClustered && !quietly { clusterQuestionClosed(question) }
         guard let asker = question.asker else { return }
         if let slot = asker.extras?.asks.firstIndex(of: question.number) { asker.extras?.asks.remove(at: slot) }
         guard asker.socket != nil, !quietly else { return }
