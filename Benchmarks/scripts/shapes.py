@@ -10,6 +10,10 @@ swaps from run to run, so that the rows of a ratio are measured seconds apart; t
 each figure over the runs. Beside each rate: the server's CPU time (user + system, from /proc/PID/stat just
 before and after the bench) per unit of work, and the generator's CPU time over its wall time (`gen %`): the
 generator polls, so over 90% means a rate is partly the generator's, and the CPU column is the one to read.
+`other %` is the time cores 0 and 1 spent on anything but the server and the generator during the bench (from
+/proc/stat), in percent of one core: another process on core 0 takes the server's core whenever the server
+sleeps, which adds milliseconds to the latency of one-at-a-time questions and inflates the CPU column, so a row
+above 10% is flagged and its figures are not the server's alone.
 
 fanoutd runs with its defaults, except for the large payloads flat out: there a second fanoutd has
 max_pending_bytes at 256 MiB, and a third also send_buffer_bytes 0 (the kernel's own send buffer sizing, as
@@ -105,6 +109,18 @@ SCENARIOS = {
 }
 
 
+def busy_ticks(cores=(0, 1)):
+    """Ticks cores 0 and 1 spent busy (everything but idle and iowait), from /proc/stat."""
+    busy = 0
+    with open("/proc/stat") as f:
+        for line in f:
+            fields = line.split()
+            if fields[0] in {f"cpu{core}" for core in cores}:
+                values = [int(v) for v in fields[1:]]
+                busy += sum(values[:8]) - values[3] - values[4]
+    return busy
+
+
 def cpu_ticks(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -142,19 +158,20 @@ def start_servers(args, wanted, logs):
 
 
 def bench(args, server, process, arguments):
-    """One `fanout bench`: its JSON result and the server's CPU seconds."""
+    """One `fanout bench`: its JSON result, the server's CPU seconds, and the busy seconds of cores 0 and 1."""
     protocol = "fanout" if server in FANOUTD_VARIANTS else server
     command = ["taskset", "-c", "1", args.fanout, "bench", "--server", f"127.0.0.1:{PORTS[server]}",
                "--protocol", protocol, "--payload", "100", "--json"] + arguments.split()
-    before = cpu_ticks(process.pid)
+    before, busy_before = cpu_ticks(process.pid), busy_ticks()
     child = subprocess.run(command, capture_output=True)
-    after = cpu_ticks(process.pid)
+    after, busy_after = cpu_ticks(process.pid), busy_ticks()
     if child.returncode != 0:
         sys.exit(f"fanout bench failed against {server} ({' '.join(command)}):\n{child.stderr.decode()}")
-    return json.loads(child.stdout)["results"][0], (after - before) / CLOCK_TICKS
+    return (json.loads(child.stdout)["results"][0], (after - before) / CLOCK_TICKS,
+            (busy_after - busy_before) / CLOCK_TICKS)
 
 
-def figures(result, server_seconds, gen_share, unit, payload):
+def figures(result, server_seconds, gen_share, other_share, unit, payload):
     # Rate: deliveries/s, questions/s (published) or bytes/s; CPU: server ns per delivery, question, answer or
     # byte.
     if unit == "bytes":
@@ -168,7 +185,7 @@ def figures(result, server_seconds, gen_share, unit, payload):
     latency = result["latency_us"]
     return {
         "rate": rate, "cpu": server_seconds * 1e9 / count if count else 0.0,
-        "p50": latency["p50"], "p99": latency["p99"], "gen": gen_share,
+        "p50": latency["p50"], "p99": latency["p99"], "gen": gen_share, "other": other_share,
         "questions_per_s": result["published_per_s"], "lost": result["lost"],
     }
 
@@ -202,13 +219,14 @@ def main():
                     label, server, arguments, unit = rows[index]
                     before = os.times()
                     started = time.monotonic()
-                    result, seconds = bench(args, server, servers[server], arguments)
+                    result, seconds, busy = bench(args, server, servers[server], arguments)
                     wall = time.monotonic() - started
                     after = os.times()
-                    share = (after.children_user + after.children_system
-                             - before.children_user - before.children_system) / wall
+                    generator = (after.children_user + after.children_system
+                                 - before.children_user - before.children_system)
+                    other = max(0.0, busy - seconds - generator) / wall
                     payload = 65536 if "--payload 65536" in arguments else 100
-                    runs[index].append(figures(result, seconds, share, unit, payload))
+                    runs[index].append(figures(result, seconds, generator / wall, other, unit, payload))
             report(name, scenario, runs)
             raw[name] = {rows[i][0]: runs[i] for i in range(len(rows))}
     finally:
@@ -229,20 +247,26 @@ def report(name, scenario, runs):
     rows = scenario["rows"]
     unit_name = {"delivered": "delivery", "published": "question", "bytes": "byte"}
     print(f"\n{scenario['title']} ({len(runs[0])} runs, medians)")
-    print(f"{'row':34} {'rate':>14} {'unit':>13} {'p50 us':>9} {'p99 us':>9} {'ns/unit':>10} {'gen %':>6} {'lost':>5}")
+    print(f"{'row':34} {'rate':>14} {'unit':>13} {'p50 us':>9} {'p99 us':>9} {'ns/unit':>10} {'gen %':>6} "
+          f"{'other %':>7} {'lost':>5}")
+    contended = []
     for index, (label, server, arguments, unit) in enumerate(rows):
         r = runs[index]
         rate_unit = {"delivered": "deliveries/s", "published": "questions/s", "bytes": "bytes/s"}[unit]
         cpu_unit = unit_name[unit] if not (name == "gather") else "answer"
         print(f"{label:34} {median(r, 'rate'):14.0f} {rate_unit:>13} {median(r, 'p50'):9.1f} {median(r, 'p99'):9.1f} "
-              f"{median(r, 'cpu'):10.3f} {100 * median(r, 'gen'):6.0f} {max(x['lost'] for x in r):5d}"
-              f"   (ns per {cpu_unit})")
+              f"{median(r, 'cpu'):10.3f} {100 * median(r, 'gen'):6.0f} {100 * median(r, 'other'):7.0f} "
+              f"{max(x['lost'] for x in r):5d}   (ns per {cpu_unit})")
+        if median(r, "other") > 0.10:
+            contended.append(label)
         if name == "gather":
             print(f"{'':34} {median(r, 'questions_per_s'):14.0f} {'questions/s':>13}")
     for label, a, b, figure in scenario["ratios"]:
         values = [runs[a][i][figure] / runs[b][i][figure] for i in range(len(runs[a])) if runs[b][i][figure]]
         per_run = " ".join(f"{v:.2f}" for v in values)
         print(f"  {label:48} {statistics.median(values):6.2f}x   runs: {per_run}")
+    for label in contended:
+        print(f"  warning: {label}: other work took over 10% of the cores, so its latency and CPU are not the server's alone")
 
 
 if __name__ == "__main__":
