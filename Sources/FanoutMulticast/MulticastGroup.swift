@@ -32,6 +32,8 @@ public final class MulticastGroup<Member: AnyObject> {
     private var busyCursor = 0
     /// Members looked at by `pick`, ever: for the test of the bound.
     public private(set) var probes = 0
+    /// How widely the caller spreads a run of messages over the members: kept with the group, from run to run.
+    public var pacing = GroupPacing()
 
     public init() {}
 

@@ -52,6 +52,7 @@ struct Protocol12Tests {
             for seq in seqs { #expect(owner.updateValue(index, forKey: seq) == nil, "seq \(seq) went to one member") }
         }
         #expect(owner.count == count)
+        #expect(try infoFields(publisher.command("INFO"))["group_paced_runs"] == "0", "an idle group is not paced")
     }
 
     /// A member that vanished is never chosen: every message still reaches a live member.

@@ -38,6 +38,7 @@ extension Server {
             ("memory_drops", String(memory.backlogWatch.drops)),
             ("groups", String(index.groupSetCount)),
             ("group_deliveries", String(stats.groupDeliveries)),
+            ("group_paced_runs", String(stats.groupPacedRuns)),
             ("binary_published", String(stats.binaryPublished)),
             ("open_questions", String(questions.byNumber.count)),
             ("questions", String(stats.questions)),

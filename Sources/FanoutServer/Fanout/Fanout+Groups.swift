@@ -20,6 +20,27 @@ extension Fanout {
             run.groups.append(RunGroup(name: found[start].name, sets: found[start..<end].map(\.members)))
             start = end
         }
+        if !claimsGroups { paceGroups() }
+    }
+
+    /// Starts each of the run's groups' pacing: how many members the run is spread over (`GroupPacing`).
+    private func paceGroups() {
+        let now = ContinuousClock.now
+        for group in run.groups.indices {
+            let spread = run.groups[group].sets[0].pacing.beginRun(at: now)
+            guard spread < GroupPacing.widest else { continue }
+            run.groups[group].spread = spread
+            run.groups[group].isPaced = true
+            server.stats.groupPacedRuns &+= 1
+        }
+    }
+
+    /// Ends the run's groups' pacing with the bytes each took, when the run closes.
+    func endGroupPacing() {
+        let now = ContinuousClock.now
+        for group in run.groups.indices {
+            run.groups[group].sets[0].pacing.endRun(at: now, bytes: run.groups[group].bytes)
+        }
     }
 
     /// Queues the message to the next member of each group's rotation, unless that member is a plain receiver
@@ -35,12 +56,17 @@ extension Fanout {
                 if chosenSlots.contains(choice.slot) { continue }
                 chosenSlots.append(choice.slot)
             }
+            let before = run.groupDeliveries[choice.slot].bytes.count
             if message.anyBytes {
                 Encoder.appendPush(subject: message.subject, seq: message.seq, payload: message.payload,
                                    maxLine: server.configuration.limits.maxLine, to: &run.groupDeliveries[choice.slot].bytes)
             } else {
                 Encoder.appendMessage(subject: message.subject, seq: message.seq, payload: message.payload,
                                       to: &run.groupDeliveries[choice.slot].bytes)
+            }
+            run.groups[group].bytes &+= run.groupDeliveries[choice.slot].bytes.count &- before
+            if run.groups[group].isPaced {
+                run.groups[group].spread = max(run.groups[group].spread, GroupPacing.spread(forBytes: run.groups[group].bytes))
             }
             delivered += 1
             if run.groupDeliveries[choice.slot].bytes.count >= PublishRun.flushBytes { needsGroupFlush = true }
@@ -50,11 +76,11 @@ extension Fanout {
     }
 
     /// The member of group `group`'s rotation that takes the next message: the next in the rotation while it
-    /// grows to `RunGroup.rotation`, then each in turn, a member that left or is busy being replaced by the
+    /// grows to the run's `spread`, then each in turn, a member that left or is busy being replaced by the
     /// group's next choice. Nil when the group has no live member.
     private func nextChoice(in group: Int) -> RunGroup.Choice? {
         let count = run.groups[group].chosen.count
-        if count < RunGroup.rotation && !run.groups[group].isComplete {
+        if count < run.groups[group].spread && !run.groups[group].isComplete {
             if let fresh = chooseMember(for: group, replacing: nil) { return fresh }
             run.groups[group].isComplete = true
         }

@@ -147,6 +147,7 @@ final class Fanout: EngineDeliveries {
         flushReplies()
         flushBytes()
         if !run.groupMessages.isEmpty { claimForGroups() }
+        if !run.groups.isEmpty && !claimsGroups { endGroupPacing() }
         run.close()
         if !retired.isEmpty { retired.removeAll() }
     }

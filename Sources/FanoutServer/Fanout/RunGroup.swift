@@ -23,16 +23,19 @@ struct RunGroup {
         var id: ObjectIdentifier { ObjectIdentifier(connection.takeUnretainedValue()) }
     }
 
-    /// Members a run's rotation holds at most: the spread within one run; the group's own order continues
-    /// from run to run.
-    static let rotation = 16
-
     let name: String
     var sets: [MulticastGroup<ClientConnection>]
     var chosen: [Choice] = []
     var next = 0
     /// The rotation holds every member the group could give (its sets came round to one already in it).
     var isComplete = false
+    /// Members the rotation holds at most: `GroupPacing.widest`, or fewer while the group is under sustained
+    /// load (`GroupPacing`, kept by the group's first member set); the group's own order continues from run to run.
+    var spread = GroupPacing.widest
+    /// Whether pacing chose `spread` (and widens it as `bytes` grow).
+    var isPaced = false
+    /// Bytes the run queued to the group's members so far.
+    var bytes = 0
 
     init(name: String, sets: [MulticastGroup<ClientConnection>]) {
         self.name = name

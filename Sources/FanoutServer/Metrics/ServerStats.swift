@@ -20,6 +20,8 @@ struct ServerStats {
     var bytesOut: UInt64 = 0
     /// Message copies queued to a group's chosen member (in `delivered` too).
     var groupDeliveries: UInt64 = 0
+    /// Group runs spread over fewer members than they could be, the group being under sustained load.
+    var groupPacedRuns: UInt64 = 0
     /// RESET pushes made: a subject's numbering restarted, or messages were lost to this node.
     var resets: UInt64 = 0
     /// Publishes an engine refused or lost (several nodes), and those whose outcome is unknown.
