@@ -3,7 +3,7 @@ import Testing
 
 /// A throwaway CA with a server certificate for 127.0.0.1/localhost and a client certificate, made with
 /// the `openssl` command.
-private final class TestPKI {
+final class TestPKI {
     let directory: URL
 
     init() throws {
