@@ -1,0 +1,102 @@
+import FanoutEventLoop
+import FanoutProtocol
+
+/// The server's open questions, by number; ids are `<prefix>.<number>`, where the prefix is new each time the
+/// server starts, so an id is never reused.
+///
+/// Bound: at most `max_open_questions` open (and `max_asks` per asking connection); a lookup, an insertion and
+/// a removal are O(1); each timeout is one libevent timer, O(log open questions) to arm and to fire in
+/// libevent's min-heap, taken from `spareDeadlines` when one is there.
+struct QuestionTable {
+    var byNumber: [UInt64: Question] = [:]
+    /// Several nodes: the questions put to this node's connections, by id, while any of them is still waited for.
+    var remote: [String: RemoteQuestion] = [:]
+    private(set) var lastNumber: UInt64 = 0
+    /// Bytes the open questions hold, counted by max_memory.
+    var bytes = 0
+    let prefix: String
+    /// The prefix's 8 bytes, as they lie in memory: an id is written and recognised without a String.
+    private let prefixWord: UInt64
+    /// Timers of closed questions, armed again for the next ones instead of making a timer and a libevent event
+    /// per question. At most `spareDeadlineLimit` (about 200 bytes each); the rest are freed.
+    var spareDeadlines: [QuestionDeadline] = []
+    static let spareDeadlineLimit = 1024
+    /// An ASK's receivers and its lines, built in buffers kept from question to question (`takeBuffers`).
+    private var receiverBuffer: [Unmanaged<ClientConnection>] = []
+    private var lineBuffer: [UInt8] = []
+
+    init() {
+        // Random on every start, so that no id is handed out twice even when the epoch survives a restart.
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var generator = SystemRandomNumberGenerator()
+        let prefixBytes = (0..<8).map { _ in alphabet.randomElement(using: &generator)! }
+        prefix = String(decoding: prefixBytes, as: UTF8.self)
+        prefixWord = prefixBytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+    }
+
+    mutating func nextNumber() -> UInt64 {
+        lastNumber += 1
+        return lastNumber
+    }
+
+    func id(of number: UInt64) -> QuestionID {
+        QuestionID(prefixWord: prefixWord, number: number)
+    }
+
+    /// The number an id of this server names, or nil for an id this server never handed out.
+    func number(of id: UnsafeRawBufferPointer) -> UInt64? {
+        guard id.count > QuestionID.digitsStart, id.loadUnaligned(as: UInt64.self) == prefixWord,
+              id[QuestionID.digitsStart - 1] == UInt8(ascii: ".") else { return nil }
+        return DecimalDigits.parse(UnsafeRawBufferPointer(rebasing: id[QuestionID.digitsStart...]))
+    }
+
+    /// The empty buffers for one ASK's receivers and lines, to hand back with `returnBuffers`: their capacity
+    /// serves the next ASK (taken out, so that filling them never overlaps an access to the table).
+    mutating func takeBuffers() -> (receivers: [Unmanaged<ClientConnection>], line: [UInt8]) {
+        defer {
+            receiverBuffer = []
+            lineBuffer = []
+        }
+        return (receiverBuffer, lineBuffer)
+    }
+
+    mutating func returnBuffers(receivers: inout [Unmanaged<ClientConnection>], line: inout [UInt8]) {
+        receivers.removeAll(keepingCapacity: true)
+        line.removeAll(keepingCapacity: true)
+        // A rare large question gives its memory back rather than keeping it for every later one.
+        if receivers.capacity <= 4096 { swap(&receivers, &receiverBuffer) }
+        if line.capacity <= 64 * 1024 { swap(&line, &lineBuffer) }
+    }
+}
+
+/// A question's id, `<prefix>.<number>`, written on the stack: at most 8 + 1 + 20 bytes.
+struct QuestionID {
+    static let digitsStart = 9
+    private var storage: (UInt64, UInt64, UInt64, UInt64)
+    private let count: Int
+
+    init(prefixWord: UInt64, number: UInt64) {
+        storage = (prefixWord, 0, 0, 0)
+        var digits = 1
+        var rest = number
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        count = Self.digitsStart + digits
+        withUnsafeMutableBytes(of: &storage) { [count] raw in
+            raw[Self.digitsStart - 1] = UInt8(ascii: ".")
+            var value = number
+            for index in stride(from: count - 1, through: Self.digitsStart, by: -1) {
+                raw[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
+                value /= 10
+            }
+        }
+    }
+
+    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        withUnsafeBytes(of: storage) { body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+    }
+
+    var string: String { withBytes { String(decoding: $0, as: UTF8.self) } }
+}
