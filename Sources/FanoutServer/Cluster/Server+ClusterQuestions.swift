@@ -18,9 +18,10 @@ extension Server {
             return
         }
         let number = questions.nextNumber()
-        let id = questions.id(of: number).string
+        let questionID = questions.id(of: number)
+        let id = questionID.string
         stats.questions += 1
-        let question = Question(number: number, asker: asker, receivers: AskedConnections(), maxAnswers: maxAnswers,
+        let question = Question(number: number, id: questionID, asker: asker, receivers: AskedConnections(), maxAnswers: maxAnswers,
                                 isClustered: true)
         questions.byNumber[number] = question
         questions.bytes += question.estimatedBytes
@@ -86,7 +87,7 @@ extension Server {
         guard let node = cluster else { return }
         let allReported = question.nodesReached.map { question.reports >= $0 } ?? false
         if allReported && question.answered + question.gone >= question.asked { return }
-        node.engine.closeQuestion(id: questions.id(of: question.number).string)
+        node.engine.closeQuestion(id: question.id.string)
     }
 
     /// Forgets a question put to this node's connections once none of them is waited for.

@@ -7,6 +7,8 @@ import FanoutProtocol
 /// (see `asker`) and the connections it was put to by id.
 final class Question {
     let number: UInt64
+    /// `<prefix>.<number>`, written once for its reply, its pushes and its DONE.
+    let id: QuestionID
     /// The asking connection, unretained: a departing asker closes its questions (`questionsLeft`) before the
     /// connection table lets it go, and a closed question never reads it. A weak reference cost a side table
     /// entry formed per question, and each retain of a weakly referenced connection takes the runtime's slow
@@ -23,12 +25,15 @@ final class Question {
     var nodesReached: Int?
     private(set) var reports = 0
     let isClustered: Bool
+    /// Set once by `closeQuestion`: checked where a call may have closed it, in place of a lookup by number.
+    var isClosed = false
     /// Closes the question at its timeout: a timer reused from question to question (`QuestionDeadline`).
     var deadline: QuestionDeadline?
 
-    init(number: UInt64, asker: ClientConnection, receivers: AskedConnections, maxAnswers: UInt64,
+    init(number: UInt64, id: QuestionID, asker: ClientConnection, receivers: AskedConnections, maxAnswers: UInt64,
          isClustered: Bool = false) {
         self.number = number
+        self.id = id
         self.asker = .passUnretained(asker)
         self.isClustered = isClustered
         self.asked = receivers.count

@@ -21,9 +21,8 @@ struct QuestionTable {
     /// per question. At most `spareDeadlineLimit` (about 200 bytes each); the rest are freed.
     var spareDeadlines: [QuestionDeadline] = []
     static let spareDeadlineLimit = 1024
-    /// An ASK's receivers and its lines, built in buffers kept from question to question (`takeBuffers`).
-    private var receiverBuffer: [Unmanaged<ClientConnection>] = []
-    private var lineBuffer: [UInt8] = []
+    /// The buffers an ASK's receivers and a question's lines are built in, kept from question to question.
+    let scratch = QuestionScratch()
 
     init() {
         // Random on every start, so that no id is handed out twice even when the epoch survives a restart.
@@ -50,22 +49,23 @@ struct QuestionTable {
         return DecimalDigits.parse(UnsafeRawBufferPointer(rebasing: id[QuestionID.digitsStart...]))
     }
 
-    /// The empty buffers for one ASK's receivers and lines, to hand back with `returnBuffers`: their capacity
-    /// serves the next ASK (taken out, so that filling them never overlaps an access to the table).
-    mutating func takeBuffers() -> (receivers: [Unmanaged<ClientConnection>], line: [UInt8]) {
-        defer {
-            receiverBuffer = []
-            lineBuffer = []
-        }
-        return (receiverBuffer, lineBuffer)
+}
+
+/// The buffers an ASK's receivers and a question's lines are built in, kept from question to question: a class,
+/// so that they are filled in place. `receivers` serves one ASK at a time; `line` holds one line at a time,
+/// written out before any call that may close a question (a departure builds its DONE there).
+final class QuestionScratch {
+    var receivers: [Unmanaged<ClientConnection>] = []
+    var line: [UInt8] = []
+
+    /// Empties the buffers, letting go of a large question's memory rather than keeping it for every later one.
+    func reset() {
+        if receivers.capacity > 4096 { receivers = [] } else { receivers.removeAll(keepingCapacity: true) }
+        resetLine()
     }
 
-    mutating func returnBuffers(receivers: inout [Unmanaged<ClientConnection>], line: inout [UInt8]) {
-        receivers.removeAll(keepingCapacity: true)
-        line.removeAll(keepingCapacity: true)
-        // A rare large question gives its memory back rather than keeping it for every later one.
-        if receivers.capacity <= 4096 { swap(&receivers, &receiverBuffer) }
-        if line.capacity <= 64 * 1024 { swap(&line, &lineBuffer) }
+    func resetLine() {
+        if line.capacity > 64 * 1024 { line = [] } else { line.removeAll(keepingCapacity: true) }
     }
 }
 

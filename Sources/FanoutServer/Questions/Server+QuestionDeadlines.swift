@@ -44,7 +44,11 @@ extension Server {
 
     /// The server stops: open questions are forgotten (no DONE) before the connections they name go.
     func forgetQuestions() {
-        for question in questions.byNumber.values { question.deadline?.timer.cancel() }
+        for question in questions.byNumber.values {
+            // Closed for whatever still holds it (a cluster callback): it never reads its asker again.
+            question.isClosed = true
+            question.deadline?.timer.cancel()
+        }
         questions.byNumber.removeAll()
         questions.spareDeadlines.removeAll()
         questions.bytes = 0

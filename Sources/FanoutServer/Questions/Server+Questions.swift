@@ -12,33 +12,34 @@ extension Server {
         if let refusal = askRefusal(timeoutMilliseconds: timeoutMilliseconds, asker: asker) {
             return refuseAsk(refusal, to: asker)
         }
-        var (receivers, line) = questions.takeBuffers()
-        defer { questions.returnBuffers(receivers: &receivers, line: &line) }
-        gatherQuestionReceivers(of: String(decoding: subject, as: UTF8.self), asker: asker, into: &receivers)
+        let scratch = questions.scratch
+        scratch.reset()
+        gatherQuestionReceivers(of: String(decoding: subject, as: UTF8.self), asker: asker, into: &scratch.receivers)
+        let receivers = scratch.receivers
         if memoryBoundRefuses(adding: 256 + receivers.count * 24 + receivers.count * (payload.count + 64)) {
             return refuseAsk("the server is at max_memory=\(limits.maxMemory)", to: asker)
         }
         let number = questions.nextNumber()
         let id = questions.id(of: number)
         stats.questions += 1
-        id.withBytes { Encoder.appendQuestion(subject: subject, id: $0, payload: payload, to: &line) }
+        id.withBytes { Encoder.appendQuestion(subject: subject, id: $0, payload: payload, to: &scratch.line) }
         // Queuing never drops a connection: each stays in the table, which owns it, until the checks below.
         for receiver in receivers {
             receiver._withUnsafeGuaranteedRef {
-                fanout.deliver(line, to: $0)
+                fanout.deliver(scratch.line, to: $0)
                 notePut(number, to: $0)
             }
         }
-        line.removeAll(keepingCapacity: true)
-        id.withBytes { Encoder.appendQuestionReply(id: $0, asked: receivers.count, to: &line) }
-        asker.send(line)
+        scratch.resetLine()
+        id.withBytes { Encoder.appendQuestionReply(id: $0, asked: receivers.count, to: &scratch.line) }
+        asker.send(scratch.line)
         guard !receivers.isEmpty else {
-            line.removeAll(keepingCapacity: true)
-            id.withBytes { Encoder.appendDone(id: $0, asked: 0, answered: 0, gone: 0, to: &line) }
-            asker.send(line)
+            scratch.resetLine()
+            id.withBytes { Encoder.appendDone(id: $0, asked: 0, answered: 0, gone: 0, to: &scratch.line) }
+            asker.send(scratch.line)
             return
         }
-        let question = Question(number: number, asker: asker,
+        let question = Question(number: number, id: id, asker: asker,
                                 receivers: AskedConnections(ids: receivers.lazy.map { $0._withUnsafeGuaranteedRef { $0.id } }),
                                 maxAnswers: maxAnswers)
         questions.byNumber[number] = question
@@ -48,7 +49,7 @@ extension Server {
         // (`questionsLeft`), and may close the question, its DONE after the reply.
         let marks = BacklogMarks(limits)
         for receiver in receivers { checkBacklog(of: receiver, marks: marks) }
-        guard questions.byNumber[number] === question else { return }
+        guard !question.isClosed else { return }
         armDeadline(of: question, after: timeoutMilliseconds)
     }
 
@@ -112,23 +113,25 @@ extension Server {
         stats.answers += 1
         responder.send(Encoder.answerTaken)
         if question.withAsker({ $0.socket != nil }) {
-            var (receivers, line) = questions.takeBuffers()
+            let scratch = questions.scratch
+            scratch.resetLine()
             // The id as handed out: the responder's may have written the number with leading zeros.
-            questions.id(of: number).withBytes {
-                Encoder.appendAnswer(id: $0, responder: responder.id, payload: payload, to: &line)
+            question.id.withBytes {
+                Encoder.appendAnswer(id: $0, responder: responder.id, payload: payload, to: &scratch.line)
             }
-            question.withAsker { fanout.deliver(line, to: $0) }
-            questions.returnBuffers(receivers: &receivers, line: &line)
+            question.withAsker { fanout.deliver(scratch.line, to: $0) }
             // An answer counts toward the asker's output limit, like a message.
             checkBacklog(of: question.askerReference, marks: BacklogMarks(configuration.limits))
         }
-        if question.isComplete, questions.byNumber[number] != nil { closeQuestion(question) }
+        if question.isComplete, !question.isClosed { closeQuestion(question) }
     }
 
     /// Closes a question once: the asker gets its `DONE` (after every `ANSWER` push, which went before it).
     /// `quietly`: no DONE (the ASK was answered with an error). O(max_asks) for the asker's list.
     func closeQuestion(_ question: Question, quietly: Bool = false) {
-        guard questions.byNumber.removeValue(forKey: question.number) != nil else { return }
+        guard !question.isClosed else { return }
+        question.isClosed = true
+        questions.byNumber[question.number] = nil
         questions.bytes -= question.estimatedBytes
         releaseDeadline(of: question)
         if question.isClustered && !quietly { clusterQuestionClosed(question) }
@@ -137,12 +140,13 @@ extension Server {
             return asker.socket != nil && !quietly
         }
         guard delivers else { return }
-        var (receivers, line) = questions.takeBuffers()
-        questions.id(of: question.number).withBytes {
-            Encoder.appendDone(id: $0, asked: question.asked, answered: question.answered, gone: question.gone, to: &line)
+        let scratch = questions.scratch
+        scratch.resetLine()
+        question.id.withBytes {
+            Encoder.appendDone(id: $0, asked: question.asked, answered: question.answered, gone: question.gone,
+                               to: &scratch.line)
         }
-        question.withAsker { fanout.deliver(line, to: $0) }
-        questions.returnBuffers(receivers: &receivers, line: &line)
+        question.withAsker { fanout.deliver(scratch.line, to: $0) }
     }
 
     /// A departing connection: the questions it asked close (later answers get `+OK 0`), and it counts as
