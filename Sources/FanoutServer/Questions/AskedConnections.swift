@@ -16,10 +16,15 @@ struct AskedConnections {
 
     private var entries: [Entry]
 
-    /// `ids`: each connection at most once, in any order.
-    init<IDs: Sequence<UInt64>>(ids: IDs) {
-        entries = ids.map { Entry(id: $0, state: .silent) }
-        if entries.count > 1 { entries.sort { $0.id < $1.id } }
+    /// `count` connections, the id of each given by `id(index)`: each connection at most once, in any order.
+    /// Mapped from a range, so that the array is allocated once at its size.
+    init(count: Int, id: (Int) -> UInt64) {
+        entries = (0..<count).map { Entry(id: id($0), state: .silent) }
+        if count > 1 { entries.sort { $0.id < $1.id } }
+    }
+
+    init(ids: [UInt64]) {
+        self.init(count: ids.count) { ids[$0] }
     }
 
     init() {

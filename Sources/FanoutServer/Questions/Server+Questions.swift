@@ -40,7 +40,9 @@ extension Server {
             return
         }
         let question = Question(number: number, id: id, asker: asker,
-                                receivers: AskedConnections(ids: receivers.lazy.map { $0._withUnsafeGuaranteedRef { $0.id } }),
+                                receivers: AskedConnections(count: receivers.count) {
+                                    receivers[$0]._withUnsafeGuaranteedRef { $0.id }
+                                },
                                 maxAnswers: maxAnswers)
         questions.byNumber[number] = question
         questions.bytes += question.estimatedBytes
