@@ -23,6 +23,10 @@ struct QuestionTable {
     static let spareDeadlineLimit = 1024
     /// The buffers an ASK's receivers and a question's lines are built in, kept from question to question.
     let scratch = QuestionScratch()
+    /// An ASK is checking its receivers' backlogs, which may drop any connection (its own past
+    /// max_pending_bytes, the largest past max_memory): one dropped meanwhile is kept in `Fanout.retired`
+    /// until the checks are over, as the ASK holds its receivers unretained.
+    var isCheckingReceivers = false
 
     init() {
         // Random on every start, so that no id is handed out twice even when the epoch survives a restart.

@@ -23,7 +23,8 @@ extension Server {
         let id = questions.id(of: number)
         stats.questions += 1
         id.withBytes { Encoder.appendQuestion(subject: subject, id: $0, payload: payload, to: &scratch.line) }
-        // Queuing never drops a connection: each stays in the table, which owns it, until the checks below.
+        // Queuing never drops a connection: each stays in the table, which owns it, until the checks below
+        // (`isCheckingReceivers`).
         for receiver in receivers {
             receiver._withUnsafeGuaranteedRef {
                 fanout.deliver(scratch.line, to: $0)
@@ -50,7 +51,10 @@ extension Server {
         // A receiver dropped as a slow consumer now is gone, not silent: its departure marks it
         // (`questionsLeft`), and may close the question, its DONE after the reply.
         let marks = BacklogMarks(limits)
+        questions.isCheckingReceivers = true
         for receiver in receivers { checkBacklog(of: receiver, marks: marks) }
+        questions.isCheckingReceivers = false
+        if !fanout.run.isOpen && !fanout.retired.isEmpty { fanout.retired.removeAll() }
         guard !question.isClosed else { return }
         armDeadline(of: question, after: timeoutMilliseconds)
     }
