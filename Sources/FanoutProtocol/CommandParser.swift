@@ -113,25 +113,27 @@ public enum CommandParser {
 
     /// `ASK <subject> <timeout-ms> <max-answers> <payload>`: the payload is taken as `PUB`'s.
     private static func parseAsk(_ line: UnsafeRawBufferPointer, after verbEnd: Int) throws(ProtocolError) -> Command {
-        var fields: [UnsafeRawBufferPointer] = []
-        var position = verbEnd
-        for _ in 0..<3 {
+        // Three words before the payload, without an array for them: its growth cost a third of an ASK's parse.
+        func word(after position: Int) throws(ProtocolError) -> Range<Int> {
             let start = skipSeparators(line, from: position)
             guard start < line.count else {
                 throw ProtocolError(.syntax, "ASK needs a subject, a timeout in ms, a maximum of answers and a payload")
             }
-            position = wordEnd(line, from: start)
-            fields.append(UnsafeRawBufferPointer(rebasing: line[start..<position]))
+            return start..<wordEnd(line, from: start)
         }
-        try Subject.validateConcrete(fields[0])
-        guard let timeout = DecimalDigits.parse(fields[1]), timeout > 0 else {
+        let subject = try word(after: verbEnd)
+        let timeoutWord = try word(after: subject.upperBound)
+        let maxAnswersWord = try word(after: timeoutWord.upperBound)
+        let subjectBytes = UnsafeRawBufferPointer(rebasing: line[subject])
+        try Subject.validateConcrete(subjectBytes)
+        guard let timeout = DecimalDigits.parse(UnsafeRawBufferPointer(rebasing: line[timeoutWord])), timeout > 0 else {
             throw ProtocolError(.syntax, "ASK's timeout must be a number of milliseconds from 1")
         }
-        guard let maxAnswers = DecimalDigits.parse(fields[2]) else {
+        guard let maxAnswers = DecimalDigits.parse(UnsafeRawBufferPointer(rebasing: line[maxAnswersWord])) else {
             throw ProtocolError(.syntax, "ASK's maximum of answers must be unsigned decimal digits (0: no cap)")
         }
-        let payloadStart = min(position + 1, line.count)
-        return .ask(subject: fields[0], timeoutMilliseconds: timeout, maxAnswers: maxAnswers,
+        let payloadStart = min(maxAnswersWord.upperBound + 1, line.count)
+        return .ask(subject: subjectBytes, timeoutMilliseconds: timeout, maxAnswers: maxAnswers,
                     payload: UnsafeRawBufferPointer(rebasing: line[payloadStart...]))
     }
 

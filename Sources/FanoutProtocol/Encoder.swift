@@ -62,35 +62,6 @@ public enum Encoder {
         buffer.append(UInt8(ascii: "\n"))
     }
 
-    /// Appends `ASK <subject> <id> <payload>\n`, a question put to a receiver.
-    public static func appendQuestion(subject: UnsafeRawBufferPointer, id: String, payload: UnsafeRawBufferPointer,
-                                      to buffer: inout [UInt8]) {
-        buffer.append(contentsOf: "ASK ".utf8)
-        buffer.append(contentsOf: subject)
-        buffer.append(CommandParser.space)
-        buffer.append(contentsOf: id.utf8)
-        buffer.append(CommandParser.space)
-        buffer.append(contentsOf: payload)
-        buffer.append(UInt8(ascii: "\n"))
-    }
-
-    /// Appends `ANSWER <id> <responder> <payload>\n`, an answer pushed to its asker.
-    public static func appendAnswer(id: String, responder: String, payload: UnsafeRawBufferPointer,
-                                    to buffer: inout [UInt8]) {
-        buffer.append(contentsOf: "ANSWER ".utf8)
-        buffer.append(contentsOf: id.utf8)
-        buffer.append(CommandParser.space)
-        buffer.append(contentsOf: responder.utf8)
-        buffer.append(CommandParser.space)
-        buffer.append(contentsOf: payload)
-        buffer.append(UInt8(ascii: "\n"))
-    }
-
-    /// `DONE <id> asked=<a> answered=<b> gone=<g>\n`: a question closed.
-    public static func done(id: String, asked: Int, answered: Int, gone: Int) -> String {
-        "DONE \(id) asked=\(asked) answered=\(answered) gone=\(gone)\n"
-    }
-
     /// Appends `RESET <subject> epoch=<epoch> seq=<seq> missed=<missed|unknown>\n`: the subject's numbering
     /// restarted, or messages were lost; the next `MSG` of the subject has seq `seq + 1`.
     public static func appendReset(

@@ -194,6 +194,8 @@ public final class Server {
             connection.extras?.replayJob?.end()
         }
         work.replaysAwaitingDrain = 0
+        // Questions hold their askers unretained: they go first.
+        forgetQuestions()
         connections.removeAll()
         listening.tearDown()
         http.tearDown()

@@ -18,19 +18,15 @@ extension Server {
             return
         }
         let number = questions.nextNumber()
-        let id = questions.id(of: number)
+        let questionID = questions.id(of: number)
+        let id = questionID.string
         stats.questions += 1
-        let question = Question(number: number, id: id, asker: asker, askedIDs: [], maxAnswers: maxAnswers,
+        let question = Question(number: number, id: questionID, asker: asker, receivers: AskedConnections(), maxAnswers: maxAnswers,
                                 isClustered: true)
         questions.byNumber[number] = question
         questions.bytes += question.estimatedBytes
         asker.madeExtras.asks.append(number)
-        let deadline = LoopTimer(loop: loop) { [unowned self, unowned question] in
-            self.stats.askTimeouts += 1
-            self.closeQuestion(question)
-        }
-        deadline.schedule(after: .milliseconds(Int64(timeoutMilliseconds)))
-        question.deadline = deadline
+        armDeadline(of: question, after: timeoutMilliseconds)
         let pending = replies(of: asker)
         let ticket = pending.firstTicket + UInt64(pending.slots.count)
         pending.slots.append(nil)
@@ -67,11 +63,11 @@ extension Server {
             guard let question = openQuestion(id) else { return }
             question.answered += 1
             stats.answers += 1
-            if let asker = question.asker, asker.socket != nil {
+            if question.withAsker({ $0.socket != nil }) {
                 var push: [UInt8] = []
                 payload.withUnsafeBytes { Encoder.appendAnswer(id: id, responder: responder, payload: $0, to: &push) }
-                fanout.deliver(push, to: asker)
-                fanout.checkBacklog(of: asker, marks: BacklogMarks(configuration.limits))
+                question.withAsker { fanout.deliver(push, to: $0) }
+                checkBacklog(of: question.askerReference, marks: BacklogMarks(configuration.limits))
             }
             if question.isComplete { closeQuestion(question) }
         case .gone(let id, let count):
@@ -91,7 +87,7 @@ extension Server {
         guard let node = cluster else { return }
         let allReported = question.nodesReached.map { question.reports >= $0 } ?? false
         if allReported && question.answered + question.gone >= question.asked { return }
-        node.engine.closeQuestion(id: question.id)
+        node.engine.closeQuestion(id: question.id.string)
     }
 
     /// Forgets a question put to this node's connections once none of them is waited for.

@@ -39,7 +39,7 @@ extension Server {
         connection.extras?.retryDelay = nil
         connection.extras?.handshakeDeadline = nil
         if connection.permissions == nil { auth.gate.unauthenticated -= 1 }
-        if fanout.run.isOpen { fanout.retired.append(connection) }
+        if fanout.run.isOpen || questions.isCheckingReceivers { fanout.retired.append(connection) }
         connections[connection.id] = nil
         if let count = connections.perHost[connection.peerHost] {
             connections.perHost[connection.peerHost] = count > 1 ? count - 1 : nil

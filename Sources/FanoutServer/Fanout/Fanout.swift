@@ -21,7 +21,7 @@ final class Fanout: EngineDeliveries {
     @inline(__always) var server: Server { owner.unsafelyUnwrapped }
     var run = PublishRun()
     /// Connections dropped while a publish run was open, kept alive until it closes: the run refers to its
-    /// receivers unretained.
+    /// receivers unretained. An ASK's checks of its receivers keep theirs here too (`isCheckingReceivers`).
     var retired: [ClientConnection] = []
     /// A publish run's lines framed for its receivers over other transports, reused from run to run.
     var framing = RunFraming()

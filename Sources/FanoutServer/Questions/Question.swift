@@ -3,15 +3,19 @@ import FanoutProtocol
 
 /// One open question (ASK): who asked, whom it was put to, and what came back so far.
 ///
-/// Memory: O(connections asked). The asker is held weakly: a question never keeps a connection alive, and one
-/// whose asker vanished is closed at its departure.
+/// Memory: O(connections asked). A question never keeps a connection alive: it holds its asker unretained
+/// (see `asker`) and the connections it was put to by id.
 final class Question {
     let number: UInt64
-    let id: String
-    weak var asker: ClientConnection?
-    /// Connection id → whether it answered, for each connection the question was put to and that has not
-    /// vanished.
-    var pending: [UInt64: Bool]
+    /// `<prefix>.<number>`, written once for its reply, its pushes and its DONE.
+    let id: QuestionID
+    /// The asking connection, unretained: a departing asker closes its questions (`questionsLeft`) before the
+    /// connection table lets it go, and a closed question never reads it. A weak reference cost a side table
+    /// entry formed per question, and each retain of a weakly referenced connection takes the runtime's slow
+    /// path; read it through `withAsker`.
+    private let asker: Unmanaged<ClientConnection>
+    /// The connections the question was put to, each silent, answered or gone.
+    var receivers: AskedConnections
     private(set) var asked: Int
     let maxAnswers: UInt64
     var answered = 0
@@ -21,21 +25,31 @@ final class Question {
     var nodesReached: Int?
     private(set) var reports = 0
     let isClustered: Bool
-    /// Closes the question at its timeout: a libevent timer, kept in libevent's min-heap of timeouts.
-    var deadline: LoopTimer?
+    /// Set once by `closeQuestion`: checked where a call may have closed it, in place of a lookup by number.
+    var isClosed = false
+    /// Closes the question at its timeout: a timer reused from question to question (`QuestionDeadline`).
+    var deadline: QuestionDeadline?
 
-    init(number: UInt64, id: String, asker: ClientConnection, askedIDs: [UInt64], maxAnswers: UInt64,
+    init(number: UInt64, id: QuestionID, asker: ClientConnection, receivers: AskedConnections, maxAnswers: UInt64,
          isClustered: Bool = false) {
         self.number = number
         self.id = id
-        self.asker = asker
+        self.asker = .passUnretained(asker)
         self.isClustered = isClustered
-        self.asked = askedIDs.count
+        self.asked = receivers.count
+        self.receivers = receivers
         self.maxAnswers = maxAnswers
-        var pending = [UInt64: Bool](minimumCapacity: askedIDs.count)
-        for id in askedIDs { pending[id] = false }
-        self.pending = pending
     }
+
+    /// Calls `body` with the asker, neither retained nor released. Only while the question is open (the asker
+    /// is then connected or departing), and never across a call that may let it go: `Server.checkBacklog(of:)`
+    /// takes a strong reference for that.
+    @inline(__always)
+    func withAsker<Result>(_ body: (ClientConnection) -> Result) -> Result {
+        asker._withUnsafeGuaranteedRef(body)
+    }
+
+    var askerReference: Unmanaged<ClientConnection> { asker }
 
     /// Every asked connection answered or vanished, or the cap of answers is reached.
     var isComplete: Bool {
@@ -76,42 +90,4 @@ final class RemoteQuestion {
     }
 
     var isSettled: Bool { silent == 0 && claimsLeft == 0 }
-}
-
-/// The server's open questions, by number; ids are `<prefix>.<number>`, where the prefix is new each time the
-/// server starts, so an id is never reused.
-///
-/// Bound: at most `max_open_questions` open (and `max_asks` per asking connection); a lookup, an insertion and
-/// a removal are O(1); each timeout is one libevent timer, O(log open questions) to arm and to fire in
-/// libevent's min-heap.
-struct QuestionTable {
-    var byNumber: [UInt64: Question] = [:]
-    /// Several nodes: the questions put to this node's connections, by id, while any of them is still waited for.
-    var remote: [String: RemoteQuestion] = [:]
-    private(set) var lastNumber: UInt64 = 0
-    /// Bytes the open questions hold, counted by max_memory.
-    var bytes = 0
-    let prefix: String
-
-    init() {
-        // Random on every start, so that no id is handed out twice even when the epoch survives a restart.
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
-        var generator = SystemRandomNumberGenerator()
-        prefix = String(decoding: (0..<8).map { _ in alphabet.randomElement(using: &generator)! }, as: UTF8.self)
-    }
-
-    mutating func nextNumber() -> UInt64 {
-        lastNumber += 1
-        return lastNumber
-    }
-
-    func id(of number: UInt64) -> String { "\(prefix).\(number)" }
-
-    /// The number an id of this server names, or nil for an id this server never handed out.
-    func number(of id: UnsafeRawBufferPointer) -> UInt64? {
-        let prefixBytes = prefix.utf8
-        guard id.count > prefixBytes.count + 1, id[prefixBytes.count] == UInt8(ascii: "."),
-              zip(id, prefixBytes).allSatisfy({ $0 == $1 }) else { return nil }
-        return DecimalDigits.parse(UnsafeRawBufferPointer(rebasing: id[(prefixBytes.count + 1)...]))
-    }
 }

@@ -12,44 +12,60 @@ extension Server {
         if let refusal = askRefusal(timeoutMilliseconds: timeoutMilliseconds, asker: asker) {
             return refuseAsk(refusal, to: asker)
         }
-        let subjectString = String(decoding: subject, as: UTF8.self)
-        let receivers = questionReceivers(of: subjectString, asker: asker)
+        let scratch = questions.scratch
+        scratch.reset()
+        gatherQuestionReceivers(of: String(decoding: subject, as: UTF8.self), asker: asker, into: &scratch.receivers)
+        let receivers = scratch.receivers
         if memoryBoundRefuses(adding: 256 + receivers.count * 24 + receivers.count * (payload.count + 64)) {
             return refuseAsk("the server is at max_memory=\(limits.maxMemory)", to: asker)
         }
         let number = questions.nextNumber()
         let id = questions.id(of: number)
         stats.questions += 1
-        var push: [UInt8] = []
-        Encoder.appendQuestion(subject: subject, id: id, payload: payload, to: &push)
+        id.withBytes { Encoder.appendQuestion(subject: subject, id: $0, payload: payload, to: &scratch.line) }
+        // Queuing never drops a connection: each stays in the table, which owns it, until the checks below
+        // (`isCheckingReceivers`).
         for receiver in receivers {
-            fanout.deliver(push, to: receiver)
-            notePut(number, to: receiver)
+            receiver._withUnsafeGuaranteedRef {
+                fanout.deliver(scratch.line, to: $0)
+                notePut(number, to: $0)
+            }
         }
-        asker.send(Encoder.ok("\(id) \(receivers.count)"))
-        let marks = BacklogMarks(limits)
-        for receiver in receivers where receiver.socket != nil { fanout.checkBacklog(of: receiver, marks: marks) }
+        scratch.resetLine()
+        id.withBytes { Encoder.appendQuestionReply(id: $0, asked: receivers.count, to: &scratch.line) }
+        asker.send(scratch.line)
         guard !receivers.isEmpty else {
-            asker.send(Encoder.done(id: id, asked: 0, answered: 0, gone: 0))
+            scratch.resetLine()
+            id.withBytes { Encoder.appendDone(id: $0, asked: 0, answered: 0, gone: 0, to: &scratch.line) }
+            asker.send(scratch.line)
             return
         }
-        let question = Question(number: number, id: id, asker: asker, askedIDs: receivers.map(\.id),
+        let question = Question(number: number, id: id, asker: asker,
+                                receivers: AskedConnections(count: receivers.count) {
+                                    receivers[$0]._withUnsafeGuaranteedRef { $0.id }
+                                },
                                 maxAnswers: maxAnswers)
-        // Some receivers may have been dropped as slow consumers just now: they are gone, not silent.
-        for receiver in receivers where receiver.socket == nil {
-            question.pending[receiver.id] = nil
-            question.gone += 1
-        }
         questions.byNumber[number] = question
         questions.bytes += question.estimatedBytes
         asker.madeExtras.asks.append(number)
-        if question.isComplete { return closeQuestion(question) }
-        let deadline = LoopTimer(loop: loop) { [unowned self, unowned question] in
-            self.stats.askTimeouts += 1
-            self.closeQuestion(question)
-        }
-        deadline.schedule(after: .milliseconds(Int64(timeoutMilliseconds)))
-        question.deadline = deadline
+        // A receiver dropped as a slow consumer now is gone, not silent: its departure marks it
+        // (`questionsLeft`), and may close the question, its DONE after the reply.
+        let marks = BacklogMarks(limits)
+        questions.isCheckingReceivers = true
+        for receiver in receivers { checkBacklog(of: receiver, marks: marks) }
+        questions.isCheckingReceivers = false
+        if !fanout.run.isOpen && !fanout.retired.isEmpty { fanout.retired.removeAll() }
+        guard !question.isClosed else { return }
+        armDeadline(of: question, after: timeoutMilliseconds)
+    }
+
+    /// `Fanout.checkBacklog(of:marks:)` for a connection held unretained: past the watch mark, where the check
+    /// may drop it, a strong reference keeps it alive through its departure.
+    func checkBacklog(of connection: Unmanaged<ClientConnection>, marks: BacklogMarks) {
+        let pending = connection._withUnsafeGuaranteedRef { $0.socket != nil ? $0.pendingBytes : 0 }
+        guard pending > marks.watchAbove else { return }
+        let held = connection.takeUnretainedValue()
+        fanout.applyBacklogMarks(marks, to: held, pending: pending)
     }
 
     /// Why an ASK is refused with `-ERR limit`, or nil: its timeout, the asker's open questions, the server's.
@@ -65,17 +81,18 @@ extension Server {
         return nil
     }
 
-    /// The connections a question goes to: every live plain receiver and one member of each group, chosen as
-    /// for a message, with the asker left out before any group chooses. Each at most once.
-    func questionReceivers(of subject: String, asker: ClientConnection) -> [ClientConnection] {
-        var receivers: [ClientConnection] = []
+    /// The connections a question goes to, appended to `receivers` unretained (the connection table owns them
+    /// meanwhile): every live plain receiver and one member of each group, chosen as for a message, with the
+    /// asker left out before any group chooses. Each at most once.
+    func gatherQuestionReceivers(of subject: String, asker: ClientConnection,
+                                 into receivers: inout [Unmanaged<ClientConnection>]) {
         let withholds = auth.anyUserWithholds
         index.forEachReceiver(of: subject) { connection in
             guard connection !== asker, connection.socket != nil else { return }
             if withholds && connection.permissions?.withholds(subject) == true { return }
-            receivers.append(connection)
+            receivers.append(.passUnretained(connection))
         }
-        guard index.hasGroups else { return receivers }
+        guard index.hasGroups else { return }
         let mark = index.lastMark
         var groups: [(name: String, members: MulticastGroup<ClientConnection>)] = []
         index.forEachGroup(of: subject) { groups.append(($0, $1)) }
@@ -85,9 +102,8 @@ extension Server {
             guard member.deliveryMark != mark || member === asker, member !== asker else { return }
             guard chosen.insert(ObjectIdentifier(member)).inserted else { return }
             if withholds && member.permissions?.withholds(subject) == true { return }
-            receivers.append(member)
+            receivers.append(.passUnretained(member))
         }
-        return receivers
     }
 
     /// `ANSWER <id> <payload>`: `+OK 1` when taken (and pushed to the asker), `+OK 0` when the question is
@@ -95,37 +111,48 @@ extension Server {
     func answer(id: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, from responder: ClientConnection) {
         if cluster != nil { return clusterAnswer(id: id, payload: payload, from: responder) }
         guard let number = questions.number(of: id), let question = questions.byNumber[number],
-              question.pending[responder.id] == false else {
-            responder.send(Encoder.ok("0"))
+              question.receivers.settle(responder.id, as: .answered) else {
+            responder.send(Encoder.answerNotTaken)
             return
         }
-        question.pending[responder.id] = true
         question.answered += 1
         stats.answers += 1
-        responder.send(Encoder.ok("1"))
-        if let asker = question.asker, asker.socket != nil {
-            var push: [UInt8] = []
-            Encoder.appendAnswer(id: question.id, responder: String(responder.id), payload: payload, to: &push)
-            fanout.deliver(push, to: asker)
+        responder.send(Encoder.answerTaken)
+        if question.withAsker({ $0.socket != nil }) {
+            let scratch = questions.scratch
+            scratch.resetLine()
+            // The id as handed out: the responder's may have written the number with leading zeros.
+            question.id.withBytes {
+                Encoder.appendAnswer(id: $0, responder: responder.id, payload: payload, to: &scratch.line)
+            }
+            question.withAsker { fanout.deliver(scratch.line, to: $0) }
             // An answer counts toward the asker's output limit, like a message.
-            fanout.checkBacklog(of: asker, marks: BacklogMarks(configuration.limits))
+            checkBacklog(of: question.askerReference, marks: BacklogMarks(configuration.limits))
         }
-        if question.isComplete, questions.byNumber[number] != nil { closeQuestion(question) }
+        if question.isComplete, !question.isClosed { closeQuestion(question) }
     }
 
     /// Closes a question once: the asker gets its `DONE` (after every `ANSWER` push, which went before it).
     /// `quietly`: no DONE (the ASK was answered with an error). O(max_asks) for the asker's list.
     func closeQuestion(_ question: Question, quietly: Bool = false) {
-        guard questions.byNumber.removeValue(forKey: question.number) != nil else { return }
+        guard !question.isClosed else { return }
+        question.isClosed = true
+        questions.byNumber[question.number] = nil
         questions.bytes -= question.estimatedBytes
-        question.deadline?.cancel()
-        question.deadline = nil
+        releaseDeadline(of: question)
         if question.isClustered && !quietly { clusterQuestionClosed(question) }
-        guard let asker = question.asker else { return }
-        if let slot = asker.extras?.asks.firstIndex(of: question.number) { asker.extras?.asks.remove(at: slot) }
-        guard asker.socket != nil, !quietly else { return }
-        fanout.deliver(Array(Encoder.done(id: question.id, asked: question.asked, answered: question.answered,
-                                   gone: question.gone).utf8), to: asker)
+        let delivers = question.withAsker { asker in
+            if let slot = asker.extras?.asks.firstIndex(of: question.number) { asker.extras?.asks.remove(at: slot) }
+            return asker.socket != nil && !quietly
+        }
+        guard delivers else { return }
+        let scratch = questions.scratch
+        scratch.resetLine()
+        question.id.withBytes {
+            Encoder.appendDone(id: $0, asked: question.asked, answered: question.answered, gone: question.gone,
+                               to: &scratch.line)
+        }
+        question.withAsker { fanout.deliver(scratch.line, to: $0) }
     }
 
     /// A departing connection: the questions it asked close (later answers get `+OK 0`), and it counts as
@@ -140,8 +167,9 @@ extension Server {
         let put = connection.extras?.questionsPut ?? []
         connection.extras?.questionsPut = []
         for number in put {
-            guard let question = questions.byNumber[number], question.pending[connection.id] == false else { continue }
-            question.pending[connection.id] = nil
+            guard let question = questions.byNumber[number], question.receivers.settle(connection.id, as: .gone) else {
+                continue
+            }
             question.gone += 1
             if question.isComplete { closeQuestion(question) }
         }
