@@ -96,17 +96,23 @@ extension RedisEngine {
                           subject: String(decoding: fields[4], as: UTF8.self), payload: Array(fields[5]))
         }
         guard channel == nodeChannel else { return nil }
+        return .some(Self.originEvent(bytes))
+    }
+
+    /// What a node told this one, the question's origin, on `fanout:node:<id>`: `R`, `G` or `A`, or nil for a
+    /// message that is none of them (a count that is not a decimal of at most 32 bits is refused whole).
+    static func originEvent(_ bytes: [UInt8]) -> QuestionEvent? {
         let fields = bytes.split(separator: UInt8(ascii: " "), maxSplits: 3, omittingEmptySubsequences: false)
-        guard fields.count >= 3 else { return .some(nil) }
+        guard fields.count >= 3 else { return nil }
         let id = String(decoding: fields[1], as: UTF8.self)
-        let number = Int(String(decoding: fields[2], as: UTF8.self))
+        let count = UInt32(String(decoding: fields[2], as: UTF8.self)).map(Int.init)
         switch fields[0].first {
-        case UInt8(ascii: "R"): return number.map { .report(id: id, asked: $0) } ?? .some(nil)
-        case UInt8(ascii: "G"): return number.map { .gone(id: id, count: $0) } ?? .some(nil)
+        case UInt8(ascii: "R"): return count.map { .report(id: id, asked: $0) }
+        case UInt8(ascii: "G"): return count.map { .gone(id: id, count: $0) }
         case UInt8(ascii: "A"):
             return .answer(id: id, responder: String(decoding: fields[2], as: UTF8.self),
                            payload: fields.count > 3 ? Array(fields[3]) : [])
-        default: return .some(nil)
+        default: return nil
         }
     }
 }

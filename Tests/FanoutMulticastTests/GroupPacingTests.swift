@@ -5,13 +5,15 @@ import Testing
 struct GroupPacingTests {
     private let start = ContinuousClock.now
 
-    /// Runs `count` runs of `bytes`, each starting `gap` after the previous one ended; returns the last spread.
-    private func runs(_ pacing: inout GroupPacing, count: Int, bytes: Int, gap: Duration, from time: inout ContinuousClock.Instant) -> Int {
+    /// Runs `count` runs of `bytes`, each `length` long and starting `gap` after the previous one ended; returns
+    /// the last spread.
+    private func runs(_ pacing: inout GroupPacing, count: Int, bytes: Int, gap: Duration,
+                      length: Duration = .microseconds(50), from time: inout ContinuousClock.Instant) -> Int {
         var spread = 0
         for _ in 0..<count {
             time += gap
             spread = pacing.beginRun(at: time)
-            time += .microseconds(50)
+            time += length
             pacing.endRun(at: time, bytes: bytes)
         }
         return spread
@@ -31,12 +33,25 @@ struct GroupPacingTests {
         var time = start
         #expect(runs(&pacing, count: GroupPacing.sustainedAfter, bytes: 16384, gap: .microseconds(20), from: &time)
                 == GroupPacing.widest, "not before the streak is long enough")
-        #expect(runs(&pacing, count: 1, bytes: 16384, gap: .microseconds(20), from: &time) == 4, "16 KiB: four turns")
+        // 70 µs a run: the streak spans 2 ms after about 29 runs.
+        #expect(runs(&pacing, count: 20, bytes: 16384, gap: .microseconds(20), from: &time) == GroupPacing.widest,
+                "not before the streak has lasted")
+        #expect(runs(&pacing, count: 10, bytes: 16384, gap: .microseconds(20), from: &time) == 4, "16 KiB: four turns")
         #expect(pacing.isSustained)
         #expect(runs(&pacing, count: 1, bytes: 100, gap: .microseconds(20), from: &time) == 4, "paced by the previous run")
         #expect(runs(&pacing, count: 1, bytes: 100, gap: .microseconds(20), from: &time) == 1, "a small run: one member")
         // A pause ends the streak: the next burst is spread message by message again.
         #expect(runs(&pacing, count: 1, bytes: 100, gap: .milliseconds(2), from: &time) == GroupPacing.widest)
+        #expect(!pacing.isSustained)
+    }
+
+    /// One pipelined burst read at once makes many runs within microseconds (other commands, or subjects taking
+    /// turns, cut it): it is spread message by message however many runs it makes.
+    @Test func oneBurstOfManyRunsIsNotPaced() {
+        var pacing = GroupPacing()
+        var time = start
+        #expect(runs(&pacing, count: 500, bytes: 64, gap: .nanoseconds(500), length: .microseconds(1),
+                     from: &time) == GroupPacing.widest)
         #expect(!pacing.isSustained)
     }
 

@@ -65,4 +65,30 @@ struct ClusterQuestionCloseTests {
         try eventually(timeout: 5, "node 1 forgets the vanished asker's question") { try held(on: remoteNode) == "0" }
         for responder in responders { #expect(try responder.command("ANSWER \(orphan) late") == "+OK 0") }
     }
+
+    /// The ASK's reply waits for Redis to take the question; a DONE that comes first (the timeout passed while
+    /// the PUBLISH was held upstream) goes behind it, never before.
+    @Test func aDoneThatComesFirstWaitsBehindTheAsksReply() throws {
+        let rig = try ClusterRig(shards: 1, nodes: 0)
+        let proxy = try CuttingProxy(forwardingTo: rig.shards[0].port)
+        let configPath = FileManager.default.temporaryDirectory
+            .appendingPathComponent("fanout-done-\(UUID().uuidString).yaml").path
+        defer { try? FileManager.default.removeItem(atPath: configPath) }
+        try "cluster:\n  redis: [\"redis://127.0.0.1:\(proxy.port)\"]\n".write(toFile: configPath, atomically: true,
+                                                                                encoding: .utf8)
+        let node = try Daemon(arguments: ["--config", configPath])
+        try rig.waitUntilUp(node, shard: 0)
+        let asker = try node.client(timeout: 15)
+        let watcher = try node.client(timeout: 15)
+        proxy.holdUpstream()
+        try asker.sendLine("ASK svc.slow 50 0 anyone?")
+        try proxy.waitForHeld(containing: "fanout:questions", timeout: 10)
+        try eventually("the question timed out while Redis had not taken it") {
+            try infoFields(watcher.command("INFO"))["ask_timeouts"] == "1"
+        }
+        proxy.releaseUpstream()
+        let reply = try asker.readLine().split(separator: " ")
+        #expect(reply.count == 3 && reply[0] == "+OK", "the reply first: \(reply)")
+        #expect(try asker.readLine() == "DONE \(reply.count > 1 ? reply[1] : "") asked=0 answered=0 gone=0")
+    }
 }

@@ -11,9 +11,10 @@ struct GroupPacingIntegrationTests {
         let members = try (0..<10).map { _ in try daemon.client(timeout: 30) }
         for member in members { #expect(try member.command("QSUB workers pace.*") == "+OK 1") }
         let publisher = try daemon.client(timeout: 30)
-        // 200 runs of 16 messages of about 220 bytes (3.5 KiB: one turn), the subject changing between runs, all
-        // in one write: the server reads it back to back, so after a few runs the group counts as under load.
-        let runs = 200, perRun = 16
+        // 1,000 runs of 16 messages of about 220 bytes (3.5 KiB: one turn), the subject changing between runs, all
+        // in one write: the server reads them back to back for milliseconds, and once they have lasted 2 ms the
+        // group counts as under load (a quarter of the runs at least, even in a release build).
+        let runs = 1000, perRun = 16
         let filler = String(repeating: "x", count: 190)
         var batch = ""
         for run in 0..<runs {
@@ -47,9 +48,9 @@ struct GroupPacingIntegrationTests {
         let mean = runs * perRun / members.count
         #expect(shares.allSatisfy { $0 >= mean / 2 && $0 <= mean * 3 / 2 }, "even shares: \(shares)")
         let paced = try Int(infoFields(publisher.command("INFO"))["group_paced_runs"] ?? "") ?? 0
-        #expect(paced >= runs / 2, "most runs were paced: \(paced)")
+        #expect(paced >= runs / 4, "runs were paced: \(paced)")
         // A paced run of one turn goes to one member (two when a turn ends inside it); unpaced, it went to ten.
         let narrow = membersOfRun.values.filter { $0.count <= 2 }.count
-        #expect(narrow >= runs / 2, "\(narrow) of \(runs) runs reached at most two members")
+        #expect(narrow >= runs / 4, "\(narrow) of \(runs) runs reached at most two members")
     }
 }

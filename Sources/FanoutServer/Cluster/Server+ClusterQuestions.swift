@@ -24,7 +24,8 @@ extension Server {
         let question = Question(number: number, id: questionID, asker: asker, receivers: AskedConnections(), maxAnswers: maxAnswers,
                                 isClustered: true)
         questions.byNumber[number] = question
-        questions.bytes += question.estimatedBytes
+        question.countedBytes = question.estimatedBytes
+        questions.bytes += question.countedBytes
         asker.madeExtras.asks.append(number)
         armDeadline(of: question, after: timeoutMilliseconds)
         let pending = replies(of: asker)
@@ -66,7 +67,8 @@ extension Server {
             if question.withAsker({ $0.socket != nil }) {
                 var push: [UInt8] = []
                 payload.withUnsafeBytes { Encoder.appendAnswer(id: id, responder: responder, payload: $0, to: &push) }
-                question.withAsker { fanout.deliver(push, to: $0) }
+                // Behind the ASK's reply, should Redis's answer to its PUBLISH (or to a PUB before it) still be due.
+                question.withAsker { deliverBehindPendingReplies(push, to: $0) }
                 checkBacklog(of: question.askerReference, marks: BacklogMarks(configuration.limits))
             }
             if question.isComplete { closeQuestion(question) }

@@ -112,4 +112,15 @@ extension Server {
             connection.send(line)
         }
     }
+
+    /// Delivers a push that must not overtake a reply still due from the engine (an ANSWER or DONE of a
+    /// clustered question whose `+OK <id> <nodes>` waits for Redis): behind the pending replies, or at once.
+    /// Held no longer than the replies ahead of it, which the shard's heartbeat bounds.
+    func deliverBehindPendingReplies(_ bytes: [UInt8], to connection: ClientConnection) {
+        if let pending = connection.extras?.pendingReplies, pending.isBusy {
+            pending.slots.append(bytes)
+        } else {
+            fanout.deliver(bytes, to: connection)
+        }
+    }
 }

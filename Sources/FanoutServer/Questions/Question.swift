@@ -27,6 +27,8 @@ final class Question {
     let isClustered: Bool
     /// Set once by `closeQuestion`: checked where a call may have closed it, in place of a lookup by number.
     var isClosed = false
+    /// Bytes counted toward `max_memory` when the question opened, taken back when it closes.
+    var countedBytes = 0
     /// Closes the question at its timeout: a timer reused from question to question (`QuestionDeadline`).
     var deadline: QuestionDeadline?
 

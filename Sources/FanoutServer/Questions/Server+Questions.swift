@@ -46,7 +46,8 @@ extension Server {
                                 },
                                 maxAnswers: maxAnswers)
         questions.byNumber[number] = question
-        questions.bytes += question.estimatedBytes
+        question.countedBytes = question.estimatedBytes
+        questions.bytes += question.countedBytes
         asker.madeExtras.asks.append(number)
         // A receiver dropped as a slow consumer now is gone, not silent: its departure marks it
         // (`questionsLeft`), and may close the question, its DONE after the reply.
@@ -138,9 +139,10 @@ extension Server {
         guard !question.isClosed else { return }
         question.isClosed = true
         questions.byNumber[question.number] = nil
-        questions.bytes -= question.estimatedBytes
+        questions.bytes -= question.countedBytes
         releaseDeadline(of: question)
-        if question.isClustered && !quietly { clusterQuestionClosed(question) }
+        // Quietly too: an ASK whose outcome is unknown may have reached nodes that put it to their receivers.
+        if question.isClustered { clusterQuestionClosed(question) }
         let delivers = question.withAsker { asker in
             if let slot = asker.extras?.asks.firstIndex(of: question.number) { asker.extras?.asks.remove(at: slot) }
             return asker.socket != nil && !quietly
@@ -152,7 +154,10 @@ extension Server {
             Encoder.appendDone(id: $0, asked: question.asked, answered: question.answered, gone: question.gone,
                                to: &scratch.line)
         }
-        question.withAsker { fanout.deliver(scratch.line, to: $0) }
+        question.withAsker { asker in
+            // On several nodes the ASK's own reply may still wait for Redis: DONE goes behind it.
+            if question.isClustered { deliverBehindPendingReplies(scratch.line, to: asker) } else { fanout.deliver(scratch.line, to: asker) }
+        }
     }
 
     /// A departing connection: the questions it asked close (later answers get `+OK 0`), and it counts as
