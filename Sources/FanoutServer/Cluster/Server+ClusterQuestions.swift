@@ -21,12 +21,9 @@ extension Server {
         let questionID = questions.id(of: number)
         let id = questionID.string
         stats.questions += 1
-        let question = Question(number: number, id: questionID, asker: asker, receivers: AskedConnections(), maxAnswers: maxAnswers,
-                                isClustered: true)
-        questions.byNumber[number] = question
-        question.countedBytes = question.estimatedBytes
-        questions.bytes += question.countedBytes
-        asker.madeExtras.asks.append(number)
+        let question = Question(number: number, id: questionID, asker: asker, receivers: AskedConnections(),
+                                maxAnswers: maxAnswers, isClustered: true)
+        track(question, askedBy: asker)
         armDeadline(of: question, after: timeoutMilliseconds)
         let pending = replies(of: asker)
         let ticket = pending.firstTicket + UInt64(pending.slots.count)

@@ -30,7 +30,6 @@ extension Fanout {
             let spread = run.groups[group].sets[0].pacing.beginRun(at: now)
             guard spread < GroupPacing.widest else { continue }
             run.groups[group].spread = spread
-            run.groups[group].isPaced = true
             server.stats.groupPacedRuns &+= 1
         }
     }
@@ -65,8 +64,10 @@ extension Fanout {
                                       to: &run.groupDeliveries[choice.slot].bytes)
             }
             run.groups[group].bytes &+= run.groupDeliveries[choice.slot].bytes.count &- before
-            if run.groups[group].isPaced {
-                run.groups[group].spread = max(run.groups[group].spread, GroupPacing.spread(forBytes: run.groups[group].bytes))
+            // A paced run widens as it outgrows its turns (unpaced, `spread` is already the widest).
+            if run.groups[group].spread < GroupPacing.widest {
+                run.groups[group].spread = max(run.groups[group].spread,
+                                               GroupPacing.spread(forBytes: run.groups[group].bytes))
             }
             delivered += 1
             if run.groupDeliveries[choice.slot].bytes.count >= PublishRun.flushBytes { needsGroupFlush = true }

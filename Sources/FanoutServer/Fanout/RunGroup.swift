@@ -30,10 +30,9 @@ struct RunGroup {
     /// The rotation holds every member the group could give (its sets came round to one already in it).
     var isComplete = false
     /// Members the rotation holds at most: `GroupPacing.widest`, or fewer while the group is under sustained
-    /// load (`GroupPacing`, kept by the group's first member set); the group's own order continues from run to run.
+    /// load (`GroupPacing`, kept by the group's first member set), widening as `bytes` grow; the group's own
+    /// order continues from run to run.
     var spread = GroupPacing.widest
-    /// Whether pacing chose `spread` (and widens it as `bytes` grow).
-    var isPaced = false
     /// Bytes the run queued to the group's members so far.
     var bytes = 0
 

@@ -27,8 +27,10 @@ final class Question {
     let isClustered: Bool
     /// Set once by `closeQuestion`: checked where a call may have closed it, in place of a lookup by number.
     var isClosed = false
-    /// Bytes counted toward `max_memory` when the question opened, taken back when it closes.
-    var countedBytes = 0
+    /// Bytes counted toward `max_memory` while the question is open (`Server.track`, `closeQuestion`): the
+    /// object, its timer and its table of asked connections, as made. A clustered question's count of asked
+    /// connections grows with the nodes' reports, but it holds no table for them.
+    let countedBytes: Int
     /// Closes the question at its timeout: a timer reused from question to question (`QuestionDeadline`).
     var deadline: QuestionDeadline?
 
@@ -41,6 +43,7 @@ final class Question {
         self.asked = receivers.count
         self.receivers = receivers
         self.maxAnswers = maxAnswers
+        countedBytes = 256 + receivers.count * 24
     }
 
     /// Calls `body` with the asker, neither retained nor released. Only while the question is open (the asker
@@ -65,9 +68,6 @@ final class Question {
         reports += 1
         asked += count
     }
-
-    /// Bytes a question holds, for the memory bound: the object, its timer and its table of asked connections.
-    var estimatedBytes: Int { 256 + asked * 24 }
 }
 
 /// A question another node (or this one, on several nodes) put to this node's connections: whom it asked,

@@ -45,10 +45,7 @@ extension Server {
                                     receivers[$0]._withUnsafeGuaranteedRef { $0.id }
                                 },
                                 maxAnswers: maxAnswers)
-        questions.byNumber[number] = question
-        question.countedBytes = question.estimatedBytes
-        questions.bytes += question.countedBytes
-        asker.madeExtras.asks.append(number)
+        track(question, askedBy: asker)
         // A receiver dropped as a slow consumer now is gone, not silent: its departure marks it
         // (`questionsLeft`), and may close the question, its DONE after the reply.
         let marks = BacklogMarks(limits)
@@ -58,6 +55,14 @@ extension Server {
         if !fanout.run.isOpen && !fanout.retired.isEmpty { fanout.retired.removeAll() }
         guard !question.isClosed else { return }
         armDeadline(of: question, after: timeoutMilliseconds)
+    }
+
+    /// Counts an open question in the table, toward `max_memory` and among its asker's; `closeQuestion` undoes
+    /// each.
+    func track(_ question: Question, askedBy asker: ClientConnection) {
+        questions.byNumber[question.number] = question
+        questions.bytes += question.countedBytes
+        asker.madeExtras.asks.append(question.number)
     }
 
     /// `Fanout.checkBacklog(of:marks:)` for a connection held unretained: past the watch mark, where the check
@@ -156,7 +161,11 @@ extension Server {
         }
         question.withAsker { asker in
             // On several nodes the ASK's own reply may still wait for Redis: DONE goes behind it.
-            if question.isClustered { deliverBehindPendingReplies(scratch.line, to: asker) } else { fanout.deliver(scratch.line, to: asker) }
+            if question.isClustered {
+                deliverBehindPendingReplies(scratch.line, to: asker)
+            } else {
+                fanout.deliver(scratch.line, to: asker)
+            }
         }
     }
 
