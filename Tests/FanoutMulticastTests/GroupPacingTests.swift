@@ -38,8 +38,10 @@ struct GroupPacingTests {
                 "not before the streak has lasted")
         #expect(runs(&pacing, count: 10, bytes: 16384, gap: .microseconds(20), from: &time) == 4, "16 KiB: four turns")
         #expect(pacing.isSustained)
-        #expect(runs(&pacing, count: 1, bytes: 100, gap: .microseconds(20), from: &time) == 4, "paced by the previous run")
-        #expect(runs(&pacing, count: 1, bytes: 100, gap: .microseconds(20), from: &time) == 1, "a small run: one member")
+        #expect(runs(&pacing, count: 1, bytes: 100, gap: .microseconds(20), from: &time) == 4,
+                "paced by the previous run")
+        #expect(runs(&pacing, count: 1, bytes: 100, gap: .microseconds(20), from: &time) == 1,
+                "a small run: one member")
         // A pause ends the streak: the next burst is spread message by message again.
         #expect(runs(&pacing, count: 1, bytes: 100, gap: .milliseconds(2), from: &time) == GroupPacing.widest)
         #expect(!pacing.isSustained)

@@ -41,7 +41,9 @@ struct GroupPacingIntegrationTests {
                 lastSeq[subject] = seq
                 let payload = String(fields[3])
                 #expect(owner.updateValue(number, forKey: payload) == nil, "\(payload) went to one member")
-                if let run = Int(payload.dropFirst().prefix { $0 != "-" }) { membersOfRun[run, default: []].insert(number) }
+                if let run = Int(payload.dropFirst().prefix { $0 != "-" }) {
+                    membersOfRun[run, default: []].insert(number)
+                }
             }
         }
         #expect(owner.count == runs * perRun, "every message reached a member")

@@ -40,7 +40,8 @@ struct Protocol12TransportTests {
 
     /// A group member, a binary publish and a question over a unix socket, with TCP peers.
     @Test func theShapesOverAUnixSocket() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-unix12-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("fanout-unix12-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("fanoutd.sock").path
@@ -73,7 +74,8 @@ struct Protocol12TransportTests {
                                               "FANOUTD_TLS_KEY": pki.path("server-key.pem")])
         _ = try daemon.stderr.waitForLine(containing: "(tls)", timeout: 10)
         let tls = ["--tls", "--ca", pki.path("ca.pem"), "--server", "127.0.0.1:\(tlsPort)"]
-        let member = try FanoutTool(["sub"] + tls + ["--group", "workers", "--count", "1", "--format", "json", "t.jobs"])
+        let member = try FanoutTool(["sub"] + tls + ["--group", "workers", "--count", "1", "--format", "json",
+                                                     "t.jobs"])
         try waitForSubscribers(daemon, subject: "t.jobs")
         let tcp = try daemon.client()
         let payload: [UInt8] = Array("{\n  \"job\": 1\n}".utf8)

@@ -51,8 +51,8 @@ struct QuestionReceiverDropTests {
             #expect(ids.contains(String(fields[1])))
             let asked = Int(fields[2].dropFirst("asked=".count)) ?? -1
             let goneHere = Int(fields[4].dropFirst("gone=".count)) ?? -1
-            #expect(asked >= 8 - dropped && asked <= 8 && fields[3] == "answered=0" && goneHere >= 0 && goneHere <= dropped,
-                    "\(line)")
+            #expect(asked >= 8 - dropped && asked <= 8 && fields[3] == "answered=0"
+                    && goneHere >= 0 && goneHere <= dropped, "\(line)")
             gone += goneHere
         }
         #expect(gone > 0, "questions put to a dropped receiver count it gone")

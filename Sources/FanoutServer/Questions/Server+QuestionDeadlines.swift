@@ -25,7 +25,9 @@ extension Server {
         question.deadline = nil
         deadline.timer.cancel()
         deadline.number = 0
-        if questions.spareDeadlines.count < QuestionTable.spareDeadlineLimit { questions.spareDeadlines.append(deadline) }
+        if questions.spareDeadlines.count < QuestionTable.spareDeadlineLimit {
+            questions.spareDeadlines.append(deadline)
+        }
     }
 
     private func makeDeadline() -> QuestionDeadline {
