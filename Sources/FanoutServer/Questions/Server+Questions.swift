@@ -89,12 +89,13 @@ extension Server {
 
     /// The connections a question goes to, appended to `receivers` unretained (the connection table owns them
     /// meanwhile): every live plain receiver and one member of each group, chosen as for a message, with the
-    /// asker left out before any group chooses. Each at most once.
+    /// asker left out before any group chooses. Each at most once, and only connections that can answer: an
+    /// event stream never can, so a question it got would only run to its timeout.
     func gatherQuestionReceivers(of subject: String, asker: ClientConnection,
                                  into receivers: inout [Unmanaged<ClientConnection>]) {
         let withholds = auth.anyUserWithholds
         index.forEachReceiver(of: subject) { connection in
-            guard connection !== asker, connection.socket != nil else { return }
+            guard connection !== asker, connection.socket != nil, connection.transport.canAnswer else { return }
             if withholds && connection.permissions?.withholds(subject) == true { return }
             receivers.append(.passUnretained(connection))
         }
@@ -106,7 +107,7 @@ extension Server {
         var chosen: Set<ObjectIdentifier> = []
         fanout.forEachChosenMember(of: groups, excluding: asker) { member, _ in
             guard member.deliveryMark != mark || member === asker, member !== asker else { return }
-            guard chosen.insert(ObjectIdentifier(member)).inserted else { return }
+            guard chosen.insert(ObjectIdentifier(member)).inserted, member.transport.canAnswer else { return }
             if withholds && member.permissions?.withholds(subject) == true { return }
             receivers.append(.passUnretained(member))
         }
