@@ -81,8 +81,15 @@ extension Server {
             return "timeout \(timeoutMilliseconds) ms exceeds max_ask_timeout=\(limits.maxAskTimeoutMilliseconds)"
         }
         if asker.openAsks >= limits.maxAsks { return "max_asks=\(limits.maxAsks) questions already open on this connection" }
-        if questions.byNumber.count >= limits.maxOpenQuestions {
-            return "max_open_questions=\(limits.maxOpenQuestions) open on the server"
+        let free = limits.maxOpenQuestions - questions.byNumber.count
+        if free <= 0 { return "max_open_questions=\(limits.maxOpenQuestions) open on the server" }
+        // The fair share: no connection holds more open questions than the pool has left free. n connections
+        // that flood stop at max_open_questions / (n + 1) each, so a pool is never full while one of them asks,
+        // and any other connection holding fewer than what is left (at least max_open_questions /
+        // (max_connections + 1)) is still served. O(1) per ASK.
+        if asker.openAsks >= free {
+            return "this connection holds \(asker.openAsks) open questions, as many as max_open_questions="
+                + "\(limits.maxOpenQuestions) has left free"
         }
         return nil
     }
