@@ -43,6 +43,10 @@ public struct Limits: Sendable, Equatable {
     /// a client that floods commands without reading replies cannot grow its output without bound.
     public var readPauseBytes: Int { max(4096, min(256 * 1024, maxPendingBytes / 2)) }
 
+    /// Room for what a push adds to a payload (`MSG`/`BMSG`, a subject of up to 255 bytes, a seq, a length):
+    /// a payload of `maxLine` or `maxPayload` bytes plus this must fit under `maxPendingBytes`.
+    static let pushHeadroom = 512
+
     func problems() -> [String] {
         var found: [String] = []
         if maxLine < 64 || maxLine > 64 * 1024 * 1024 { found.append("max_line: must be 64 ... 67108864") }
@@ -51,7 +55,9 @@ public struct Limits: Sendable, Equatable {
             found.append("max_connections_per_ip: must be at least 1, or 0 for off")
         }
         if maxSubscriptions < 1 { found.append("max_subscriptions: must be at least 1") }
-        if maxPendingBytes < maxLine + 512 { found.append("max_pending_bytes: must be more than max_line + 512") }
+        if maxPendingBytes < maxLine + Self.pushHeadroom {
+            found.append("max_pending_bytes: must be more than max_line + \(Self.pushHeadroom)")
+        }
         if sendBufferBytes < 0 || sendBufferBytes > 1 << 30 {
             found.append("send_buffer_bytes: must be 0 (the kernel's autotuning) ... 1073741824")
         }
@@ -59,7 +65,16 @@ public struct Limits: Sendable, Equatable {
             found.append("backpressure_bytes: must be 0 (off) or less than max_pending_bytes")
         }
         if maxPayload < 0 || maxPayload > 1 << 30 { found.append("max_payload: must be 0 ... 1073741824") }
+        if maxPayload > maxPendingBytes - Self.pushHeadroom {
+            found.append("max_payload/max_pending_bytes: max_payload (\(maxPayload)) must be at most max_pending_bytes "
+                + "(\(maxPendingBytes)) - \(Self.pushHeadroom): a subscriber sent a payload that long would be dropped "
+                + "as a slow consumer")
+        }
         if maxAsks < 1 { found.append("max_asks: must be at least 1") }
+        if maxAsks > maxOpenQuestions {
+            found.append("max_asks/max_open_questions: max_asks (\(maxAsks)) must not be more than max_open_questions "
+                + "(\(maxOpenQuestions)): no connection could reach it")
+        }
         if maxAskTimeoutMilliseconds < 1 { found.append("max_ask_timeout: must be at least 1 (milliseconds)") }
         if maxOpenQuestions < 1 { found.append("max_open_questions: must be at least 1") }
         if maxTrackedSubjects < 1 { found.append("max_tracked_subjects: must be at least 1") }
