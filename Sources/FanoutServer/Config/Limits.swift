@@ -9,7 +9,7 @@ public struct Limits: Sendable, Equatable {
     /// Subscriptions one connection may hold.
     public var maxSubscriptions = 10_000
     /// Unsent output above which a connection is dropped as a slow consumer.
-    public var maxPendingBytes = 8 * 1024 * 1024
+    public var maxPendingBytes = 32 * 1024 * 1024
     /// `SO_SNDBUF` for client sockets (Linux keeps twice this); 0 leaves the kernel's autotuning, which lets a
     /// socket that is never read hold up to `net.ipv4.tcp_wmem`'s maximum (4 MiB on Debian) on top of
     /// `maxPendingBytes`, copied into cold memory while everyone else waits. Above the cap a stalled reader's
