@@ -14,15 +14,17 @@ extension Setting {
                 "subscriptions per connection; a SUB over it is refused whole with -ERR limit"),
         Setting("max_payload", .wholeNumber, "1048576",
                 "longest BPUB payload in bytes (independent of max_line); a longer one gets -ERR too-long; "
-                    + "at most max_pending_bytes - 512"),
+                    + "at most max_pending_bytes - 512 (unset: lowered to that)"),
         Setting("max_asks", .wholeNumber, "1000",
-                "open questions (ASK) per connection; one more gets -ERR limit; at most max_open_questions"),
+                "open questions (ASK) per connection; one more gets -ERR limit; at most max_open_questions "
+                    + "(unset: lowered to it)"),
         Setting("max_ask_timeout", .wholeNumber, "60000", "the longest timeout an ASK may ask for, in milliseconds"),
         Setting("max_open_questions", .wholeNumber, "100000",
                 "open questions on the whole server; one more ASK, or one from a connection holding as many as "
                     + "are left free (the fair share), gets -ERR limit"),
         Setting("max_pending_bytes", .wholeNumber, "33554432",
-                "unsent output per connection before it is dropped as a slow consumer"),
+                "unsent output per connection before it is dropped as a slow consumer; unset, a quarter of a "
+                    + "max_memory under 128 MiB"),
         Setting("send_buffer_bytes", .wholeNumber, "524288", reload: "sockets accepted after the reload",
                 "SO_SNDBUF of client sockets (the kernel keeps twice this); 0 = kernel autotuning"),
         Setting("backpressure_bytes", .wholeNumber, "0",

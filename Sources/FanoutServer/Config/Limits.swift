@@ -43,6 +43,19 @@ public struct Limits: Sendable, Equatable {
     /// a client that floods commands without reading replies cannot grow its output without bound.
     public var readPauseBytes: Int { max(4096, min(256 * 1024, maxPendingBytes / 2)) }
 
+    /// With max_pending_bytes not set: the default, or a quarter of a smaller max_memory (the least it allows),
+    /// so that a file that set only a small max_memory, valid when the default was 8 MiB, still is.
+    public mutating func sizePendingBytesToMemory() {
+        guard maxMemory > 0 else { return }
+        maxPendingBytes = min(Limits().maxPendingBytes, max(maxMemory / 4, maxLine + Self.pushHeadroom))
+    }
+
+    /// With max_payload not set: the default, or what a smaller max_pending_bytes leaves room for, so that a
+    /// file that lowered only max_pending_bytes still starts, with payloads its subscribers can be sent.
+    public mutating func sizePayloadToPendingBytes() {
+        maxPayload = max(0, min(Limits().maxPayload, maxPendingBytes - Self.pushHeadroom))
+    }
+
     /// Room for what a push adds to a payload (`MSG`/`BMSG`, a subject of up to 255 bytes, a seq, a length):
     /// a payload of `maxLine` or `maxPayload` bytes plus this must fit under `maxPendingBytes`.
     static let pushHeadroom = 512
