@@ -66,6 +66,7 @@ struct Answer: ParsableCommand {
         guard commandTimeout >= 1 else { throw ValidationError("--command-timeout must be at least 1 ms") }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         if let group { try validateGroupName(group) }
+        try checkWord { () throws(ClientError) in try CommandWords.checkPattern(subject) }
     }
 
     func run() throws {

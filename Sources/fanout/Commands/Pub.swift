@@ -41,6 +41,7 @@ struct Pub: ParsableCommand {
 
     func validate() throws {
         guard window >= 1 else { throw ValidationError("--window must be at least 1") }
+        try checkWord { () throws(ClientError) in try CommandWords.checkSubject(subject) }
         if (file != nil || binary) && message != nil {
             throw ValidationError("give a MESSAGE, --file or --binary, not several")
         }
