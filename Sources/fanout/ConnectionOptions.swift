@@ -1,7 +1,11 @@
 import ArgumentParser
 import FanoutClient
 import FanoutEventLoop
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 /// The options every subcommand shares: where the server is and how long to wait for it.
 struct ConnectionOptions: ParsableArguments {
@@ -58,11 +62,11 @@ struct ServerOptions: ParsableArguments {
     }
 
     var serverText: String {
-        server ?? ProcessInfo.processInfo.environment["FANOUT_SERVER"] ?? "127.0.0.1:7411"
+        server ?? ProcessEnvironment.value("FANOUT_SERVER") ?? "127.0.0.1:7411"
     }
 
     /// --token, else $FANOUT_TOKEN.
-    var resolvedToken: String? { token ?? ProcessInfo.processInfo.environment["FANOUT_TOKEN"] }
+    var resolvedToken: String? { token ?? ProcessEnvironment.value("FANOUT_TOKEN") }
 
     func resolvedAddress() throws -> SocketAddress {
         do {

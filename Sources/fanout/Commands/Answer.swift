@@ -1,7 +1,11 @@
 import ArgumentParser
 import FanoutClient
 import FanoutEventLoop
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 struct Answer: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -120,7 +124,7 @@ struct Answer: ParsableCommand {
         for number in [SIGINT, SIGTERM] {
             stops.append(try SignalWatcher(loop: session.loop, signal: number) { _ in
                 pool.killRunning()
-                Foundation.exit(128 + number)
+                Glibc.exit(128 + number)
             })
         }
         defer { pool.killRunning() }

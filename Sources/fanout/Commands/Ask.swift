@@ -1,7 +1,11 @@
 import ArgumentParser
 import FanoutClient
 import FanoutEventLoop
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 struct Ask: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,11 @@
 import ArgumentParser
 import FanoutBench
 import FanoutEventLoop
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -102,7 +102,7 @@ struct Sub: ParsableCommand {
                     printError("connection to \(server) lost: \(reason)")
                 }
             case .reconnecting(let attempt, let delay):
-                printError("reconnecting in \(delay.formatted(.units(allowed: [.seconds, .milliseconds]))) (attempt \(attempt))")
+                printError("reconnecting in \(Int((delay / .milliseconds(1)).rounded())) ms (attempt \(attempt))")
             case .connected(_, let reconnect) where reconnect:
                 printError("reconnected to \(server)")
             case .resubscribed(let count):
