@@ -98,7 +98,6 @@ public final class FanoutClient: BufferedSocketDelegate {
     public func connect(completion: @escaping (Result<String, ClientError>) -> Void) {
         if let token = options.token,
            let refused = ClientError.refusal({ () throws(ClientError) in try CommandWords.checkAuthToken(token) }) {
-            phase = .closed
             return completion(.failure(refused))
         }
         connectCompletion = completion
