@@ -40,8 +40,9 @@ enum BenchReport {
     }
 
     private static func json(_ result: BenchResult) -> String {
-        let latencies = BenchResult.percentiles.map { ($0.label, cFormat("%.1f", result.latencyMicroseconds($0.value))) }
-            + [("max", cFormat("%.1f", result.maxLatencyMicroseconds))]
+        let latencies = BenchResult.percentiles.map { percentile in
+            (percentile.label, cFormat("%.1f", result.latencyMicroseconds(percentile.value)))
+        } + [("max", cFormat("%.1f", result.maxLatencyMicroseconds))]
         return JSON.object([
             ("target", JSON.string(result.target)),
             ("published", String(result.published)),
