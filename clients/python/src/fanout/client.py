@@ -13,8 +13,9 @@ from .backoff import Backoff
 from .errors import (CLOSING_CODES, CannotConnect, Closed, ConnectionLost, FanoutError, ProtocolViolation,
                      ServerError, server_error)
 from .messages import AskResult, Event, Message
-from .protocol import (DEFAULT_MAX_LINE, PUSH_HEADER_ROOM, Greeting, Payload, Reset, ResumeReply, as_bytes, fields,
-                       is_wildcard, matches, publish_command)
+from .protocol import (DEFAULT_MAX_LINE, PUSH_HEADER_ROOM, Greeting, Payload, Reset, ResumeReply, as_bytes,
+                       check_count, check_group, check_line, check_subject, check_word, fields, is_wildcard, matches,
+                       publish_command)
 from .publishing import PublishRun
 from .questions import Handler, Questions, Responder
 from .resume import DUPLICATE, GAP, RESTARTED, ResumeReport, ResumeState
@@ -32,6 +33,9 @@ _INT = int
 _RUN = object()
 
 ROUTES_KEPT = 4096
+# Concrete subjects already checked for publishing, so that a publish to a known subject costs one set lookup;
+# cleared when it holds this many.
+CHECKED_KEPT = 4096
 
 
 class Client:
@@ -78,6 +82,7 @@ class Client:
         self._unawaited_failed = 0
         self._unawaited_lost = 0
         self._tasks: set = set()
+        self._checked: set = set()
         self._loop = asyncio.get_running_loop()
 
     # Connecting
@@ -410,6 +415,10 @@ class Client:
         queue group (1.2). Concrete subjects are subscribed with RESUME, from the position `last` left if any."""
         if not patterns:
             raise ValueError("subscribe needs at least one subject")
+        for pattern in patterns:
+            check_subject(pattern, wildcards=True)
+        if group is not None:
+            check_group(group)
         self._check_mode(patterns, group)
         await self._connected()
         subscription = Subscription(self, tuple(patterns), group, self.max_pending)
@@ -511,11 +520,21 @@ class Client:
 
     # Publishing and history
 
+    def _check_publish(self, subject: str) -> None:
+        """Refuses a subject PUB would not take (BadSubject, nothing sent); remembers the good ones."""
+        check_subject(subject)
+        if len(self._checked) >= CHECKED_KEPT:
+            self._checked.clear()
+        self._checked.add(subject)
+
     def publish(self, subject: str, payload: Payload) -> Awaitable[int]:
         """Publishes; await the result for the receivers count. The command is written at once, so concurrent
         publishes are pipelined and their replies matched in order; awaiting them together (asyncio.gather)
         costs no task each. A payload a line cannot carry (LF, a CR at its end, over max_line) goes as BPUB
-        (1.2). While the connection is down or its output is over the high-water mark, the write waits for it."""
+        (1.2). While the connection is down or its output is over the high-water mark, the write waits for it.
+        A subject that is not concrete and valid raises BadSubject at once, and nothing is sent."""
+        if subject not in self._checked:
+            self._check_publish(subject)
         wire = self._wire
         if wire is None or not self._ready.is_set() or not wire.writable.is_set():
             return self._publish_later(subject, payload)
@@ -540,7 +559,10 @@ class Client:
         and checked, in bulk, by the next `flush()`, which sums the receivers and raises what failed. For high
         rates where the receivers count of each message is not needed (the way a NATS publish has no reply).
         Raises ConnectionLost when there is no connection ready; it does not wait for one, nor for the output
-        to drain: publish between `flush()` calls no more than you are ready to hold in memory."""
+        to drain: publish between `flush()` calls no more than you are ready to hold in memory. A bad subject
+        raises BadSubject at once, and nothing is sent."""
+        if subject not in self._checked:
+            self._check_publish(subject)
         wire = self._wire
         if wire is None or not self._ready.is_set():
             if self._closed:
@@ -558,10 +580,15 @@ class Client:
         are answered: the confirmation of `publish` at the cost of one future for the lot. Written when called,
         like `publish` (waiting first for a connection, or for the output to drain). If any failed, raises the
         first failure (its text counting the others) after all are answered, with every outcome in its
-        `results` (receivers, or the error)."""
+        `results` (receivers, or the error). If any subject is bad, raises BadSubject at once and sends none."""
+        items = list(items)
+        checked = self._checked
+        for subject, _ in items:
+            if subject not in checked:
+                self._check_publish(subject)
         wire = self._wire
         if wire is None or not self._ready.is_set() or not wire.writable.is_set():
-            return self._publish_many_later(list(items))
+            return self._publish_many_later(items)
         return self._write_run(wire, items)
 
     async def _publish_many_later(self, items: List[Tuple[str, Payload]]) -> List[int]:
@@ -612,6 +639,8 @@ class Client:
     async def last(self, subject: str, count: int = 1) -> List[Message]:
         """The newest `count` retained messages of a concrete subject, oldest first (1.1). A later `subscribe`
         of the subject goes on from the newest of them, with nothing repeated."""
+        check_subject(subject)
+        check_count("count", count)
         # LAST subscribes plainly, which would take the subject out of a group this client holds it in.
         self._check_mode((subject,), None)
         await self._connected()
@@ -639,13 +668,21 @@ class Client:
 
     async def ask(self, subject: str, payload: Payload, timeout: float = 0.5, max_answers: int = 0) -> AskResult:
         """Puts a question to the receivers of `subject` and gathers their answers until every one answered
-        or vanished, `max_answers` came, or `timeout` seconds passed (the server closes it)."""
+        or vanished, `max_answers` came, or `timeout` seconds passed (the server closes it). A bad subject
+        raises BadSubject, a payload with LF in it ValueError, before anything is sent."""
+        check_subject(subject)
+        check_count("max_answers", max_answers)
+        if not timeout > 0:
+            raise ValueError(f"bad timeout {timeout!r}: seconds, more than 0")
         await self._connected()
         return await self._questions.ask(subject, payload, timeout, max_answers)
 
     def respond(self, subject: str, handler: Handler, group: Optional[str] = None) -> Responder:
         """Answers the questions put to `subject` with `handler(question)`, a function or coroutine function
         returning bytes or str. Returns at once; the subscription is made in the background."""
+        check_subject(subject, wildcards=True)
+        if group is not None:
+            check_group(group)
         return self._questions.respond(subject, handler, group)
 
     def _send_quietly(self, line: bytes) -> None:
@@ -668,10 +705,14 @@ class Client:
     async def request(self, line: str) -> str:
         """Sends one command line (CHANNELS, CLIENTS, ...) and returns its reply after `+OK `, or raises the
         server's error. For verbs this client has no method for; not for SUB, PUB and the like, whose state
-        the client keeps itself."""
+        the client keeps itself. A line with LF or CR in it raises ValueError and is not sent."""
+        check_line("command line", line)
+        if not line.strip():
+            raise ValueError("an empty command line gets no reply")
         return await self._command(line)
 
     async def ping(self, text: str = "") -> str:
+        check_line("PING text", text)
         return await self._command(f"PING {text}".rstrip())
 
     async def close(self) -> None:
@@ -734,6 +775,8 @@ async def connect(address: str = "127.0.0.1:7411", token: Optional[str] = None,
     system's CAs, or an `ssl.SSLContext`. `reconnect`: False, True, or a `Backoff`. `max_pending`: messages a
     subscription queues before the client stops reading the socket. `on_event(event)` hears of reconnects,
     resumes and gaps, which are also logged to the `fanout` logger."""
+    if token is not None:
+        check_word("token", token)
     client = Client(Address.parse(address), token, tls, reconnect, timeout, max_line, max_payload, max_pending,
                     on_event)
     try:
