@@ -6,13 +6,15 @@ import asyncio
 import logging
 import ssl
 from collections import deque
-from typing import Any, Awaitable, Callable, Deque, Dict, Iterable, List, Optional, Tuple, Union
+from types import TracebackType
+from typing import (Any, Awaitable, Callable, Coroutine, Deque, Dict, Generator, Iterable, List, Optional, Tuple,
+                    Type, Union)
 
 from .address import Address
 from .backoff import Backoff
 from .errors import (CLOSING_CODES, CannotConnect, Closed, ConnectionLost, FanoutError, ProtocolViolation,
                      ServerError, server_error)
-from .messages import AskResult, Event, Message
+from .messages import AskResult, Event, Info, Message
 from .protocol import (DEFAULT_MAX_LINE, PUSH_HEADER_ROOM, Greeting, Payload, Reset, ResumeReply, as_bytes,
                        check_count, check_group, check_line, check_subject, check_word, fields, is_wildcard, matches,
                        publish_command)
@@ -43,7 +45,8 @@ class Client:
 
     def __init__(self, address: Address, token: Optional[str], tls: Union[None, bool, ssl.SSLContext],
                  reconnect: Union[bool, Backoff], timeout: float, max_line: int, max_payload: int,
-                 max_pending: int, on_event: Optional[Callable[[Event], Any]]) -> None:
+                 max_pending: int, on_event: Optional[Callable[[Event], Any]], max_pending_bytes: int = 64 << 20,
+                 keepalive: float = 20.0) -> None:
         self.address = address
         self.token = token
         self.timeout = timeout
@@ -51,6 +54,8 @@ class Client:
         self.max_line = max_line
         self.max_payload = max_payload
         self.max_pending = max_pending
+        self.max_pending_bytes = max_pending_bytes
+        self.keepalive = keepalive
         self.on_event = on_event
         self.greeting: Optional[Greeting] = None
         if tls is True:
@@ -71,7 +76,6 @@ class Client:
         # Which subscriptions each subject reaches; cleared whenever a subscription comes or goes, and when it
         # holds ROUTES_KEPT subjects (a wildcard can reach any number).
         self._routes: Dict[str, List[Subscription]] = {}
-        self._full = 0
         # LAST replays being gathered: subject -> (messages still due, messages, future).
         self._collectors: Dict[str, Tuple[List[int], List[Message], asyncio.Future]] = {}
         self._questions = Questions(self)
@@ -83,6 +87,7 @@ class Client:
         self._unawaited_lost = 0
         self._tasks: set = set()
         self._checked: set = set()
+        self._keeping_alive: Optional[asyncio.TimerHandle] = None
         self._loop = asyncio.get_running_loop()
 
     # Connecting
@@ -199,8 +204,6 @@ class Client:
                 await reply
             except ServerError as error:
                 self._emit(Event("resubscribe-failed", str(error)))
-        if self._full and self._wire is not None:
-            self._wire.pause_reading()
 
     # Sending
 
@@ -410,9 +413,14 @@ class Client:
 
     # Subscriptions
 
-    async def subscribe(self, *patterns: str, group: Optional[str] = None) -> Subscription:
+    def subscribe(self, *patterns: str, group: Optional[str] = None) -> "Subscribing":
         """Subscribes to subjects and patterns (`news.*`, `alerts.>`), or with `group` as a member of that
-        queue group (1.2). Concrete subjects are subscribed with RESUME, from the position `last` left if any."""
+        queue group (1.2). Concrete subjects are subscribed with RESUME, from the position `last` left if any.
+        `sub = await client.subscribe(...)`, or `async with client.subscribe(...) as sub:`, which unsubscribes
+        when the block ends. A bad subject raises BadSubject, a bad group name ValueError, and nothing is sent."""
+        return Subscribing(self._subscribe(patterns, group))
+
+    async def _subscribe(self, patterns: Tuple[str, ...], group: Optional[str]) -> Subscription:
         if not patterns:
             raise ValueError("subscribe needs at least one subject")
         for pattern in patterns:
@@ -421,7 +429,7 @@ class Client:
             check_group(group)
         self._check_mode(patterns, group)
         await self._connected()
-        subscription = Subscription(self, tuple(patterns), group, self.max_pending)
+        subscription = Subscription(self, tuple(patterns), group, self.max_pending, self.max_pending_bytes)
         self._subscriptions.append(subscription)
         self._routes.clear()
         replies = []
@@ -461,11 +469,13 @@ class Client:
         if subscription in self._subscriptions:
             self._subscriptions.remove(subscription)
             self._routes.clear()
-            if subscription.full:
-                subscription.full = False
-                self._subscription_drained(subscription)
 
-    async def _unsubscribe(self, subscription: Subscription) -> None:
+    def _release(self, subscription: Subscription) -> List[str]:
+        """Drops a subscription here and ends its iteration; returns what to UNSUB: its patterns no other
+        subscription or responder holds, and the subjects a restore resumed only for them."""
+        if subscription not in self._subscriptions:
+            subscription._end(StopAsyncIteration())
+            return []
         self._drop(subscription)
         subscription._end(StopAsyncIteration())
         remaining = self._plain_patterns() + [p for ps in self._group_patterns().values() for p in ps] + [
@@ -473,8 +483,24 @@ class Client:
         dropped = [p for p in subscription.patterns if p not in remaining]
         implicit = self._resume.implicit_subscriptions(dropped, remaining)
         self._resume.forget(self._plain_patterns())
-        if (dropped or implicit) and self._wire is not None and self._ready.is_set():
-            await self._command("UNSUB " + " ".join(dropped + implicit), _INT)
+        return dropped + implicit
+
+    async def _unsubscribe(self, subscription: Subscription) -> None:
+        words = self._release(subscription)
+        if words and self._wire is not None and self._ready.is_set():
+            await self._command("UNSUB " + " ".join(words), _INT)
+
+    def _leave(self, subscription: Subscription) -> None:
+        """An `async for` over the subscription was left: it ends, and its UNSUB goes without a wait."""
+        if self._closed or subscription not in self._subscriptions:
+            return
+        words = self._release(subscription)
+        if words and self._ready.is_set():
+            self._send_quietly(("UNSUB " + " ".join(words) + "\n").encode())
+
+    def _overflowed(self, subscription: Subscription) -> None:
+        self._emit(Event("overflow", f"{' '.join(subscription.patterns)}: {subscription.pending} messages queued "
+                                     f"and not taken; dropping new ones ({subscription.dropped} so far)"))
 
     def _check_mode(self, patterns: Tuple[str, ...], group: Optional[str]) -> None:
         """Refuses a pattern this client already holds in another mode (plainly, or in another group): the
@@ -507,16 +533,6 @@ class Client:
                 for pattern in subscription.patterns:
                     groups.setdefault(subscription.group, {})[pattern] = None
         return {group: list(patterns) for group, patterns in groups.items()}
-
-    def _subscription_full(self, subscription: Subscription) -> None:
-        self._full += 1
-        if self._wire is not None:
-            self._wire.pause_reading()
-
-    def _subscription_drained(self, subscription: Subscription) -> None:
-        self._full -= 1
-        if self._full == 0 and self._wire is not None:
-            self._wire.resume_reading()
 
     # Publishing and history
 
@@ -685,22 +701,35 @@ class Client:
             check_group(group)
         return self._questions.respond(subject, handler, group)
 
-    def _send_quietly(self, line: bytes) -> None:
+    def _send_quietly(self, line: bytes, reader: Any = _INT) -> None:
         """Sends a command whose reply nobody waits for, if there is a connection."""
         if self._wire is not None and not self._closed:
-            reply = self._send(line, _INT, internal=True)
+            reply = self._send(line, reader, internal=True)
             reply.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     async def _unsubscribe_patterns(self, patterns: List[str]) -> None:
         if self._wire is not None and self._ready.is_set():
             await self._command("UNSUB " + " ".join(patterns), _INT)
 
+    def _keep_alive(self, look: bool = True) -> None:
+        """Every `keepalive` seconds: a PING if nothing was sent since the last look. The server closes a
+        connection it has heard nothing from for `idle_timeout`, or `idle_unsubscribed_timeout` (60 s by
+        default) when it holds no subscription, which a client that only publishes now and then is."""
+        if self._closed or not self.keepalive > 0:
+            return
+        wire = self._wire
+        if look and wire is not None and self._ready.is_set():
+            if not wire.sent and not self._pending:
+                self._send_quietly(b"PING\n", _TEXT)
+            wire.sent = False
+        self._keeping_alive = self._loop.call_later(self.keepalive, self._keep_alive)
+
     # Server state and the end
 
-    async def info(self) -> Dict[str, Union[int, str]]:
-        """The server's INFO as a dict; numbers as ints."""
+    async def info(self) -> Info:
+        """The server's INFO as a dict, numbers as ints, with typed attributes (`info.clients`)."""
         text = await self._command("INFO")
-        return {key: int(value) if value.isdigit() else value for key, value in fields(text.split()).items()}
+        return Info({key: int(value) if value.isdigit() else value for key, value in fields(text.split()).items()})
 
     async def request(self, line: str) -> str:
         """Sends one command line (CHANNELS, CLIENTS, ...) and returns its reply after `+OK `, or raises the
@@ -720,6 +749,8 @@ class Client:
         if self._closed:
             return
         self._closed = True
+        if self._keeping_alive is not None:
+            self._keeping_alive.cancel()
         if self._reconnecting is not None:
             self._reconnecting.cancel()
         for task in list(self._tasks):
@@ -748,7 +779,7 @@ class Client:
         self._emit(Event(report.reason if report.reason == "reset" else "resumed", "; ".join(report.lines()), report))
 
     def _emit(self, event: Event) -> None:
-        if event.kind in ("disconnected", "gap", "server-closing", "revoked", "resubscribe-failed"):
+        if event.kind in ("disconnected", "gap", "server-closing", "revoked", "resubscribe-failed", "overflow"):
             log.warning("fanout: %s: %s", event.kind, event.detail)
         if self.on_event is not None:
             try:
@@ -767,22 +798,49 @@ class Client:
         task.add_done_callback(finished)
 
 
+class Subscribing:
+    """What `Client.subscribe` returns: await it for the Subscription, or use it as `async with`, which
+    unsubscribes when the block ends."""
+
+    def __init__(self, making: Coroutine[Any, Any, Subscription]) -> None:
+        self._making = making
+        self._subscription: Optional[Subscription] = None
+
+    def __await__(self) -> Generator[Any, None, Subscription]:
+        return self._making.__await__()
+
+    async def __aenter__(self) -> Subscription:
+        self._subscription = await self._making
+        return self._subscription
+
+    async def __aexit__(self, kind: Optional[Type[BaseException]], error: Optional[BaseException],
+                        traceback: Optional[TracebackType]) -> None:
+        if self._subscription is not None:
+            await self._subscription.__aexit__(kind, error, traceback)
+
+
 async def connect(address: str = "127.0.0.1:7411", token: Optional[str] = None,
                   tls: Union[None, bool, ssl.SSLContext] = None, *, reconnect: Union[bool, Backoff] = True,
                   timeout: float = 5.0, max_line: int = DEFAULT_MAX_LINE, max_payload: int = 1 << 20,
-                  max_pending: int = 1024, on_event: Optional[Callable[[Event], Any]] = None) -> Client:
+                  max_pending: int = 65536, max_pending_bytes: int = 64 << 20, keepalive: float = 20.0,
+                  on_event: Optional[Callable[[Event], Any]] = None) -> Client:
     """Connects to a Fanout server: `"host:port"`, `"[::1]:port"` or `"unix:/path"`. `tls`: True for the
-    system's CAs, or an `ssl.SSLContext`. `reconnect`: False, True, or a `Backoff`. `max_pending`: messages a
-    subscription queues before the client stops reading the socket. `on_event(event)` hears of reconnects,
-    resumes and gaps, which are also logged to the `fanout` logger."""
+    system's CAs, or an `ssl.SSLContext`. `reconnect`: False, True, or a `Backoff`. `max_pending` and
+    `max_pending_bytes`: what a subscription queues for a consumer that has not taken it; past either, new
+    messages are dropped and counted (`Subscription.dropped`, an "overflow" event). `keepalive`: seconds
+    without any command after which the client sends PING, so that the server's idle timeouts never close a
+    connection that only publishes now and then (0: never). `on_event(event)` hears of reconnects, resumes,
+    gaps and overflows, which are also logged to the `fanout` logger. A token that is not one word raises
+    ValueError. Raises CannotConnect when there is no Fanout server at the address."""
     if token is not None:
         check_word("token", token)
     client = Client(Address.parse(address), token, tls, reconnect, timeout, max_line, max_payload, max_pending,
-                    on_event)
+                    on_event, max_pending_bytes, keepalive)
     try:
         await client._open()
     except BaseException:
         await client.close()
         raise
     client._ready.set()
+    client._keep_alive(look=False)
     return client

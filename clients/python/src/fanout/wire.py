@@ -31,6 +31,8 @@ class Wire(asyncio.Protocol):
         # high-water mark `writable` is clear and publishes wait for it.
         self._outgoing: List[bytes] = []
         self._outgoing_bytes = 0
+        # Whether anything was sent since the client's keepalive last looked.
+        self.sent = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -72,6 +74,7 @@ class Wire(asyncio.Protocol):
         if not self._outgoing:
             return
         outgoing, self._outgoing, self._outgoing_bytes = self._outgoing, [], 0
+        self.sent = True
         if self.transport is not None and not self._lost:
             self.transport.write(b"".join(outgoing))
 
