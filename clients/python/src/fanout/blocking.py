@@ -14,6 +14,8 @@ from typing import (Any, Awaitable, Callable, Coroutine, Iterable, Iterator, Lis
 from . import client as aio
 from .messages import AskResult, Event, Info, Message, Question
 from .protocol import Payload
+from .backoff import Backoff
+from .questions import Handler
 from .questions import Responder as AsyncResponder
 from .subscription import Subscription as AsyncSubscription
 
@@ -180,7 +182,7 @@ class Client:
     def respond(self, subject: str, handler: BlockingHandler, group: Optional[str] = None) -> Responder:
         """Answers the questions put to `subject` with `handler(question)`; returns once subscribed."""
         if inspect.iscoroutinefunction(handler):
-            wrapped: aio.Handler = handler
+            wrapped: Handler = handler
         else:
             async def wrapped(question: Question) -> Union[bytes, str]:
                 answer = await asyncio.get_running_loop().run_in_executor(None, handler, question)
@@ -219,7 +221,7 @@ class Client:
 
 
 def connect(address: str = "127.0.0.1:7411", token: Optional[str] = None, tls: Any = None, *,
-            reconnect: Union[bool, aio.Backoff] = True, timeout: float = 5.0, max_pending: int = 65536,
+            reconnect: Union[bool, Backoff] = True, timeout: float = 5.0, max_pending: int = 65536,
             max_pending_bytes: int = 64 << 20, keepalive: float = 20.0,
             on_event: Optional[Callable[[Event], Any]] = None, **options: Any) -> Client:
     """As `fanout.connect`, blocking. `on_event` is called on the client's thread."""

@@ -7,15 +7,15 @@ import logging
 import ssl
 from collections import deque
 from types import TracebackType
-from typing import (Any, Awaitable, Callable, Coroutine, Deque, Dict, Generator, Iterable, List, Optional, Tuple,
-                    Type, Union)
+from typing import (Any, Awaitable, Callable, Coroutine, Deque, Dict, Generator, Iterable, List, Optional, Set,
+                    Tuple, Type, Union)
 
 from .address import Address
 from .backoff import Backoff
 from .errors import (CLOSING_CODES, CannotConnect, Closed, ConnectionLost, FanoutError, ProtocolViolation,
                      ServerError, server_error)
 from .messages import AskResult, Event, Info, Message
-from .protocol import (DEFAULT_MAX_LINE, PUSH_HEADER_ROOM, Greeting, Payload, Reset, ResumeReply, as_bytes,
+from .protocol import (DEFAULT_MAX_LINE, PUSH_HEADER_ROOM, Frame, Greeting, Payload, Reset, ResumeReply, as_bytes,
                        check_count, check_group, check_line, check_subject, check_word, fields, is_wildcard, matches,
                        publish_command)
 from .publishing import PublishRun
@@ -63,21 +63,22 @@ class Client:
         self._tls: Optional[ssl.SSLContext] = tls or None
         self._backoff: Optional[Backoff] = Backoff() if reconnect is True else (reconnect or None)
         self._wire: Optional[Wire] = None
-        self._greeted: Optional[asyncio.Future] = None
-        # One entry per command sent and not yet answered, in sending order: (future or None, how to read it).
+        self._greeted: Optional[asyncio.Future[Greeting]] = None
+        # One entry per command sent and not yet answered, in sending order: (future or None, how to read it);
+        # for a run of publishes (reader _RUN) the PublishRun in the place of the future, hence Any.
         # Bound: the commands the application has in flight; a publisher that awaits its publishes in batches
         # holds one batch.
-        self._pending: Deque[Tuple[Optional[asyncio.Future], Any]] = deque()
+        self._pending: Deque[Tuple[Any, Any]] = deque()
         self._ready = asyncio.Event()
         self._closed = False
-        self._reconnecting: Optional[asyncio.Task] = None
+        self._reconnecting: Optional[asyncio.Future[None]] = None
         self._resume = ResumeState()
         self._subscriptions: List[Subscription] = []
         # Which subscriptions each subject reaches; cleared whenever a subscription comes or goes, and when it
         # holds ROUTES_KEPT subjects (a wildcard can reach any number).
         self._routes: Dict[str, List[Subscription]] = {}
         # LAST replays being gathered: subject -> (messages still due, messages, future).
-        self._collectors: Dict[str, Tuple[List[int], List[Message], asyncio.Future]] = {}
+        self._collectors: Dict[str, Tuple[List[int], List[Message], asyncio.Future[List[Message]]]] = {}
         self._questions = Questions(self)
         # What the replies to publish_nowait calls said since the last flush: receivers summed, failures (the
         # first kept, the rest counted), and publishes whose connection was lost before their reply.
@@ -85,8 +86,8 @@ class Client:
         self._unawaited_error: Optional[ServerError] = None
         self._unawaited_failed = 0
         self._unawaited_lost = 0
-        self._tasks: set = set()
-        self._checked: set = set()
+        self._tasks: Set[asyncio.Future[Any]] = set()
+        self._checked: Set[str] = set()
         self._keeping_alive: Optional[asyncio.TimerHandle] = None
         self._loop = asyncio.get_running_loop()
 
@@ -207,7 +208,7 @@ class Client:
 
     # Sending
 
-    def _send(self, line: Union[str, bytes], reader: Any, internal: bool = False) -> asyncio.Future:
+    def _send(self, line: Union[str, bytes], reader: Any, internal: bool = False) -> asyncio.Future[Any]:
         """Writes one command now and returns the future of its reply. Raises when there is no connection."""
         wire = self._wire
         if self._closed:
@@ -246,7 +247,7 @@ class Client:
 
     # Reading
 
-    def _on_frames(self, wire: Wire, frames: List[object]) -> None:
+    def _on_frames(self, wire: Wire, frames: List[Frame]) -> None:
         pending = self._pending
         index, count = 0, len(frames)
         while index < count:
@@ -259,8 +260,9 @@ class Client:
                 end = min(count, index + run.due)
                 values: List[int] = []
                 try:
-                    while index < end and frames[index][:4] == b"+OK ":  # type: ignore[index]
-                        values.append(int(frames[index][4:]))  # type: ignore[index]
+                    # (A BMSG frame is a tuple: never equal to b"+OK ", never given to int.)
+                    while index < end and frames[index][:4] == b"+OK ":
+                        values.append(int(frames[index][4:]))  # type: ignore[arg-type]
                         index += 1
                 except ValueError:
                     pass
@@ -276,10 +278,10 @@ class Client:
                     continue
             frame = frames[index]
             index += 1
-            if pending and pending[0][1] is _INT and frame[:4] == b"+OK ":  # type: ignore[index]
+            if pending and pending[0][1] is _INT and frame[:4] == b"+OK ":
                 # The reply to a publish (or SUB, UNSUB...), straight to its future.
                 try:
-                    value = int(frame[4:])  # type: ignore[index]
+                    value = int(frame[4:])  # type: ignore[arg-type]
                 except ValueError:
                     pass
                 else:
@@ -289,13 +291,13 @@ class Client:
                     continue
             self._on_frame(wire, frame)
 
-    def _on_frame(self, wire: Wire, frame: object) -> None:
+    def _on_frame(self, wire: Wire, frame: Frame) -> None:
         if isinstance(frame, tuple):
             header, payload = frame
             _, subject, seq, _ = header.split(b" ", 3)
             self._deliver(subject.decode(), int(seq), payload)
             return
-        line: bytes = frame  # type: ignore[assignment]
+        line: bytes = frame
         if line.startswith(b"MSG "):
             parts = line.split(b" ", 3)
             self._deliver(parts[1].decode(), int(parts[2]), parts[3] if len(parts) > 3 else b"")
@@ -456,7 +458,8 @@ class Client:
             raise failures[0]
         return subscription
 
-    def _resume_reader(self, subject: str, position: Optional[Tuple[str, int]], report: bool) -> Callable:
+    def _resume_reader(self, subject: str, position: Optional[Tuple[str, int]],
+                       report: bool) -> Callable[[str], ResumeReply]:
         def read(text: str) -> ResumeReply:
             reply = ResumeReply.parse(text)
             result = self._resume.answered(subject, position, reply)
@@ -568,7 +571,8 @@ class Client:
         future = self._loop.create_future()
         wire.write(publish_command(subject, as_bytes(payload), self.max_line))
         self._pending.append((future, _INT))
-        return await future
+        receivers: int = await future
+        return receivers
 
     def publish_nowait(self, subject: str, payload: Payload) -> None:
         """Publishes without a future of its own: the command is written at once and its reply is still read
@@ -589,7 +593,7 @@ class Client:
         if pending and pending[-1][1] is _RUN and pending[-1][0].future is None:
             pending[-1][0].due += 1
         else:
-            pending.append((PublishRun(1), _RUN))  # type: ignore[arg-type]
+            pending.append((PublishRun(1), _RUN))
 
     def publish_many(self, items: Iterable[Tuple[str, Payload]]) -> Awaitable[List[int]]:
         """Publishes `(subject, payload)` pairs and resolves to each one's receivers count, in order, once all
@@ -613,18 +617,19 @@ class Client:
         wire = self._wire
         if wire is None:
             raise ConnectionLost(f"not connected to {self.address}")
-        return await self._write_run(wire, items)
+        receivers: List[int] = await self._write_run(wire, items)
+        return receivers
 
-    def _write_run(self, wire: Wire, items: Iterable[Tuple[str, Payload]]) -> asyncio.Future:
+    def _write_run(self, wire: Wire, items: Iterable[Tuple[str, Payload]]) -> asyncio.Future[List[int]]:
         max_line = self.max_line
         commands = [publish_command(subject, payload if type(payload) is bytes else as_bytes(payload), max_line)
                     for subject, payload in items]
-        future = self._loop.create_future()
+        future: asyncio.Future[List[int]] = self._loop.create_future()
         if not commands:
             future.set_result([])
             return future
         wire.write(b"".join(commands))
-        self._pending.append((PublishRun(len(commands), future), _RUN))  # type: ignore[arg-type]
+        self._pending.append((PublishRun(len(commands), future), _RUN))
         return future
 
     async def flush(self) -> int:
@@ -639,15 +644,15 @@ class Client:
             await self._command("PING", _TEXT)
         except FanoutError as error:
             failure = error
-        receivers, error, failed, lost = (self._unawaited_receivers, self._unawaited_error,
+        receivers, first, failed, lost = (self._unawaited_receivers, self._unawaited_error,
                                           self._unawaited_failed, self._unawaited_lost)
         self._unawaited_receivers, self._unawaited_error, self._unawaited_failed, self._unawaited_lost = (
             0, None, 0, 0)
         if lost:
             raise ConnectionLost(f"connection to {self.address} lost before the replies of {lost} publishes; they "
                                  "are not sent again, and may or may not have been delivered")
-        if error is not None:
-            raise type(error)(f"{error.text} (and {failed} more publishes failed)", error.code) if failed else error
+        if first is not None:
+            raise type(first)(f"{first.text} (and {failed} more publishes failed)", first.code) if failed else first
         if failure is not None:
             raise failure
         return receivers
@@ -661,7 +666,7 @@ class Client:
         self._check_mode((subject,), None)
         await self._connected()
         loop = asyncio.get_running_loop()
-        gathered: asyncio.Future = loop.create_future()
+        gathered: asyncio.Future[List[Message]] = loop.create_future()
 
         def read(text: str) -> ResumeReply:
             reply = ResumeReply.parse(text)
@@ -738,11 +743,14 @@ class Client:
         check_line("command line", line)
         if not line.strip():
             raise ValueError("an empty command line gets no reply")
-        return await self._command(line)
+        reply: str = await self._command(line)
+        return reply
 
     async def ping(self, text: str = "") -> str:
         check_line("PING text", text)
-        return await self._command(f"PING {text}".rstrip())
+        """PING, with an optional text: returns `PONG` and the text."""
+        pong: str = await self._command(f"PING {text}".rstrip())
+        return pong
 
     async def close(self) -> None:
         """Closes the connection; subscriptions end, and commands still waiting fail with Closed."""
@@ -776,7 +784,7 @@ class Client:
     def _report(self, report: ResumeReport) -> None:
         for line in report.lines():
             (log.warning if line.startswith("missed") else log.info)("fanout: %s", line)
-        self._emit(Event(report.reason if report.reason == "reset" else "resumed", "; ".join(report.lines()), report))
+        self._emit(Event("reset" if report.reason == "reset" else "resumed", "; ".join(report.lines()), report))
 
     def _emit(self, event: Event) -> None:
         if event.kind in ("disconnected", "gap", "server-closing", "revoked", "resubscribe-failed", "overflow"):
@@ -787,11 +795,11 @@ class Client:
             except Exception:
                 log.exception("fanout: on_event raised")
 
-    def _background(self, coroutine: Awaitable) -> None:
+    def _background(self, coroutine: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
 
-        def finished(done: asyncio.Future) -> None:
+        def finished(done: asyncio.Future[Any]) -> None:
             self._tasks.discard(done)
             if not done.cancelled() and done.exception() is not None:
                 log.warning("fanout: %s", done.exception())

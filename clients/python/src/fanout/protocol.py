@@ -108,7 +108,7 @@ def publish_command(subject: str, payload: bytes, max_line: int = DEFAULT_MAX_LI
     return b"BPUB %s %d\n%s\n" % (subject.encode(), len(payload), payload)
 
 
-def fields(words: list) -> Dict[str, str]:
+def fields(words: List[str]) -> Dict[str, str]:
     """`key=value` words as a dict; words without `=` are skipped (later versions may add fields)."""
     out: Dict[str, str] = {}
     for word in words:
@@ -240,5 +240,5 @@ class Framer:
         rest = lines.pop()
         if len(rest) > self.max_line + 1:
             raise ValueError(f"a server line is longer than {self.max_line} bytes")
-        self._buffer = bytearray(rest)
+        self._buffer = bytearray(rest)  # type: ignore[arg-type]
         return lines

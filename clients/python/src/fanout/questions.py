@@ -44,14 +44,14 @@ class Questions:
 
     def __init__(self, client: "Client") -> None:
         self._client = client
-        self._open: Dict[str, Tuple[AskResult, asyncio.Future]] = {}
+        self._open: Dict[str, Tuple[AskResult, asyncio.Future[AskResult]]] = {}
         self.responders: List[Responder] = []
 
     async def ask(self, subject: str, payload: Payload, timeout: float, max_answers: int) -> AskResult:
         data = as_bytes(payload)
         if b"\n" in data or data.endswith(b"\r"):
             raise ValueError("a question's payload must fit on one line")
-        done: asyncio.Future = asyncio.get_running_loop().create_future()
+        done: asyncio.Future[AskResult] = asyncio.get_running_loop().create_future()
 
         def read(text: str) -> AskResult:
             # Registered as the reply is read, so the ANSWER and DONE pushes right behind it find it.

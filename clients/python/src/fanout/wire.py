@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Callable, List, Optional
 
-from .protocol import Framer
+from .protocol import Frame, Framer
 
 
 # Bytes gathered in one loop pass before they are handed to the transport without waiting for the pass to end.
@@ -16,7 +16,7 @@ class Wire(asyncio.Protocol):
     """Frames go to `on_frames` in arrival order, a list for each read (so that a run of replies can be taken in
     one loop); `on_lost` is called once, with the reason. `on_frames` stops at a frame that loses the wire."""
 
-    def __init__(self, on_frames: Callable[["Wire", List[object]], None], on_lost: Callable[["Wire", str], None],
+    def __init__(self, on_frames: Callable[["Wire", List[Frame]], None], on_lost: Callable[["Wire", str], None],
                  max_line: int, max_payload: int) -> None:
         self.transport: Optional[asyncio.Transport] = None
         self.framer = Framer(max_line, max_payload)
