@@ -35,6 +35,9 @@ _INT = int
 _RUN = object()
 
 ROUTES_KEPT = 4096
+# Seconds without a greeting after which the client sends PING to see whether a server of another protocol
+# is listening.
+PROBE_AFTER = 0.25
 # Concrete subjects already checked for publishing, so that a publish to a known subject costs one set lookup;
 # cleared when it holds this many.
 CHECKED_KEPT = 4096
@@ -96,7 +99,10 @@ class Client:
     async def _open(self) -> None:
         """Connects, reads the greeting and authenticates; the new connection becomes the client's."""
         loop = asyncio.get_running_loop()
-        greeted = loop.create_future()
+        greeted: asyncio.Future[Greeting] = loop.create_future()
+        # Its outcome is always taken here, also when nobody awaits it any more (a timeout), so that asyncio
+        # never reports an exception that was not retrieved.
+        greeted.add_done_callback(lambda done: done.cancelled() or done.exception())
         self._greeted = greeted
 
         def factory() -> Wire:
@@ -117,16 +123,33 @@ class Client:
             self._wire = None
             raise CannotConnect(f"cannot connect to {self.address}: {error or 'timed out'}") from None
         try:
-            greeting: Greeting = await asyncio.wait_for(asyncio.shield(greeted), self.timeout)
+            greeting = await self._greeting(wire, greeted)
         except asyncio.TimeoutError:
             wire.abort("no greeting")
-            raise CannotConnect(f"cannot connect to {self.address}: no greeting") from None
-        except ServerError as error:
+            raise CannotConnect(f"cannot connect to {self.address}: no greeting (is it a Fanout server?)") from None
+        except FanoutError as error:
+            wire.abort(str(error))
             raise CannotConnect(f"cannot connect to {self.address}: {error}") from None
         self.greeting = greeting
         self._resume.connected(greeting.epoch)
         if self.token is not None:
             await self._command(f"AUTH {self.token}", internal=True)
+
+    async def _greeting(self, wire: Wire, greeted: "asyncio.Future[Greeting]") -> Greeting:
+        """A Fanout server greets at once. When nothing came after a moment the client sends PING: a server of
+        another protocol that answers a line (Redis, an HTTP server) then shows itself at once, and is refused as
+        not a Fanout server instead of after the whole timeout. A Fanout server that was merely slow greets,
+        then answers the PING, whose reply the first entry of the pending commands takes."""
+        probe = min(PROBE_AFTER, self.timeout)
+        done, _ = await asyncio.wait([greeted], timeout=probe)
+        if not done:
+            if self._wire is wire:
+                self._pending.append((None, _TEXT))
+                # The empty line after it (ignored by a Fanout server) ends an HTTP request, so that an HTTP
+                # server answers too.
+                wire.write(b"PING\r\n\r\n")
+            return await asyncio.wait_for(asyncio.shield(greeted), self.timeout - probe)
+        return greeted.result()
 
     def _on_lost(self, wire: Wire, reason: str) -> None:
         if wire is not self._wire:
@@ -298,17 +321,22 @@ class Client:
             self._deliver(subject.decode(), int(seq), payload)
             return
         line: bytes = frame
+        greeted = self._greeted
+        if greeted is not None and not greeted.done():
+            # The first line must be the greeting (or the -ERR of a server that refuses the connection).
+            if line.startswith(b"-ERR "):
+                self._error(wire, line[5:].decode("utf-8", "replace"))
+                return
+            try:
+                greeted.set_result(Greeting.parse(line.decode("utf-8", "replace")))
+            except ValueError:
+                greeted.set_exception(ProtocolViolation(f"not a Fanout server: it said {line[:80]!r}"))
+                wire.abort("not a Fanout server")
+            return
         if line.startswith(b"MSG "):
             parts = line.split(b" ", 3)
             self._deliver(parts[1].decode(), int(parts[2]), parts[3] if len(parts) > 3 else b"")
         elif line.startswith(b"+"):
-            if self._greeted is not None and not self._greeted.done():
-                try:
-                    self._greeted.set_result(Greeting.parse(line.decode()))
-                except ValueError:
-                    self._greeted.set_exception(ProtocolViolation(f"not a Fanout server: {line[:80]!r}"))
-                    wire.abort("not a Fanout server")
-                return
             self._reply(line[4:] if line.startswith(b"+OK ") else line[1:], None)
         elif line.startswith(b"-ERR "):
             self._error(wire, line[5:].decode("utf-8", "replace"))
