@@ -14,7 +14,7 @@ from .address import Address
 from .backoff import Backoff
 from .errors import (CLOSING_CODES, CannotConnect, Closed, ConnectionLost, FanoutError, ProtocolViolation,
                      ServerError, server_error)
-from .messages import AskResult, Event, Info, Message
+from .messages import AskResult, Event, Info, Message, new_message
 from .protocol import (DEFAULT_MAX_LINE, PUSH_HEADER_ROOM, Frame, Greeting, Payload, Reset, ResumeReply, as_bytes,
                        check_count, check_group, check_line, check_subject, check_word, fields, is_wildcard, matches,
                        publish_command)
@@ -79,7 +79,8 @@ class Client:
         self._subscriptions: List[Subscription] = []
         # Which subscriptions each subject reaches; cleared whenever a subscription comes or goes, and when it
         # holds ROUTES_KEPT subjects (a wildcard can reach any number).
-        self._routes: Dict[str, List[Subscription]] = {}
+        # Each entry: the subscriptions, and whether any of them is plain (not in a group).
+        self._routes: Dict[str, Tuple[List[Subscription], bool]] = {}
         # LAST replays being gathered: subject -> (messages still due, messages, future).
         self._collectors: Dict[str, Tuple[List[int], List[Message], asyncio.Future[List[Message]]]] = {}
         self._questions = Questions(self)
@@ -412,15 +413,17 @@ class Client:
 
     def _deliver(self, subject: str, seq: int, payload: bytes) -> None:
         collector = self._collectors.get(subject) if self._collectors else None
-        routes = self._routes.get(subject)
-        if routes is None:
-            routes = [s for s in self._subscriptions if any(matches(p, subject) for p in s.patterns)]
+        route = self._routes.get(subject)
+        if route is None:
+            reached = [s for s in self._subscriptions if any(matches(p, subject) for p in s.patterns)]
+            route = (reached, any(s.group is None for s in reached))
             if len(self._routes) >= ROUTES_KEPT:
                 self._routes.clear()
-            self._routes[subject] = routes
+            self._routes[subject] = route
+        routes, plain = route
         if collector is None and not routes:
             return
-        message = Message(subject, seq, payload)
+        message = new_message(subject, seq, payload)
         if collector is not None:
             due, messages, future = collector
             messages.append(message)
@@ -429,7 +432,6 @@ class Client:
                 del self._collectors[subject]
                 if not future.done():
                     future.set_result(messages)
-        plain = [s for s in routes if s.group is None]
         if plain or collector is not None:
             verdict, expected = self._resume.observe(subject, seq)
             if verdict == DUPLICATE:

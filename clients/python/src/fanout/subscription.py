@@ -103,7 +103,12 @@ class Subscription:
         try:
             while True:
                 if queue:
-                    yield self._taken(queue.popleft())
+                    # _taken, inlined: this is the receive path's loop.
+                    message = queue.popleft()
+                    self._bytes -= len(message.payload)
+                    if self._overflowing and len(queue) <= self._max // 2:
+                        self._overflowing = False
+                    yield message
                     continue
                 try:
                     message = await self._next()
