@@ -6,9 +6,7 @@ import asyncio
 import logging
 import ssl
 from collections import deque
-from types import TracebackType
-from typing import (Any, Awaitable, Callable, Coroutine, Deque, Dict, Generator, Iterable, List, Optional, Set,
-                    Tuple, Type, Union)
+from typing import Any, Awaitable, Callable, Deque, Dict, Iterable, List, Optional, Set, Tuple, Union
 
 from .address import Address
 from .backoff import Backoff
@@ -21,7 +19,7 @@ from .protocol import (DEFAULT_MAX_LINE, PUSH_HEADER_ROOM, Frame, Greeting, Payl
 from .publishing import PublishRun
 from .questions import Handler, Questions, Responder
 from .resume import DUPLICATE, GAP, RESTARTED, ResumeReport, ResumeState
-from .subscription import Subscription
+from .subscription import Subscribing, Subscription
 from .wire import Wire
 
 log = logging.getLogger("fanout")
@@ -445,7 +443,7 @@ class Client:
 
     # Subscriptions
 
-    def subscribe(self, *patterns: str, group: Optional[str] = None) -> "Subscribing":
+    def subscribe(self, *patterns: str, group: Optional[str] = None) -> Subscribing:
         """Subscribes to subjects and patterns (`news.*`, `alerts.>`), or with `group` as a member of that
         queue group (1.2). Concrete subjects are subscribed with RESUME, from the position `last` left if any.
         `sub = await client.subscribe(...)`, or `async with client.subscribe(...) as sub:`, which unsubscribes
@@ -834,27 +832,6 @@ class Client:
             if not done.cancelled() and done.exception() is not None:
                 log.warning("fanout: %s", done.exception())
         task.add_done_callback(finished)
-
-
-class Subscribing:
-    """What `Client.subscribe` returns: await it for the Subscription, or use it as `async with`, which
-    unsubscribes when the block ends."""
-
-    def __init__(self, making: Coroutine[Any, Any, Subscription]) -> None:
-        self._making = making
-        self._subscription: Optional[Subscription] = None
-
-    def __await__(self) -> Generator[Any, None, Subscription]:
-        return self._making.__await__()
-
-    async def __aenter__(self) -> Subscription:
-        self._subscription = await self._making
-        return self._subscription
-
-    async def __aexit__(self, kind: Optional[Type[BaseException]], error: Optional[BaseException],
-                        traceback: Optional[TracebackType]) -> None:
-        if self._subscription is not None:
-            await self._subscription.__aexit__(kind, error, traceback)
 
 
 async def connect(address: str = "127.0.0.1:7411", token: Optional[str] = None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from types import TracebackType
-from typing import TYPE_CHECKING, AsyncIterator, Deque, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Any, AsyncIterator, Coroutine, Deque, Generator, Optional, Tuple, Type
 
 from .errors import Closed
 from .messages import Message
@@ -142,3 +142,24 @@ class Subscription:
                 await self.unsubscribe()
             except (Closed, ConnectionError):
                 pass
+
+
+class Subscribing:
+    """What `Client.subscribe` returns: await it for the Subscription, or use it as `async with`, which
+    unsubscribes when the block ends."""
+
+    def __init__(self, making: Coroutine[Any, Any, Subscription]) -> None:
+        self._making = making
+        self._subscription: Optional[Subscription] = None
+
+    def __await__(self) -> Generator[Any, None, Subscription]:
+        return self._making.__await__()
+
+    async def __aenter__(self) -> Subscription:
+        self._subscription = await self._making
+        return self._subscription
+
+    async def __aexit__(self, kind: Optional[Type[BaseException]], error: Optional[BaseException],
+                        traceback: Optional[TracebackType]) -> None:
+        if self._subscription is not None:
+            await self._subscription.__aexit__(kind, error, traceback)
