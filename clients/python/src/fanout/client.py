@@ -567,12 +567,13 @@ class Client:
 
     # Publishing and history
 
-    def _check_publish(self, subject: str) -> None:
+    def _check_publish(self, subject: str) -> str:
         """Refuses a subject PUB would not take (BadSubject, nothing sent); remembers the good ones."""
         check_subject(subject)
         if len(self._checked) >= CHECKED_KEPT:
             self._checked.clear()
         self._checked.add(subject)
+        return subject
 
     def publish(self, subject: str, payload: Payload) -> Awaitable[int]:
         """Publishes; await the result for the receivers count. The command is written at once, so concurrent
@@ -629,13 +630,13 @@ class Client:
         like `publish` (waiting first for a connection, or for the output to drain). If any failed, raises the
         first failure (its text counting the others) after all are answered, with every outcome in its
         `results` (receivers, or the error). If any subject is bad, raises BadSubject at once and sends none."""
-        items = list(items)
-        checked = self._checked
-        for subject, _ in items:
-            if subject not in checked:
-                self._check_publish(subject)
         wire = self._wire
         if wire is None or not self._ready.is_set() or not wire.writable.is_set():
+            items = list(items)
+            checked = self._checked
+            for subject, _ in items:
+                if subject not in checked:
+                    self._check_publish(subject)
             return self._publish_many_later(items)
         return self._write_run(wire, items)
 
@@ -650,7 +651,11 @@ class Client:
 
     def _write_run(self, wire: Wire, items: Iterable[Tuple[str, Payload]]) -> asyncio.Future[List[int]]:
         max_line = self.max_line
-        commands = [publish_command(subject, payload if type(payload) is bytes else as_bytes(payload), max_line)
+        checked = self._checked
+        # Each subject is checked as its command is made; all are made before any is written, so a bad one
+        # raises with nothing sent.
+        commands = [publish_command(subject if subject in checked else self._check_publish(subject),
+                                    payload if type(payload) is bytes else as_bytes(payload), max_line)
                     for subject, payload in items]
         future: asyncio.Future[List[int]] = self._loop.create_future()
         if not commands:
