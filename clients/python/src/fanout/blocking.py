@@ -84,7 +84,7 @@ class Subscription:
         finally:
             # Without waiting: this may run when the generator is collected, even at the interpreter's exit.
             if not self._runner.loop.is_closed():
-                self._runner.loop.call_soon_threadsafe(self._inner._client._leave, self._inner)
+                self._runner.loop.call_soon_threadsafe(self._inner._left)
 
     def __next__(self) -> Message:
         try:

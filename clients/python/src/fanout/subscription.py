@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 class Subscription:
     """Iterate with `async for msg in sub`, or take one message with `await sub.next(timeout)`.
 
-    Leaving an `async for` loop (`break`, `return`, an exception) ends the subscription: the client drops it
-    and unsubscribes, as `unsubscribe()` does. `async with client.subscribe(...) as sub:` ends it when the
+    Leaving an `async for` loop (`break`, `return`, an exception) ends the subscription: the client drops it,
+    with the messages it still queued, and unsubscribes. `async with client.subscribe(...) as sub:` ends it when the
     block ends. To take messages in several loops one after another, use `next()`.
 
     A slow or forgotten subscription never holds up the connection: the client always reads the socket, so
@@ -116,7 +116,14 @@ class Subscription:
                     return
                 yield message
         finally:
-            self._client._leave(self)
+            self._left()
+
+    def _left(self) -> None:
+        """A loop over the subscription was left: it ends, and what it still queued is let go, since nobody
+        will take it (a loop left while messages were on their way would otherwise keep them)."""
+        self._client._leave(self)
+        self._queue.clear()
+        self._bytes = 0
 
     async def next(self, timeout: Optional[float] = None) -> Message:
         """The next message, waiting at most `timeout` seconds (then TimeoutError). StopAsyncIteration once
