@@ -11,6 +11,18 @@ from asyncio.subprocess import PIPE
 import fanout
 
 from .support import Daemon, bounded
+from .test_resume import Recorder
+
+
+class Collect(logging.Handler):
+    """The fanout logger's warnings."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record.getMessage())
 
 
 PROGRAM = """
@@ -109,6 +121,26 @@ class ConnectionCareTests(unittest.IsolatedAsyncioTestCase):
             after = (await publisher.request("CLIENTS")).split()[1].split(",")[0]
             self.assertEqual(before, after)
             await publisher.close()
+
+    @bounded(30)
+    async def test_a_keepalive_longer_than_the_servers_idle_timeout_adapts_after_one_quiet_reconnect(self):
+        async with Daemon(env={"FANOUTD_IDLE_UNSUBSCRIBED_TIMEOUT": "1"}) as daemon:
+            events = Recorder()
+            warnings = Collect()
+            logging.getLogger("fanout").addHandler(warnings)
+            try:
+                # The default keepalive (20 s) is longer than this server's 1 s.
+                publisher = await fanout.connect(daemon.address, reconnect=fanout.Backoff(0.01, 0.05),
+                                                 on_event=events)
+                await events.wait_for("connected")
+                self.assertLess(publisher.keepalive, 1.0)
+                await asyncio.sleep(3)
+                self.assertEqual([e.kind for e in events.events], ["disconnected", "reconnecting", "connected"])
+                self.assertEqual(await publisher.publish("metrics", "1"), 0)
+                self.assertEqual(warnings.records, [])
+                await publisher.close()
+            finally:
+                logging.getLogger("fanout").removeHandler(warnings)
 
     @bounded(30)
     async def test_a_responder_that_raises_is_logged_with_its_traceback_and_the_asker_is_told_by_done(self):

@@ -91,6 +91,8 @@ class Client:
         self._tasks: Set[asyncio.Future[Any]] = set()
         self._checked: Set[str] = set()
         self._keeping_alive: Optional[asyncio.TimerHandle] = None
+        # Set when the server closes the connection for idleness, which the reconnect then does not warn of.
+        self._quiet_close = False
         self._loop = asyncio.get_running_loop()
 
     # Connecting
@@ -178,7 +180,8 @@ class Client:
             return
         if self._reconnecting is not None and not self._reconnecting.done():
             return  # a reconnect attempt failed half way; its loop tries again
-        self._emit(Event("disconnected", reason))
+        self._emit(Event("disconnected", reason), quiet=self._quiet_close)
+        self._quiet_close = False
         if self._backoff is None:
             for subscription in self._subscriptions:
                 subscription._end(ConnectionLost(f"connection to {self.address} lost: {reason}"))
@@ -402,6 +405,19 @@ class Client:
         error = server_error(code, words)
         if self._greeted is not None and not self._greeted.done():
             self._greeted.set_exception(error)
+        elif code == "idle-timeout" and self._backoff is not None:
+            # The keepalive was longer than the server's idle timeout, which it does not announce: the silence
+            # the server just took for idle is at least that timeout, and a PING comes at the latest two
+            # keepalive periods after the last command, so a third of it keeps the next connection alive. The
+            # reconnect that follows is quiet: this client did nothing wrong.
+            silence = self._loop.time() - wire.sent_at
+            self.keepalive = max(0.1, min(self.keepalive, silence / 3))
+            self._quiet_close = True
+            if self._keeping_alive is not None:
+                self._keeping_alive.cancel()
+                self._keep_alive(look=False)
+            log.info("fanout: closed by the server as idle after %.1f s; keepalive now %.2f s", silence,
+                     self.keepalive)
         elif code in CLOSING_CODES:
             self._emit(Event("server-closing", str(error)))
         elif code == "denied" and words.startswith("revoked"):
@@ -819,8 +835,8 @@ class Client:
             (log.warning if line.startswith("missed") else log.info)("fanout: %s", line)
         self._emit(Event("reset" if report.reason == "reset" else "resumed", "; ".join(report.lines()), report))
 
-    def _emit(self, event: Event) -> None:
-        if event.kind in ("disconnected", "gap", "server-closing", "revoked", "resubscribe-failed", "overflow"):
+    def _emit(self, event: Event, quiet: bool = False) -> None:
+        if not quiet and event.kind in ("disconnected", "gap", "server-closing", "revoked", "resubscribe-failed", "overflow"):
             log.warning("fanout: %s: %s", event.kind, event.detail)
         if self.on_event is not None:
             try:

@@ -31,8 +31,9 @@ class Wire(asyncio.Protocol):
         # high-water mark `writable` is clear and publishes wait for it.
         self._outgoing: List[bytes] = []
         self._outgoing_bytes = 0
-        # Whether anything was sent since the client's keepalive last looked.
+        # Whether anything was sent since the client's keepalive last looked, and the loop time it last was.
         self.sent = False
+        self.sent_at = asyncio.get_running_loop().time()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -75,6 +76,7 @@ class Wire(asyncio.Protocol):
             return
         outgoing, self._outgoing, self._outgoing_bytes = self._outgoing, [], 0
         self.sent = True
+        self.sent_at = asyncio.get_running_loop().time()
         if self.transport is not None and not self._lost:
             self.transport.write(b"".join(outgoing))
 
