@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Tests of the client packages, clients/python and clients/js, against a real fanoutd (and a scripted server
-# for the exact lines of the 1.2 verbs). Installs what they need on Debian first (apt-get, with sudo when not
+# for the exact lines of the 1.2 verbs); for Python also mypy --strict (installed into its venv from PyPI).
+# Installs what they need on Debian first (apt-get, with sudo when not
 # root): Node and Debian's TypeScript compiler, Python's venv, and for the browser test Chromium, its driver
 # and Selenium.
 #   clients/test.sh            both packages
@@ -41,7 +42,11 @@ if [ "$which" = all ] || [ "$which" = python ]; then
     scratch="$(mktemp -d)"
     trap 'rm -rf "$scratch"' EXIT
     python3 -m venv "$scratch/venv"
-    "$scratch/venv/bin/pip" install --quiet ./clients/python
+    "$scratch/venv/bin/pip" install --quiet ./clients/python mypy
+    # The package ships py.typed: it and a program of the kind users write pass mypy --strict
+    # (tests/test_types.py checks the same in the unittest run). The README's examples run in test_readme.py.
+    (cd clients/python \
+        && "$scratch/venv/bin/python" -m mypy --strict --no-incremental src/fanout tests/typing_sample.py)
     (cd clients/python && "$scratch/venv/bin/python" -m unittest discover -s tests -t . -v)
 fi
 

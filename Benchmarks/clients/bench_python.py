@@ -35,25 +35,69 @@ sys.path.insert(0, str(HERE.parents[1] / "clients" / "python" / "src"))
 sys.path.insert(0, str(HERE))
 
 import fanout  # noqa: E402
-import nats  # noqa: E402
-import redis.asyncio as aioredis  # noqa: E402
 from servers import Server  # noqa: E402
+
+# redis-py and nats-py are imported where they are used, so that the fanout cases (and the test that runs
+# one of them, clients/python/tests/test_benchmark.py) need neither.
 
 SUBJECT_PUB = "bench.pub"
 SUBJECT_RECV = "bench.recv"
 WINDOW = 1000
 
-# messages/s, client CPU µs per message, server CPU µs per message, client CPU over elapsed time
-Result = Tuple[float, float, float, float]
+# Seconds without a new message after which a receive run is given up as incomplete (the server dropped the
+# subscriber, or the client dropped messages): the run is reported, not hung on.
+IDLE = 5.0
+
+# messages/s, client CPU µs per message, server CPU µs per message, client CPU over elapsed time, messages
+# received, and what went wrong ("" when every message came)
+Result = Tuple[float, float, float, float, int, str]
+
+
+class Receiving:
+    """A receive run's count, its timing and what ended it early, shared between the loop and its watchdog."""
+
+    def __init__(self) -> None:
+        self.received = 0
+        self.start = 0.0
+        self.last = 0.0
+        self.problem = ""
+
+
+async def watched(count: int, state: Receiving, loop: Awaitable[None]) -> float:
+    """Runs a receive loop until it has `count` messages, it fails, or no message came for IDLE seconds;
+    returns the seconds from the first message to the end of the loop (for an incomplete run, a rate that
+    only says how far it got)."""
+    task = asyncio.ensure_future(loop)
+    seen = -1
+    while not task.done():
+        done, _ = await asyncio.wait([task], timeout=IDLE)
+        if done:
+            break
+        if state.received == seen:
+            task.cancel()
+            state.problem = state.problem or f"no message for {IDLE:.0f} s"
+            break
+        seen = state.received
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    except Exception as error:  # the connection dropped: the run is reported with what it got
+        state.problem = state.problem or f"{type(error).__name__}: {error}"
+    if state.received < count and not state.problem:
+        state.problem = "ended early"
+    return (state.last - state.start) if state.received > 1 else float("nan")
 
 
 async def measure(server: Server, count: int, work: Callable) -> Result:
     """Runs `work()`, which returns the seconds its timed part took; CPU is counted over the whole call."""
     client_before, server_before, wall_before = time.process_time(), server.cpu(), time.perf_counter()
-    seconds = await work()
+    outcome = await work()
+    seconds, received, problem = outcome if isinstance(outcome, tuple) else (outcome, count + 1, "")
+    done = max(received - 1, 1)
     client_cpu, server_cpu = time.process_time() - client_before, server.cpu() - server_before
     wall = time.perf_counter() - wall_before
-    return count / seconds, client_cpu / count * 1e6, server_cpu / count * 1e6, client_cpu / wall
+    return done / seconds, client_cpu / done * 1e6, server_cpu / done * 1e6, client_cpu / wall, received, problem
 
 
 async def measure_windows(server: Server, count: int, window: Callable[[], Awaitable[None]]) -> Result:
@@ -105,6 +149,7 @@ async def publish_fanout_nowait(server: Server, count: int, payload: bytes) -> R
 
 
 async def publish_redis(server: Server, count: int, payload: bytes) -> Result:
+    import redis.asyncio as aioredis
     client = aioredis.Redis(host="127.0.0.1", port=server.port)
     await client.ping()
 
@@ -120,6 +165,7 @@ async def publish_redis(server: Server, count: int, payload: bytes) -> Result:
 
 
 async def publish_nats(server: Server, count: int, payload: bytes) -> Result:
+    import nats
     client = await nats.connect(f"nats://127.0.0.1:{server.port}")
 
     async def window() -> None:
@@ -140,22 +186,35 @@ def start_publisher(kind: str, server: Server, count: int, size: int) -> subproc
 
 
 async def receive_fanout(server: Server, count: int, size: int) -> Result:
-    client = await fanout.connect(f"127.0.0.1:{server.port}")
+    state = Receiving()
+
+    def on_event(event: fanout.Event) -> None:
+        if event.kind in ("server-closing", "overflow", "disconnected") and not state.problem:
+            state.problem = f"{event.kind}: {event.detail}"
+    # No reconnect: a subscriber the server drops ends the run, and the table says so.
+    client = await fanout.connect(f"127.0.0.1:{server.port}", reconnect=False, on_event=on_event,
+                                  max_pending=count)
     sub = await client.subscribe(SUBJECT_RECV)
 
-    async def work() -> float:
+    async def loop() -> None:
+        try:
+            async for _ in sub:
+                state.received += 1
+                if state.received == 1:
+                    state.start = time.perf_counter()
+                if state.received == count:
+                    break
+        finally:
+            state.last = time.perf_counter()
+
+    async def work() -> Tuple[float, int, str]:
         publisher = start_publisher("fanoutd", server, count, size)
-        received, start = 0, 0.0
-        async for _ in sub:
-            received += 1
-            if received == 1:
-                start = time.perf_counter()
-            if received == count:
-                break
-        elapsed = time.perf_counter() - start
+        elapsed = await watched(count, state, loop())
         publisher.kill()
         publisher.wait()
-        return elapsed
+        if sub.dropped:
+            state.problem += f" ({sub.dropped} dropped by the client)"
+        return elapsed, state.received, state.problem
     try:
         return await measure(server, count - 1, work)
     finally:
@@ -163,26 +222,32 @@ async def receive_fanout(server: Server, count: int, size: int) -> Result:
 
 
 async def receive_redis(server: Server, count: int, size: int) -> Result:
+    import redis.asyncio as aioredis
+    state = Receiving()
     client = aioredis.Redis(host="127.0.0.1", port=server.port)
     pubsub = client.pubsub(ignore_subscribe_messages=True)
     await pubsub.subscribe(SUBJECT_RECV)
     await pubsub.get_message(timeout=1.0)  # the subscribe confirmation
 
-    async def work() -> float:
+    async def loop() -> None:
+        try:
+            async for message in pubsub.listen():
+                if message["type"] != "message":
+                    continue
+                state.received += 1
+                if state.received == 1:
+                    state.start = time.perf_counter()
+                if state.received == count:
+                    break
+        finally:
+            state.last = time.perf_counter()
+
+    async def work() -> Tuple[float, int, str]:
         publisher = start_publisher("redis", server, count, size)
-        received, start = 0, 0.0
-        async for message in pubsub.listen():
-            if message["type"] != "message":
-                continue
-            received += 1
-            if received == 1:
-                start = time.perf_counter()
-            if received == count:
-                break
-        elapsed = time.perf_counter() - start
+        elapsed = await watched(count, state, loop())
         publisher.kill()
         publisher.wait()
-        return elapsed
+        return elapsed, state.received, state.problem
     try:
         return await measure(server, count - 1, work)
     finally:
@@ -191,23 +256,33 @@ async def receive_redis(server: Server, count: int, size: int) -> Result:
 
 
 async def receive_nats(server: Server, count: int, size: int) -> Result:
-    client = await nats.connect(f"nats://127.0.0.1:{server.port}", pending_size=256 * 1024 * 1024)
+    import nats
+    state = Receiving()
+
+    async def on_error(error: Exception) -> None:
+        state.problem = state.problem or f"{type(error).__name__}: {error}"
+    client = await nats.connect(f"nats://127.0.0.1:{server.port}", pending_size=256 * 1024 * 1024,
+                                error_cb=on_error, allow_reconnect=False)
     sub = await client.subscribe(SUBJECT_RECV, pending_msgs_limit=count * 2, pending_bytes_limit=256 * 1024 * 1024)
     await client.flush()
 
-    async def work() -> float:
+    async def loop() -> None:
+        try:
+            async for _ in sub.messages:
+                state.received += 1
+                if state.received == 1:
+                    state.start = time.perf_counter()
+                if state.received == count:
+                    break
+        finally:
+            state.last = time.perf_counter()
+
+    async def work() -> Tuple[float, int, str]:
         publisher = start_publisher("nats", server, count, size)
-        received, start = 0, 0.0
-        async for _ in sub.messages:
-            received += 1
-            if received == 1:
-                start = time.perf_counter()
-            if received == count:
-                break
-        elapsed = time.perf_counter() - start
+        elapsed = await watched(count, state, loop())
         publisher.kill()
         publisher.wait()
-        return elapsed
+        return elapsed, state.received, state.problem
     try:
         return await measure(server, count - 1, work)
     finally:
@@ -231,14 +306,23 @@ async def main() -> None:
     options = parser.parse_args()
     servers = {name: Server(name) for name in ("fanoutd", "redis", "nats")}
     results: Dict[Tuple[str, str], List[Result]] = {}
+    problems: List[str] = []
     try:
         for run in range(options.runs):
             for case, clients in CASES.items():
                 for client, function in clients.items():
                     argument = b"x" * options.payload if case == "publish" else options.payload
-                    result = await asyncio.wait_for(
-                        function(servers[SERVER_OF[client]], options.messages, argument), 300)
+                    try:
+                        result = await asyncio.wait_for(
+                            function(servers[SERVER_OF[client]], options.messages, argument), 300)
+                    except Exception as error:  # reported in the table, never a hang or a lost table
+                        result = (float("nan"),) * 4 + (0, f"{type(error).__name__}: {error}")
                     results.setdefault((case, client), []).append(result)
+                    if result[5]:
+                        problems.append(f"run {run + 1}, {case} {client}: received {result[4]:,} of "
+                                        f"{options.messages:,}: {result[5]}")
+                    if not servers[SERVER_OF[client]].alive():
+                        servers[SERVER_OF[client]] = Server(SERVER_OF[client])
             print(f"run {run + 1} of {options.runs} done", file=sys.stderr)
     finally:
         for server in servers.values():
@@ -246,14 +330,19 @@ async def main() -> None:
     print(f"Python {sys.version.split()[0]}, {options.messages} messages of {options.payload} bytes, "
           f"median of {options.runs} runs; CPU in µs per message")
     print(f"| {'case':8} | {'client':13} | {'messages/s':>11} | {'client CPU':>10} | {'server CPU':>10} | "
-          f"client core | range of messages/s |")
-    print(f"|{'-' * 10}|{'-' * 15}|{'-' * 13}|{'-' * 12}|{'-' * 12}|{'-' * 13}|{'-' * 21}|")
+          f"client core | range of messages/s | complete runs |")
+    print(f"|{'-' * 10}|{'-' * 15}|{'-' * 13}|{'-' * 12}|{'-' * 12}|{'-' * 13}|{'-' * 21}|{'-' * 15}|")
     for (case, client), runs in results.items():
-        rate = statistics.median(r[0] for r in runs)
-        low, high = min(r[0] for r in runs), max(r[0] for r in runs)
-        print(f"| {case:8} | {client:13} | {rate:11,.0f} | {statistics.median(r[1] for r in runs):10.2f} | "
-              f"{statistics.median(r[2] for r in runs):10.2f} | {statistics.median(r[3] for r in runs):10.0%} | "
-              f"{low:,.0f}–{high:,.0f} |")
+        # Medians over the complete runs; a case with none shows the incomplete ones, marked in the last column.
+        complete = [r for r in runs if not r[5]]
+        shown = complete or runs
+        rate = statistics.median(r[0] for r in shown)
+        low, high = min(r[0] for r in shown), max(r[0] for r in shown)
+        print(f"| {case:8} | {client:13} | {rate:11,.0f} | {statistics.median(r[1] for r in shown):10.2f} | "
+              f"{statistics.median(r[2] for r in shown):10.2f} | {statistics.median(r[3] for r in shown):10.0%} | "
+              f"{low:,.0f}–{high:,.0f} | {len(complete)} of {len(runs)} |")
+    for problem in problems:
+        print(f"incomplete: {problem}")
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
 
 

@@ -73,6 +73,9 @@ class Server:
         """The server's own pid (taskset execs it, so the pid is the same)."""
         return self.process.pid
 
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
     def cpu(self) -> float:
         return cpu_seconds(self.pid)
 

@@ -15,8 +15,11 @@ class ErrorTests(unittest.IsolatedAsyncioTestCase):
             with self.assertRaises(fanout.BadSubject) as bad:
                 await client.publish("news.*", "x")
             self.assertIn("wildcards", bad.exception.text)
-            with self.assertRaises(fanout.Syntax):
+            # Refused by the client itself before sending (the server would say syntax).
+            with self.assertRaises(ValueError):
                 await client.last("orders", -1)
+            with self.assertRaises(fanout.Syntax):
+                await client.request("LAST orders -1")
             # The client assumes the default max_line (65536), so this goes as a PUB line the server refuses.
             with self.assertRaises(fanout.TooLong):
                 await client.publish("big", b"x" * 2000)

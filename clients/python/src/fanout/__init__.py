@@ -5,13 +5,14 @@ from .client import Client, connect
 from .errors import (AuthRequired, BadSubject, CannotConnect, Closed, ConnectionLost, Denied, FanoutError,
                      IdleTimeout, Limit, ProtocolViolation, ServerError, ShuttingDown, SlowConsumer, Syntax,
                      TooLong, Unavailable, UnknownCommand)
-from .messages import AskResult, Event, Message, Question
+from .messages import AskResult, Event, EventKind, Info, Message, Question
 from .questions import Responder
 from .resume import ResumeReport
-from .subscription import Subscription
+from .subscription import Subscribing, Subscription
 
 __all__ = [
-    "connect", "Client", "Subscription", "Responder", "Backoff", "Message", "Question", "AskResult", "Event",
+    "connect", "Client", "Subscription", "Subscribing", "Responder", "Info", "EventKind", "Backoff", "Message",
+    "Question", "AskResult", "Event",
     "ResumeReport", "FanoutError", "ServerError", "UnknownCommand", "Syntax", "BadSubject", "TooLong", "Limit",
     "Denied", "AuthRequired", "Unavailable", "SlowConsumer", "ShuttingDown", "IdleTimeout", "CannotConnect",
     "ConnectionLost", "Closed", "ProtocolViolation",

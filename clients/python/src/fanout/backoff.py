@@ -17,5 +17,5 @@ class Backoff:
     def delay(self, attempt: int, draw: float = -1.0) -> float:
         if draw < 0:
             draw = random.random()
-        base = min(self.initial * (2 ** min(max(attempt - 1, 0), 30)), self.maximum)
+        base = min(self.initial * (2.0 ** min(max(attempt - 1, 0), 30)), self.maximum)
         return base * (1 - self.jitter + 2 * self.jitter * draw)

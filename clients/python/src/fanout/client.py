@@ -6,19 +6,20 @@ import asyncio
 import logging
 import ssl
 from collections import deque
-from typing import Any, Awaitable, Callable, Deque, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Awaitable, Callable, Deque, Dict, Iterable, List, Optional, Set, Tuple, Union
 
 from .address import Address
 from .backoff import Backoff
 from .errors import (CLOSING_CODES, CannotConnect, Closed, ConnectionLost, FanoutError, ProtocolViolation,
                      ServerError, server_error)
-from .messages import AskResult, Event, Message
-from .protocol import (DEFAULT_MAX_LINE, PUSH_HEADER_ROOM, Greeting, Payload, Reset, ResumeReply, as_bytes, fields,
-                       is_wildcard, matches, publish_command)
+from .messages import AskResult, Event, Info, Message, new_message
+from .protocol import (DEFAULT_MAX_LINE, PUSH_HEADER_ROOM, Frame, Greeting, Payload, Reset, ResumeReply, as_bytes,
+                       check_count, check_group, check_line, check_subject, check_word, fields, is_wildcard, matches,
+                       publish_command)
 from .publishing import PublishRun
 from .questions import Handler, Questions, Responder
 from .resume import DUPLICATE, GAP, RESTARTED, ResumeReport, ResumeState
-from .subscription import Subscription
+from .subscription import Subscribing, Subscription
 from .wire import Wire
 
 log = logging.getLogger("fanout")
@@ -32,6 +33,12 @@ _INT = int
 _RUN = object()
 
 ROUTES_KEPT = 4096
+# Seconds without a greeting after which the client sends PING to see whether a server of another protocol
+# is listening.
+PROBE_AFTER = 0.25
+# Concrete subjects already checked for publishing, so that a publish to a known subject costs one set lookup;
+# cleared when it holds this many.
+CHECKED_KEPT = 4096
 
 
 class Client:
@@ -39,7 +46,8 @@ class Client:
 
     def __init__(self, address: Address, token: Optional[str], tls: Union[None, bool, ssl.SSLContext],
                  reconnect: Union[bool, Backoff], timeout: float, max_line: int, max_payload: int,
-                 max_pending: int, on_event: Optional[Callable[[Event], Any]]) -> None:
+                 max_pending: int, on_event: Optional[Callable[[Event], Any]], max_pending_bytes: int = 64 << 20,
+                 keepalive: float = 20.0) -> None:
         self.address = address
         self.token = token
         self.timeout = timeout
@@ -47,6 +55,8 @@ class Client:
         self.max_line = max_line
         self.max_payload = max_payload
         self.max_pending = max_pending
+        self.max_pending_bytes = max_pending_bytes
+        self.keepalive = keepalive
         self.on_event = on_event
         self.greeting: Optional[Greeting] = None
         if tls is True:
@@ -54,22 +64,23 @@ class Client:
         self._tls: Optional[ssl.SSLContext] = tls or None
         self._backoff: Optional[Backoff] = Backoff() if reconnect is True else (reconnect or None)
         self._wire: Optional[Wire] = None
-        self._greeted: Optional[asyncio.Future] = None
-        # One entry per command sent and not yet answered, in sending order: (future or None, how to read it).
+        self._greeted: Optional[asyncio.Future[Greeting]] = None
+        # One entry per command sent and not yet answered, in sending order: (future or None, how to read it);
+        # for a run of publishes (reader _RUN) the PublishRun in the place of the future, hence Any.
         # Bound: the commands the application has in flight; a publisher that awaits its publishes in batches
         # holds one batch.
-        self._pending: Deque[Tuple[Optional[asyncio.Future], Any]] = deque()
+        self._pending: Deque[Tuple[Any, Any]] = deque()
         self._ready = asyncio.Event()
         self._closed = False
-        self._reconnecting: Optional[asyncio.Task] = None
+        self._reconnecting: Optional[asyncio.Future[None]] = None
         self._resume = ResumeState()
         self._subscriptions: List[Subscription] = []
         # Which subscriptions each subject reaches; cleared whenever a subscription comes or goes, and when it
         # holds ROUTES_KEPT subjects (a wildcard can reach any number).
-        self._routes: Dict[str, List[Subscription]] = {}
-        self._full = 0
+        # Each entry: the subscriptions, and whether any of them is plain (not in a group).
+        self._routes: Dict[str, Tuple[List[Subscription], bool]] = {}
         # LAST replays being gathered: subject -> (messages still due, messages, future).
-        self._collectors: Dict[str, Tuple[List[int], List[Message], asyncio.Future]] = {}
+        self._collectors: Dict[str, Tuple[List[int], List[Message], asyncio.Future[List[Message]]]] = {}
         self._questions = Questions(self)
         # What the replies to publish_nowait calls said since the last flush: receivers summed, failures (the
         # first kept, the rest counted), and publishes whose connection was lost before their reply.
@@ -77,7 +88,11 @@ class Client:
         self._unawaited_error: Optional[ServerError] = None
         self._unawaited_failed = 0
         self._unawaited_lost = 0
-        self._tasks: set = set()
+        self._tasks: Set[asyncio.Future[Any]] = set()
+        self._checked: Set[str] = set()
+        self._keeping_alive: Optional[asyncio.TimerHandle] = None
+        # Set when the server closes the connection for idleness, which the reconnect then does not warn of.
+        self._quiet_close = False
         self._loop = asyncio.get_running_loop()
 
     # Connecting
@@ -85,7 +100,10 @@ class Client:
     async def _open(self) -> None:
         """Connects, reads the greeting and authenticates; the new connection becomes the client's."""
         loop = asyncio.get_running_loop()
-        greeted = loop.create_future()
+        greeted: asyncio.Future[Greeting] = loop.create_future()
+        # Its outcome is always taken here, also when nobody awaits it any more (a timeout), so that asyncio
+        # never reports an exception that was not retrieved.
+        greeted.add_done_callback(lambda done: done.cancelled() or done.exception())
         self._greeted = greeted
 
         def factory() -> Wire:
@@ -106,16 +124,33 @@ class Client:
             self._wire = None
             raise CannotConnect(f"cannot connect to {self.address}: {error or 'timed out'}") from None
         try:
-            greeting: Greeting = await asyncio.wait_for(asyncio.shield(greeted), self.timeout)
+            greeting = await self._greeting(wire, greeted)
         except asyncio.TimeoutError:
             wire.abort("no greeting")
-            raise CannotConnect(f"cannot connect to {self.address}: no greeting") from None
-        except ServerError as error:
+            raise CannotConnect(f"cannot connect to {self.address}: no greeting (is it a Fanout server?)") from None
+        except FanoutError as error:
+            wire.abort(str(error))
             raise CannotConnect(f"cannot connect to {self.address}: {error}") from None
         self.greeting = greeting
         self._resume.connected(greeting.epoch)
         if self.token is not None:
             await self._command(f"AUTH {self.token}", internal=True)
+
+    async def _greeting(self, wire: Wire, greeted: "asyncio.Future[Greeting]") -> Greeting:
+        """A Fanout server greets at once. When nothing came after a moment the client sends PING: a server of
+        another protocol that answers a line (Redis, an HTTP server) then shows itself at once, and is refused as
+        not a Fanout server instead of after the whole timeout. A Fanout server that was merely slow greets,
+        then answers the PING, whose reply the first entry of the pending commands takes."""
+        probe = min(PROBE_AFTER, self.timeout)
+        done, _ = await asyncio.wait([greeted], timeout=probe)
+        if not done:
+            if self._wire is wire:
+                self._pending.append((None, _TEXT))
+                # The empty line after it (ignored by a Fanout server) ends an HTTP request, so that an HTTP
+                # server answers too.
+                wire.write(b"PING\r\n\r\n")
+            return await asyncio.wait_for(asyncio.shield(greeted), self.timeout - probe)
+        return greeted.result()
 
     def _on_lost(self, wire: Wire, reason: str) -> None:
         if wire is not self._wire:
@@ -145,7 +180,8 @@ class Client:
             return
         if self._reconnecting is not None and not self._reconnecting.done():
             return  # a reconnect attempt failed half way; its loop tries again
-        self._emit(Event("disconnected", reason))
+        self._emit(Event("disconnected", reason), quiet=self._quiet_close)
+        self._quiet_close = False
         if self._backoff is None:
             for subscription in self._subscriptions:
                 subscription._end(ConnectionLost(f"connection to {self.address} lost: {reason}"))
@@ -194,12 +230,10 @@ class Client:
                 await reply
             except ServerError as error:
                 self._emit(Event("resubscribe-failed", str(error)))
-        if self._full and self._wire is not None:
-            self._wire.pause_reading()
 
     # Sending
 
-    def _send(self, line: Union[str, bytes], reader: Any, internal: bool = False) -> asyncio.Future:
+    def _send(self, line: Union[str, bytes], reader: Any, internal: bool = False) -> asyncio.Future[Any]:
         """Writes one command now and returns the future of its reply. Raises when there is no connection."""
         wire = self._wire
         if self._closed:
@@ -238,7 +272,7 @@ class Client:
 
     # Reading
 
-    def _on_frames(self, wire: Wire, frames: List[object]) -> None:
+    def _on_frames(self, wire: Wire, frames: List[Frame]) -> None:
         pending = self._pending
         index, count = 0, len(frames)
         while index < count:
@@ -251,8 +285,9 @@ class Client:
                 end = min(count, index + run.due)
                 values: List[int] = []
                 try:
-                    while index < end and frames[index][:4] == b"+OK ":  # type: ignore[index]
-                        values.append(int(frames[index][4:]))  # type: ignore[index]
+                    # (A BMSG frame is a tuple: never equal to b"+OK ", never given to int.)
+                    while index < end and frames[index][:4] == b"+OK ":
+                        values.append(int(frames[index][4:]))  # type: ignore[arg-type]
                         index += 1
                 except ValueError:
                     pass
@@ -268,10 +303,10 @@ class Client:
                     continue
             frame = frames[index]
             index += 1
-            if pending and pending[0][1] is _INT and frame[:4] == b"+OK ":  # type: ignore[index]
+            if pending and pending[0][1] is _INT and frame[:4] == b"+OK ":
                 # The reply to a publish (or SUB, UNSUB...), straight to its future.
                 try:
-                    value = int(frame[4:])  # type: ignore[index]
+                    value = int(frame[4:])  # type: ignore[arg-type]
                 except ValueError:
                     pass
                 else:
@@ -281,24 +316,29 @@ class Client:
                     continue
             self._on_frame(wire, frame)
 
-    def _on_frame(self, wire: Wire, frame: object) -> None:
+    def _on_frame(self, wire: Wire, frame: Frame) -> None:
         if isinstance(frame, tuple):
             header, payload = frame
             _, subject, seq, _ = header.split(b" ", 3)
             self._deliver(subject.decode(), int(seq), payload)
             return
-        line: bytes = frame  # type: ignore[assignment]
+        line: bytes = frame
+        greeted = self._greeted
+        if greeted is not None and not greeted.done():
+            # The first line must be the greeting (or the -ERR of a server that refuses the connection).
+            if line.startswith(b"-ERR "):
+                self._error(wire, line[5:].decode("utf-8", "replace"))
+                return
+            try:
+                greeted.set_result(Greeting.parse(line.decode("utf-8", "replace")))
+            except ValueError:
+                greeted.set_exception(ProtocolViolation(f"not a Fanout server: it said {line[:80]!r}"))
+                wire.abort("not a Fanout server")
+            return
         if line.startswith(b"MSG "):
             parts = line.split(b" ", 3)
             self._deliver(parts[1].decode(), int(parts[2]), parts[3] if len(parts) > 3 else b"")
         elif line.startswith(b"+"):
-            if self._greeted is not None and not self._greeted.done():
-                try:
-                    self._greeted.set_result(Greeting.parse(line.decode()))
-                except ValueError:
-                    self._greeted.set_exception(ProtocolViolation(f"not a Fanout server: {line[:80]!r}"))
-                    wire.abort("not a Fanout server")
-                return
             self._reply(line[4:] if line.startswith(b"+OK ") else line[1:], None)
         elif line.startswith(b"-ERR "):
             self._error(wire, line[5:].decode("utf-8", "replace"))
@@ -365,6 +405,19 @@ class Client:
         error = server_error(code, words)
         if self._greeted is not None and not self._greeted.done():
             self._greeted.set_exception(error)
+        elif code == "idle-timeout" and self._backoff is not None:
+            # The keepalive was longer than the server's idle timeout, which it does not announce: the silence
+            # the server just took for idle is at least that timeout, and a PING comes at the latest two
+            # keepalive periods after the last command, so a third of it keeps the next connection alive. The
+            # reconnect that follows is quiet: this client did nothing wrong.
+            silence = self._loop.time() - wire.sent_at
+            self.keepalive = max(0.1, min(self.keepalive, silence / 3))
+            self._quiet_close = True
+            if self._keeping_alive is not None:
+                self._keeping_alive.cancel()
+                self._keep_alive(look=False)
+            log.info("fanout: closed by the server as idle after %.1f s; keepalive now %.2f s", silence,
+                     self.keepalive)
         elif code in CLOSING_CODES:
             self._emit(Event("server-closing", str(error)))
         elif code == "denied" and words.startswith("revoked"):
@@ -374,15 +427,17 @@ class Client:
 
     def _deliver(self, subject: str, seq: int, payload: bytes) -> None:
         collector = self._collectors.get(subject) if self._collectors else None
-        routes = self._routes.get(subject)
-        if routes is None:
-            routes = [s for s in self._subscriptions if any(matches(p, subject) for p in s.patterns)]
+        route = self._routes.get(subject)
+        if route is None:
+            reached = [s for s in self._subscriptions if any(matches(p, subject) for p in s.patterns)]
+            route = (reached, any(s.group is None for s in reached))
             if len(self._routes) >= ROUTES_KEPT:
                 self._routes.clear()
-            self._routes[subject] = routes
+            self._routes[subject] = route
+        routes, plain = route
         if collector is None and not routes:
             return
-        message = Message(subject, seq, payload)
+        message = new_message(subject, seq, payload)
         if collector is not None:
             due, messages, future = collector
             messages.append(message)
@@ -391,7 +446,6 @@ class Client:
                 del self._collectors[subject]
                 if not future.done():
                     future.set_result(messages)
-        plain = [s for s in routes if s.group is None]
         if plain or collector is not None:
             verdict, expected = self._resume.observe(subject, seq)
             if verdict == DUPLICATE:
@@ -405,14 +459,23 @@ class Client:
 
     # Subscriptions
 
-    async def subscribe(self, *patterns: str, group: Optional[str] = None) -> Subscription:
+    def subscribe(self, *patterns: str, group: Optional[str] = None) -> Subscribing:
         """Subscribes to subjects and patterns (`news.*`, `alerts.>`), or with `group` as a member of that
-        queue group (1.2). Concrete subjects are subscribed with RESUME, from the position `last` left if any."""
+        queue group (1.2). Concrete subjects are subscribed with RESUME, from the position `last` left if any.
+        `sub = await client.subscribe(...)`, or `async with client.subscribe(...) as sub:`, which unsubscribes
+        when the block ends. A bad subject raises BadSubject, a bad group name ValueError, and nothing is sent."""
+        return Subscribing(self._subscribe(patterns, group))
+
+    async def _subscribe(self, patterns: Tuple[str, ...], group: Optional[str]) -> Subscription:
         if not patterns:
             raise ValueError("subscribe needs at least one subject")
+        for pattern in patterns:
+            check_subject(pattern, wildcards=True)
+        if group is not None:
+            check_group(group)
         self._check_mode(patterns, group)
         await self._connected()
-        subscription = Subscription(self, tuple(patterns), group, self.max_pending)
+        subscription = Subscription(self, tuple(patterns), group, self.max_pending, self.max_pending_bytes)
         self._subscriptions.append(subscription)
         self._routes.clear()
         replies = []
@@ -439,7 +502,8 @@ class Client:
             raise failures[0]
         return subscription
 
-    def _resume_reader(self, subject: str, position: Optional[Tuple[str, int]], report: bool) -> Callable:
+    def _resume_reader(self, subject: str, position: Optional[Tuple[str, int]],
+                       report: bool) -> Callable[[str], ResumeReply]:
         def read(text: str) -> ResumeReply:
             reply = ResumeReply.parse(text)
             result = self._resume.answered(subject, position, reply)
@@ -452,11 +516,13 @@ class Client:
         if subscription in self._subscriptions:
             self._subscriptions.remove(subscription)
             self._routes.clear()
-            if subscription.full:
-                subscription.full = False
-                self._subscription_drained(subscription)
 
-    async def _unsubscribe(self, subscription: Subscription) -> None:
+    def _release(self, subscription: Subscription) -> List[str]:
+        """Drops a subscription here and ends its iteration; returns what to UNSUB: its patterns no other
+        subscription or responder holds, and the subjects a restore resumed only for them."""
+        if subscription not in self._subscriptions:
+            subscription._end(StopAsyncIteration())
+            return []
         self._drop(subscription)
         subscription._end(StopAsyncIteration())
         remaining = self._plain_patterns() + [p for ps in self._group_patterns().values() for p in ps] + [
@@ -464,8 +530,24 @@ class Client:
         dropped = [p for p in subscription.patterns if p not in remaining]
         implicit = self._resume.implicit_subscriptions(dropped, remaining)
         self._resume.forget(self._plain_patterns())
-        if (dropped or implicit) and self._wire is not None and self._ready.is_set():
-            await self._command("UNSUB " + " ".join(dropped + implicit), _INT)
+        return dropped + implicit
+
+    async def _unsubscribe(self, subscription: Subscription) -> None:
+        words = self._release(subscription)
+        if words and self._wire is not None and self._ready.is_set():
+            await self._command("UNSUB " + " ".join(words), _INT)
+
+    def _leave(self, subscription: Subscription) -> None:
+        """An `async for` over the subscription was left: it ends, and its UNSUB goes without a wait."""
+        if self._closed or subscription not in self._subscriptions:
+            return
+        words = self._release(subscription)
+        if words and self._ready.is_set():
+            self._send_quietly(("UNSUB " + " ".join(words) + "\n").encode())
+
+    def _overflowed(self, subscription: Subscription) -> None:
+        self._emit(Event("overflow", f"{' '.join(subscription.patterns)}: {subscription.pending} messages queued "
+                                     f"and not taken; dropping new ones ({subscription.dropped} so far)"))
 
     def _check_mode(self, patterns: Tuple[str, ...], group: Optional[str]) -> None:
         """Refuses a pattern this client already holds in another mode (plainly, or in another group): the
@@ -499,23 +581,24 @@ class Client:
                     groups.setdefault(subscription.group, {})[pattern] = None
         return {group: list(patterns) for group, patterns in groups.items()}
 
-    def _subscription_full(self, subscription: Subscription) -> None:
-        self._full += 1
-        if self._wire is not None:
-            self._wire.pause_reading()
-
-    def _subscription_drained(self, subscription: Subscription) -> None:
-        self._full -= 1
-        if self._full == 0 and self._wire is not None:
-            self._wire.resume_reading()
-
     # Publishing and history
+
+    def _check_publish(self, subject: str) -> str:
+        """Refuses a subject PUB would not take (BadSubject, nothing sent); remembers the good ones."""
+        check_subject(subject)
+        if len(self._checked) >= CHECKED_KEPT:
+            self._checked.clear()
+        self._checked.add(subject)
+        return subject
 
     def publish(self, subject: str, payload: Payload) -> Awaitable[int]:
         """Publishes; await the result for the receivers count. The command is written at once, so concurrent
         publishes are pipelined and their replies matched in order; awaiting them together (asyncio.gather)
         costs no task each. A payload a line cannot carry (LF, a CR at its end, over max_line) goes as BPUB
-        (1.2). While the connection is down or its output is over the high-water mark, the write waits for it."""
+        (1.2). While the connection is down or its output is over the high-water mark, the write waits for it.
+        A subject that is not concrete and valid raises BadSubject at once, and nothing is sent."""
+        if subject not in self._checked:
+            self._check_publish(subject)
         wire = self._wire
         if wire is None or not self._ready.is_set() or not wire.writable.is_set():
             return self._publish_later(subject, payload)
@@ -533,14 +616,18 @@ class Client:
         future = self._loop.create_future()
         wire.write(publish_command(subject, as_bytes(payload), self.max_line))
         self._pending.append((future, _INT))
-        return await future
+        receivers: int = await future
+        return receivers
 
     def publish_nowait(self, subject: str, payload: Payload) -> None:
         """Publishes without a future of its own: the command is written at once and its reply is still read
         and checked, in bulk, by the next `flush()`, which sums the receivers and raises what failed. For high
         rates where the receivers count of each message is not needed (the way a NATS publish has no reply).
         Raises ConnectionLost when there is no connection ready; it does not wait for one, nor for the output
-        to drain: publish between `flush()` calls no more than you are ready to hold in memory."""
+        to drain: publish between `flush()` calls no more than you are ready to hold in memory. A bad subject
+        raises BadSubject at once, and nothing is sent."""
+        if subject not in self._checked:
+            self._check_publish(subject)
         wire = self._wire
         if wire is None or not self._ready.is_set():
             if self._closed:
@@ -551,17 +638,22 @@ class Client:
         if pending and pending[-1][1] is _RUN and pending[-1][0].future is None:
             pending[-1][0].due += 1
         else:
-            pending.append((PublishRun(1), _RUN))  # type: ignore[arg-type]
+            pending.append((PublishRun(1), _RUN))
 
     def publish_many(self, items: Iterable[Tuple[str, Payload]]) -> Awaitable[List[int]]:
         """Publishes `(subject, payload)` pairs and resolves to each one's receivers count, in order, once all
         are answered: the confirmation of `publish` at the cost of one future for the lot. Written when called,
         like `publish` (waiting first for a connection, or for the output to drain). If any failed, raises the
         first failure (its text counting the others) after all are answered, with every outcome in its
-        `results` (receivers, or the error)."""
+        `results` (receivers, or the error). If any subject is bad, raises BadSubject at once and sends none."""
         wire = self._wire
         if wire is None or not self._ready.is_set() or not wire.writable.is_set():
-            return self._publish_many_later(list(items))
+            items = list(items)
+            checked = self._checked
+            for subject, _ in items:
+                if subject not in checked:
+                    self._check_publish(subject)
+            return self._publish_many_later(items)
         return self._write_run(wire, items)
 
     async def _publish_many_later(self, items: List[Tuple[str, Payload]]) -> List[int]:
@@ -570,18 +662,23 @@ class Client:
         wire = self._wire
         if wire is None:
             raise ConnectionLost(f"not connected to {self.address}")
-        return await self._write_run(wire, items)
+        receivers: List[int] = await self._write_run(wire, items)
+        return receivers
 
-    def _write_run(self, wire: Wire, items: Iterable[Tuple[str, Payload]]) -> asyncio.Future:
+    def _write_run(self, wire: Wire, items: Iterable[Tuple[str, Payload]]) -> asyncio.Future[List[int]]:
         max_line = self.max_line
-        commands = [publish_command(subject, payload if type(payload) is bytes else as_bytes(payload), max_line)
+        checked = self._checked
+        # Each subject is checked as its command is made; all are made before any is written, so a bad one
+        # raises with nothing sent.
+        commands = [publish_command(subject if subject in checked else self._check_publish(subject),
+                                    payload if type(payload) is bytes else as_bytes(payload), max_line)
                     for subject, payload in items]
-        future = self._loop.create_future()
+        future: asyncio.Future[List[int]] = self._loop.create_future()
         if not commands:
             future.set_result([])
             return future
         wire.write(b"".join(commands))
-        self._pending.append((PublishRun(len(commands), future), _RUN))  # type: ignore[arg-type]
+        self._pending.append((PublishRun(len(commands), future), _RUN))
         return future
 
     async def flush(self) -> int:
@@ -596,15 +693,15 @@ class Client:
             await self._command("PING", _TEXT)
         except FanoutError as error:
             failure = error
-        receivers, error, failed, lost = (self._unawaited_receivers, self._unawaited_error,
+        receivers, first, failed, lost = (self._unawaited_receivers, self._unawaited_error,
                                           self._unawaited_failed, self._unawaited_lost)
         self._unawaited_receivers, self._unawaited_error, self._unawaited_failed, self._unawaited_lost = (
             0, None, 0, 0)
         if lost:
             raise ConnectionLost(f"connection to {self.address} lost before the replies of {lost} publishes; they "
                                  "are not sent again, and may or may not have been delivered")
-        if error is not None:
-            raise type(error)(f"{error.text} (and {failed} more publishes failed)", error.code) if failed else error
+        if first is not None:
+            raise type(first)(f"{first.text} (and {failed} more publishes failed)", first.code) if failed else first
         if failure is not None:
             raise failure
         return receivers
@@ -612,11 +709,13 @@ class Client:
     async def last(self, subject: str, count: int = 1) -> List[Message]:
         """The newest `count` retained messages of a concrete subject, oldest first (1.1). A later `subscribe`
         of the subject goes on from the newest of them, with nothing repeated."""
+        check_subject(subject)
+        check_count("count", count)
         # LAST subscribes plainly, which would take the subject out of a group this client holds it in.
         self._check_mode((subject,), None)
         await self._connected()
         loop = asyncio.get_running_loop()
-        gathered: asyncio.Future = loop.create_future()
+        gathered: asyncio.Future[List[Message]] = loop.create_future()
 
         def read(text: str) -> ResumeReply:
             reply = ResumeReply.parse(text)
@@ -639,46 +738,76 @@ class Client:
 
     async def ask(self, subject: str, payload: Payload, timeout: float = 0.5, max_answers: int = 0) -> AskResult:
         """Puts a question to the receivers of `subject` and gathers their answers until every one answered
-        or vanished, `max_answers` came, or `timeout` seconds passed (the server closes it)."""
+        or vanished, `max_answers` came, or `timeout` seconds passed (the server closes it). A bad subject
+        raises BadSubject, a payload with LF in it ValueError, before anything is sent."""
+        check_subject(subject)
+        check_count("max_answers", max_answers)
+        if not timeout > 0:
+            raise ValueError(f"bad timeout {timeout!r}: seconds, more than 0")
         await self._connected()
         return await self._questions.ask(subject, payload, timeout, max_answers)
 
     def respond(self, subject: str, handler: Handler, group: Optional[str] = None) -> Responder:
         """Answers the questions put to `subject` with `handler(question)`, a function or coroutine function
         returning bytes or str. Returns at once; the subscription is made in the background."""
+        check_subject(subject, wildcards=True)
+        if group is not None:
+            check_group(group)
         return self._questions.respond(subject, handler, group)
 
-    def _send_quietly(self, line: bytes) -> None:
+    def _send_quietly(self, line: bytes, reader: Any = _INT) -> None:
         """Sends a command whose reply nobody waits for, if there is a connection."""
         if self._wire is not None and not self._closed:
-            reply = self._send(line, _INT, internal=True)
+            reply = self._send(line, reader, internal=True)
             reply.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     async def _unsubscribe_patterns(self, patterns: List[str]) -> None:
         if self._wire is not None and self._ready.is_set():
             await self._command("UNSUB " + " ".join(patterns), _INT)
 
+    def _keep_alive(self, look: bool = True) -> None:
+        """Every `keepalive` seconds: a PING if nothing was sent since the last look. The server closes a
+        connection it has heard nothing from for `idle_timeout`, or `idle_unsubscribed_timeout` (60 s by
+        default) when it holds no subscription, which a client that only publishes now and then is."""
+        if self._closed or not self.keepalive > 0:
+            return
+        wire = self._wire
+        if look and wire is not None and self._ready.is_set():
+            if not wire.sent and not self._pending:
+                self._send_quietly(b"PING\n", _TEXT)
+            wire.sent = False
+        self._keeping_alive = self._loop.call_later(self.keepalive, self._keep_alive)
+
     # Server state and the end
 
-    async def info(self) -> Dict[str, Union[int, str]]:
-        """The server's INFO as a dict; numbers as ints."""
+    async def info(self) -> Info:
+        """The server's INFO as a dict, numbers as ints, with typed attributes (`info.clients`)."""
         text = await self._command("INFO")
-        return {key: int(value) if value.isdigit() else value for key, value in fields(text.split()).items()}
+        return Info({key: int(value) if value.isdigit() else value for key, value in fields(text.split()).items()})
 
     async def request(self, line: str) -> str:
         """Sends one command line (CHANNELS, CLIENTS, ...) and returns its reply after `+OK `, or raises the
         server's error. For verbs this client has no method for; not for SUB, PUB and the like, whose state
-        the client keeps itself."""
-        return await self._command(line)
+        the client keeps itself. A line with LF or CR in it raises ValueError and is not sent."""
+        check_line("command line", line)
+        if not line.strip():
+            raise ValueError("an empty command line gets no reply")
+        reply: str = await self._command(line)
+        return reply
 
     async def ping(self, text: str = "") -> str:
-        return await self._command(f"PING {text}".rstrip())
+        check_line("PING text", text)
+        """PING, with an optional text: returns `PONG` and the text."""
+        pong: str = await self._command(f"PING {text}".rstrip())
+        return pong
 
     async def close(self) -> None:
         """Closes the connection; subscriptions end, and commands still waiting fail with Closed."""
         if self._closed:
             return
         self._closed = True
+        if self._keeping_alive is not None:
+            self._keeping_alive.cancel()
         if self._reconnecting is not None:
             self._reconnecting.cancel()
         for task in list(self._tasks):
@@ -704,10 +833,10 @@ class Client:
     def _report(self, report: ResumeReport) -> None:
         for line in report.lines():
             (log.warning if line.startswith("missed") else log.info)("fanout: %s", line)
-        self._emit(Event(report.reason if report.reason == "reset" else "resumed", "; ".join(report.lines()), report))
+        self._emit(Event("reset" if report.reason == "reset" else "resumed", "; ".join(report.lines()), report))
 
-    def _emit(self, event: Event) -> None:
-        if event.kind in ("disconnected", "gap", "server-closing", "revoked", "resubscribe-failed"):
+    def _emit(self, event: Event, quiet: bool = False) -> None:
+        if not quiet and event.kind in ("disconnected", "gap", "server-closing", "revoked", "resubscribe-failed", "overflow"):
             log.warning("fanout: %s: %s", event.kind, event.detail)
         if self.on_event is not None:
             try:
@@ -715,11 +844,11 @@ class Client:
             except Exception:
                 log.exception("fanout: on_event raised")
 
-    def _background(self, coroutine: Awaitable) -> None:
+    def _background(self, coroutine: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
 
-        def finished(done: asyncio.Future) -> None:
+        def finished(done: asyncio.Future[Any]) -> None:
             self._tasks.discard(done)
             if not done.cancelled() and done.exception() is not None:
                 log.warning("fanout: %s", done.exception())
@@ -729,17 +858,25 @@ class Client:
 async def connect(address: str = "127.0.0.1:7411", token: Optional[str] = None,
                   tls: Union[None, bool, ssl.SSLContext] = None, *, reconnect: Union[bool, Backoff] = True,
                   timeout: float = 5.0, max_line: int = DEFAULT_MAX_LINE, max_payload: int = 1 << 20,
-                  max_pending: int = 1024, on_event: Optional[Callable[[Event], Any]] = None) -> Client:
+                  max_pending: int = 65536, max_pending_bytes: int = 64 << 20, keepalive: float = 20.0,
+                  on_event: Optional[Callable[[Event], Any]] = None) -> Client:
     """Connects to a Fanout server: `"host:port"`, `"[::1]:port"` or `"unix:/path"`. `tls`: True for the
-    system's CAs, or an `ssl.SSLContext`. `reconnect`: False, True, or a `Backoff`. `max_pending`: messages a
-    subscription queues before the client stops reading the socket. `on_event(event)` hears of reconnects,
-    resumes and gaps, which are also logged to the `fanout` logger."""
+    system's CAs, or an `ssl.SSLContext`. `reconnect`: False, True, or a `Backoff`. `max_pending` and
+    `max_pending_bytes`: what a subscription queues for a consumer that has not taken it; past either, new
+    messages are dropped and counted (`Subscription.dropped`, an "overflow" event). `keepalive`: seconds
+    without any command after which the client sends PING, so that the server's idle timeouts never close a
+    connection that only publishes now and then (0: never). `on_event(event)` hears of reconnects, resumes,
+    gaps and overflows, which are also logged to the `fanout` logger. A token that is not one word raises
+    ValueError. Raises CannotConnect when there is no Fanout server at the address."""
+    if token is not None:
+        check_word("token", token)
     client = Client(Address.parse(address), token, tls, reconnect, timeout, max_line, max_payload, max_pending,
-                    on_event)
+                    on_event, max_pending_bytes, keepalive)
     try:
         await client._open()
     except BaseException:
         await client.close()
         raise
     client._ready.set()
+    client._keep_alive(look=False)
     return client

@@ -28,7 +28,9 @@ class Syntax(ServerError):
     code = "syntax"
 
 
-class BadSubject(ServerError):
+class BadSubject(ServerError, ValueError):
+    """A subject the server refused, or that the client refused before sending it (then nothing was sent)."""
+
     code = "bad-subject"
 
 

@@ -1,8 +1,11 @@
 """The wire format, without I/O: subjects, command encoding, and parsing of server lines (PROTOCOL.md)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple, Union
+
+from .errors import BadSubject
 
 Payload = Union[bytes, bytearray, memoryview, str]
 
@@ -14,6 +17,63 @@ DEFAULT_MAX_LINE = 65536
 # bytes): `MSG `, a subject of up to 255 bytes, a seq of up to 20 digits and two spaces are 281 bytes; the rest
 # is room for an ANSWER's id and responder.
 PUSH_HEADER_ROOM = 512
+
+
+MAX_SUBJECT = 255
+_SUBJECT = re.compile(r"[!-~]{1,255}")
+_TOKEN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_WORD = re.compile(r"[!-~]+")
+
+
+def check_subject(subject: str, wildcards: bool = False) -> str:
+    """Refuses, before anything is sent, what PROTOCOL.md (Subjects) refuses: not 1 to 255 bytes of printable
+    ASCII, an empty token, `>` other than last; and for a concrete subject (PUB, ASK, LAST) a wildcard token.
+    So that a subject taken from user input can never end the line early and add a command of its own."""
+    if not isinstance(subject, str):
+        raise TypeError(f"a subject is a str, not {type(subject).__name__}")
+    if not _SUBJECT.fullmatch(subject):
+        why = "empty subject" if not subject else (
+            f"subject is {len(subject.encode())} bytes, the limit is {MAX_SUBJECT}" if len(subject) > MAX_SUBJECT
+            else "only printable ASCII without spaces is allowed")
+        raise BadSubject(f"{subject!r}: {why}" if subject else why)
+    tokens = subject.split(".")
+    for index, token in enumerate(tokens):
+        if not token:
+            raise BadSubject(f"{subject!r}: empty token")
+        if token == ">" and index != len(tokens) - 1:
+            raise BadSubject(f"{subject!r}: '>' is only allowed as the last token")
+        if not wildcards and token in ("*", ">"):
+            raise BadSubject(f"{subject!r}: wildcards are only allowed in SUB and UNSUB")
+    return subject
+
+
+def check_group(group: str) -> str:
+    """A group name (QSUB): 1 to 64 bytes of `[A-Za-z0-9_.-]` (PROTOCOL.md, Groups)."""
+    if not isinstance(group, str) or not _TOKEN.fullmatch(group):
+        raise ValueError(f"bad group name {group!r}: 1 to 64 characters of A-Z a-z 0-9 _ . -")
+    return group
+
+
+def check_word(what: str, word: str) -> str:
+    """One word of a command (a token for AUTH): printable ASCII, no space, no line end."""
+    if not isinstance(word, str) or not _WORD.fullmatch(word):
+        raise ValueError(f"bad {what} {word!r}: one word of printable ASCII, without spaces")
+    return word
+
+
+def check_line(what: str, text: str) -> str:
+    """Text that ends a command line (PING's text, a whole `request` line): no LF and no CR, which would end
+    the line early and send the rest as a command of its own."""
+    if "\n" in text or "\r" in text:
+        raise ValueError(f"bad {what} {text!r}: it must fit on one line (no LF, no CR)")
+    return text
+
+
+def check_count(what: str, value: int, least: int = 0) -> int:
+    """A decimal number of a command: an int (not a bool, not a float) of at least `least`."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        raise ValueError(f"bad {what} {value!r}: a whole number of at least {least}")
+    return value
 
 
 def is_wildcard(pattern: str) -> bool:
@@ -48,7 +108,7 @@ def publish_command(subject: str, payload: bytes, max_line: int = DEFAULT_MAX_LI
     return b"BPUB %s %d\n%s\n" % (subject.encode(), len(payload), payload)
 
 
-def fields(words: list) -> Dict[str, str]:
+def fields(words: List[str]) -> Dict[str, str]:
     """`key=value` words as a dict; words without `=` are skipped (later versions may add fields)."""
     out: Dict[str, str] = {}
     for word in words:
@@ -180,5 +240,5 @@ class Framer:
         rest = lines.pop()
         if len(rest) > self.max_line + 1:
             raise ValueError(f"a server line is longer than {self.max_line} bytes")
-        self._buffer = bytearray(rest)
+        self._buffer = bytearray(rest)  # type: ignore[arg-type]
         return lines

@@ -3,7 +3,7 @@ publishes costs no future each and its replies are taken in one loop."""
 from __future__ import annotations
 
 import asyncio
-from typing import List, Optional, Union
+from typing import List, Optional, Union, cast
 
 from .errors import ServerError
 
@@ -18,7 +18,7 @@ class PublishRun:
 
     __slots__ = ("due", "results", "future", "failed")
 
-    def __init__(self, due: int, future: Optional[asyncio.Future] = None) -> None:
+    def __init__(self, due: int, future: "Optional[asyncio.Future[List[int]]]" = None) -> None:
         self.due = due
         self.future = future
         self.results: Optional[List[Union[int, ServerError]]] = [] if future is not None else None
@@ -31,7 +31,7 @@ class PublishRun:
             return
         assert self.results is not None
         if not self.failed:
-            future.set_result(self.results)
+            future.set_result(cast(List[int], self.results))  # no failure: every entry is an int
             return
         first = next(r for r in self.results if isinstance(r, ServerError))
         more = f" (and {self.failed - 1} more of {len(self.results)} publishes failed)" if self.failed > 1 else ""

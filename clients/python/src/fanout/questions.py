@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import TYPE_CHECKING, Awaitable, Callable, Dict, List, Optional, Tuple, Union
+import logging
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Tuple, Union
 
 from .messages import AskResult, Question
 from .protocol import Payload, as_bytes, fields, matches
@@ -12,17 +13,21 @@ from .protocol import Payload, as_bytes, fields, matches
 if TYPE_CHECKING:
     from .client import Client
 
+log = logging.getLogger("fanout")
+
 Handler = Callable[[Question], Union[bytes, str, Awaitable[Union[bytes, str]]]]
 
 
 class Responder:
-    """A handler answering the questions put to a subject; `stop()` withdraws it."""
+    """A handler answering the questions put to a subject; `stop()` withdraws it. `await responder.ready`
+    waits until the server has taken the subscription (and raises what it refused)."""
 
     def __init__(self, questions: "Questions", subject: str, handler: Handler, group: Optional[str]) -> None:
         self.subject = subject
         self.handler = handler
         self.group = group
         self._questions = questions
+        self.ready: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
 
     @property
     def line(self) -> str:
@@ -39,14 +44,14 @@ class Questions:
 
     def __init__(self, client: "Client") -> None:
         self._client = client
-        self._open: Dict[str, Tuple[AskResult, asyncio.Future]] = {}
+        self._open: Dict[str, Tuple[AskResult, asyncio.Future[AskResult]]] = {}
         self.responders: List[Responder] = []
 
     async def ask(self, subject: str, payload: Payload, timeout: float, max_answers: int) -> AskResult:
         data = as_bytes(payload)
         if b"\n" in data or data.endswith(b"\r"):
             raise ValueError("a question's payload must fit on one line")
-        done: asyncio.Future = asyncio.get_running_loop().create_future()
+        done: asyncio.Future[AskResult] = asyncio.get_running_loop().create_future()
 
         def read(text: str) -> AskResult:
             # Registered as the reply is read, so the ANSWER and DONE pushes right behind it find it.
@@ -91,7 +96,18 @@ class Questions:
         self._client._check_mode((subject,), group)
         responder = Responder(self, subject, handler, group)
         self.responders.append(responder)
-        self._client._background(self._client._command(responder.line, int))
+
+        async def subscribe() -> None:
+            try:
+                await self._client._command(responder.line, int)
+            except BaseException as error:
+                if not responder.ready.done():
+                    responder.ready.set_exception(error)
+                    responder.ready.exception()  # retrieved here too: nobody need await it
+                raise
+            if not responder.ready.done():
+                responder.ready.set_result(None)
+        self._client._background(subscribe())
         return responder
 
     async def stop(self, responder: Responder) -> None:
@@ -111,12 +127,21 @@ class Questions:
                 return
 
     async def _answer(self, responder: Responder, question: Question) -> None:
-        answer = responder.handler(question)
-        if inspect.isawaitable(answer):
-            answer = await answer
-        data = as_bytes(answer)
-        if b"\n" in data or data.endswith(b"\r"):
-            # The server would strip a CR before the LF: the asker would get other bytes than these.
-            raise ValueError("an answer must fit on one line (no LF, no CR at its end)")
+        try:
+            answer = responder.handler(question)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            data = as_bytes(answer)
+            if b"\n" in data or data.endswith(b"\r"):
+                # The server would strip a CR before the LF: the asker would get other bytes than these.
+                raise ValueError("an answer must fit on one line (no LF, no CR at its end)")
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # No answer is sent: the asker's DONE counts this responder among the silent ones
+            # (asked - answered - gone), the same as one that did not answer in time.
+            log.exception("fanout: the responder for %s raised on question %s; it is not answered",
+                          responder.subject, question.id)
+            return
         # `+OK 0` (a late answer) is normal, and a lost connection says nothing the asker would not learn.
         self._client._send_quietly(f"ANSWER {question.id} ".encode() + data + b"\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Callable, List, Optional
 
-from .protocol import Framer
+from .protocol import Frame, Framer
 
 
 # Bytes gathered in one loop pass before they are handed to the transport without waiting for the pass to end.
@@ -16,7 +16,7 @@ class Wire(asyncio.Protocol):
     """Frames go to `on_frames` in arrival order, a list for each read (so that a run of replies can be taken in
     one loop); `on_lost` is called once, with the reason. `on_frames` stops at a frame that loses the wire."""
 
-    def __init__(self, on_frames: Callable[["Wire", List[object]], None], on_lost: Callable[["Wire", str], None],
+    def __init__(self, on_frames: Callable[["Wire", List[Frame]], None], on_lost: Callable[["Wire", str], None],
                  max_line: int, max_payload: int) -> None:
         self.transport: Optional[asyncio.Transport] = None
         self.framer = Framer(max_line, max_payload)
@@ -31,6 +31,9 @@ class Wire(asyncio.Protocol):
         # high-water mark `writable` is clear and publishes wait for it.
         self._outgoing: List[bytes] = []
         self._outgoing_bytes = 0
+        # Whether anything was sent since the client's keepalive last looked, and the loop time it last was.
+        self.sent = False
+        self.sent_at = asyncio.get_running_loop().time()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -72,6 +75,8 @@ class Wire(asyncio.Protocol):
         if not self._outgoing:
             return
         outgoing, self._outgoing, self._outgoing_bytes = self._outgoing, [], 0
+        self.sent = True
+        self.sent_at = asyncio.get_running_loop().time()
         if self.transport is not None and not self._lost:
             self.transport.write(b"".join(outgoing))
 

@@ -1,0 +1,42 @@
+"""What users write, checked by `mypy --strict` in test_types: it must type-check as it is."""
+import asyncio
+from typing import List
+
+import fanout
+import fanout.blocking
+
+
+def on_event(event: fanout.Event) -> None:
+    if event.kind == "resumed" and event.report is not None:
+        missed: "int | None" = event.report.missed
+        print(event.report.subject, event.report.recovered, missed)
+
+
+async def main() -> None:
+    async with await fanout.connect("127.0.0.1:7411", on_event=on_event) as client:
+        info = await client.info()
+        clients: int = info.clients
+        async with client.subscribe("news.*") as sub:
+            async for message in sub:
+                text: str = message.text
+                print(text, clients, sub.dropped)
+                break
+        counts: List[int] = await client.publish_many([("a", b"1"), ("b", "2")])
+        receivers: int = await client.publish("a", b"x")
+        result = await client.ask("a", "q")
+        answers: List[bytes] = [payload for _, payload in result.answers]
+        print(counts, receivers, answers)
+
+
+def blocking() -> None:
+    with fanout.blocking.connect("127.0.0.1:7411") as client:
+        responder: fanout.blocking.Responder = client.respond("time", lambda question: "noon")
+        responder.stop()
+        client.publish_nowait("metrics", "1")
+        flushed: int = client.flush()
+        uptime: int = client.info().uptime_s
+        print(flushed, uptime)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
