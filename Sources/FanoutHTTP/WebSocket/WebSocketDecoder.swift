@@ -65,6 +65,9 @@ public struct WebSocketDecoder {
     /// Bytes held from unfinished frames (at most `maxMessage` + 125 + 14).
     public var bufferedCount: Int { header.count + message.count + control.count }
 
+    /// The bytes its buffers can hold before they grow: how a test counts the moves growth costs.
+    public var bufferCapacity: Int { header.capacity + message.capacity + control.capacity }
+
     /// Feeds one chunk. `handler` returns false to stop after an event (backpressure); the return value is
     /// how many bytes of `chunk` were consumed. Cost: linear in the chunk.
     public mutating func feed(_ chunk: UnsafeRawBufferPointer, _ handler: (Event) -> Bool) -> Int {
@@ -254,16 +257,31 @@ public struct WebSocketDecoder {
         }
     }
 
+    /// Appends `source` unmasked to `target`. The append grows `target` geometrically, so a message's bytes
+    /// move O(1) times each however many frames bring them: an exact-size reserve per frame moved the whole
+    /// message at every continuation frame, quadratic in a message of 16-byte frames (issue 35).
     private static func unmask(_ source: UnsafeRawBufferPointer, _ frame: inout Frame, into target: inout [UInt8]) {
-        var offset = frame.maskOffset
-        target.reserveCapacity(target.count + source.count)
-        withUnsafeBytes(of: frame.mask) { mask in
-            for byte in source {
-                target.append(byte ^ mask[offset & 3])
-                offset &+= 1
+        let start = target.count
+        target.append(contentsOf: source)
+        let offset = frame.maskOffset
+        target.withUnsafeMutableBytes { bytes in
+            withUnsafeBytes(of: frame.mask) { mask in
+                // The mask as a word, turned to start at `offset`: eight bytes per step.
+                var word: UInt64 = 0
+                withUnsafeMutableBytes(of: &word) { for index in 0..<8 { $0[index] = mask[(offset + index) & 3] } }
+                var index = start
+                while index + 8 <= bytes.count {
+                    let value = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ word
+                    bytes.storeBytes(of: value, toByteOffset: index, as: UInt64.self)
+                    index += 8
+                }
+                while index < bytes.count {
+                    bytes[index] ^= mask[(offset + index - start) & 3]
+                    index += 1
+                }
             }
         }
-        frame.maskOffset = offset & 3
+        frame.maskOffset = (offset + source.count) & 3
     }
 
     private static func reset(_ buffer: inout [UInt8]) {
