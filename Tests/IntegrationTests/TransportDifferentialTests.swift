@@ -4,14 +4,15 @@ import Testing
 /// Every transport says the same thing: one scripted session of every verb (1.0 to 1.3, errors, any bytes,
 /// questions both ways, a publish over HTTP) runs over TCP and over WebSocket framed every way, and each
 /// transcript must equal TCP's (`transport_differential.py`, raw sockets, so that the framing is exact).
-@Suite("Transports: the same replies and bytes on every one", .timeLimit(.minutes(3)))
+@Suite("Transports: the same replies and bytes on every one", .serialized, .timeLimit(.minutes(3)))
 struct TransportDifferentialTests {
     static let http = ["--http-listen", "127.0.0.1:0"]
     /// A small max_payload, so that a refused BPUB (too long) is in the table.
     static let environment = ["FANOUTD_MAX_PAYLOAD": "4096"]
 
-    private func expectPasses(_ check: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let daemon = try Daemon(arguments: Self.http, environment: Self.environment)
+    private func expectPasses(_ check: String, arguments: [String] = [], environment: [String: String] = environment,
+                              sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let daemon = try Daemon(arguments: Self.http + arguments, environment: environment)
         let run = try runPythonCheck("transport_differential.py", check, daemon: daemon).finish(timeout: 150)
         #expect(run.status == 0 && run.stdout.contains("ok \(check)"),
                 "\((run.stdout + run.stderr).joined(separator: "\n"))", sourceLocation: sourceLocation)
@@ -27,6 +28,13 @@ struct TransportDifferentialTests {
     /// a command; a refused header without LF gets one `-ERR`; a binary frame's second command is answered.
     @Test func eachCommandInAFrameGetsExactlyOneReply() throws {
         try expectPasses("issue")
+    }
+
+    /// A command that stops reading in the middle of a message (a failed AUTH's pause, output over the pause
+    /// mark, a used-up turn) holds the rest of the message, which is answered once reading resumes.
+    @Test func commandsAfterAStopInsideAMessageAreAnswered() throws {
+        try expectPasses("held", arguments: ["--config", try fixture("auth.yaml")],
+                         environment: ["FANOUTD_SEND_BUFFER_BYTES": "4096"])
     }
 
     /// Three WebSocket clients send a 1 MiB BPUB each in 16-byte continuation frames while a TCP client

@@ -231,22 +231,26 @@ public struct WebSocketDecoder {
         return nil
     }
 
+    // The checks below read the decoder only, but are `mutating`: an unoptimised build (the one the integration
+    // tests run) then passes the decoder by reference, where a plain method copied it, with a retain and a
+    // release of each of its buffers, for every frame.
+
     /// Whether a frame whose first byte is `first` carries a binary message (its first frame or a continuation).
-    private func isBinaryFrame(_ first: UInt8) -> Bool {
+    private mutating func isBinaryFrame(_ first: UInt8) -> Bool {
         let opcode = WebSocketOpcode(rawValue: first & 0x0F)
         return maxBinaryMessage > 0 && (opcode == .binary || (opcode == .continuation && messageIsBinary))
     }
 
     /// The message limit that applies to a frame whose first byte is `first`: a continuation continues the
     /// message's kind.
-    private func limit(for first: UInt8) -> Int {
+    private mutating func limit(for first: UInt8) -> Int {
         let opcode = WebSocketOpcode(rawValue: first & 0x0F)
         let binary = opcode == .binary || (opcode == .continuation && messageIsBinary)
         return binary ? maxBinaryMessage : maxMessage
     }
 
     /// Checks what the first two bytes say: reserved bits, opcode, masking, control-frame fragmentation.
-    private func checkFirstBytes(_ first: UInt8, _ second: UInt8) -> (UInt16, String)? {
+    private mutating func checkFirstBytes(_ first: UInt8, _ second: UInt8) -> (UInt16, String)? {
         guard first & 0x70 == 0 else { return (WebSocketCloseCode.protocolError, "reserved bits set (no extension was agreed)") }
         guard let opcode = WebSocketOpcode(rawValue: first & 0x0F) else {
             return (WebSocketCloseCode.protocolError, "unknown opcode \(first & 0x0F)")

@@ -1,6 +1,6 @@
 """A bystander's PING while WebSocket clients send 1 MiB BPUBs in 16-byte continuation frames.
 
-Usage: continuation_bystander.py HTTP_PORT TCP_PORT [SENDERS]
+Usage: continuation_bystander.py HTTP_PORT TCP_PORT [SENDERS [FRAGMENT]]
 Each sender writes one binary message, `BPUB <subject> 1048576` and its bytes, as a first frame and then
 continuation frames of 16 bytes, and must get its one `+OK`. Meanwhile a TCP client PINGs in a loop. Prints
 "ok p99_ms=<p99> max_ms=<max> pings=<n> seconds=<s>" and exits 0 when every sender was answered; the caller
@@ -23,16 +23,18 @@ def frame(opcode, payload, fin, mask=b"\x0f\x1e\x2d\x3c"):
     head = bytes([(0x80 if fin else 0) | opcode])
     if len(payload) < 126:
         head += bytes([0x80 | len(payload)])
-    else:
+    elif len(payload) < 65536:
         head += bytes([0x80 | 126]) + struct.pack("!H", len(payload))
+    else:
+        head += bytes([0x80 | 127]) + struct.pack("!Q", len(payload))
     return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
 
 
-def message():
+def message(fragment):
     header = b"BPUB bystander.load %d\n" % PAYLOAD
     body = header + bytes(range(256)) * (PAYLOAD // 256) + b"\n"
-    pieces = [body[i:i + FRAGMENT] for i in range(0, len(body), FRAGMENT)]
-    frames = [frame(2, pieces[0], False)]
+    pieces = [body[i:i + fragment] for i in range(0, len(body), fragment)]
+    frames = [frame(2, pieces[0], len(pieces) == 1)]
     # Every continuation piece of 16 bytes masks the same way, so equal pieces share their frame.
     cache = {}
     for index, piece in enumerate(pieces[1:], start=1):
@@ -77,7 +79,7 @@ def sender(port, data, results, index):
 def main():
     http, tcp = int(sys.argv[1]), int(sys.argv[2])
     senders = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-    data = message()
+    data = message(int(sys.argv[4]) if len(sys.argv) > 4 else FRAGMENT)
     pinger = socket.create_connection(("127.0.0.1", tcp), timeout=TIMEOUT)
     pinger.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     reader = pinger.makefile("rb")
@@ -88,7 +90,7 @@ def main():
     for thread in threads:
         thread.start()
     latencies = []
-    while any(thread.is_alive() for thread in threads) and time.monotonic() - started < TIMEOUT:
+    while not latencies or any(thread.is_alive() for thread in threads) and time.monotonic() - started < TIMEOUT:
         sent = time.monotonic()
         pinger.sendall(b"PING bystander\n")
         line = reader.readline()

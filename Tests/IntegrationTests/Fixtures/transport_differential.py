@@ -392,7 +392,39 @@ def check_issue(http, tcp):
             ws.close()
 
 
-CHECKS = {"all": check_all, "issue": check_issue}
+def replies_until_last(ws):
+    got = []
+    while True:
+        unit = ws.unit()
+        expect(unit[0] == "LINE", f"{unit!r} after {len(got)} replies")
+        if unit[1] == b"+PONG last":
+            return got
+        got.append(unit[1])
+
+
+def check_held(http, tcp):
+    """Commands after one that stops reading in the middle of a message (a failed AUTH's pause; output over the
+    pause mark; a turn used up) wait for reading to resume and are answered, in order, as on TCP."""
+    for binary in (False, True):
+        ws = WebSocketPeer(http, "binary-whole")
+        ws.send_frames(message(b"AUTH wrong-token\nPING after the pause\n", binary))
+        ws.send_frames(masked(1, b"PING last"))
+        got = replies_until_last(ws)
+        expect(len(got) == 2 and got[0].startswith(b"-ERR denied") and got[1] == b"+PONG after the pause",
+               f"{'binary' if binary else 'text'} frame: {got!r}")
+        ws.close()
+    ws = WebSocketPeer(http, "binary-whole")
+    count, filler = 600, b"p" * 1000
+    ws.send_frames(message(b"".join(b"PING %d %s\n" % (n, filler) for n in range(count)), True))
+    ws.send_frames(masked(1, b"PING last"))
+    got = replies_until_last(ws)
+    expected = [b"+PONG %d %s" % (n, filler) for n in range(count)]
+    expect(got == expected, f"{len(got)} replies to {count} PINGs in one binary frame; first wrong: "
+                            f"{next((g[:20] for g, e in zip(got, expected) if g != e), None)!r}")
+    ws.close()
+
+
+CHECKS = {"all": check_all, "issue": check_issue, "held": check_held}
 
 if __name__ == "__main__":
     name, http, tcp = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
