@@ -73,6 +73,7 @@ extension WebSocketTransport {
     static func refuseBinary(_ connection: ClientConnection) {
         connection.extras?.binarySubject = nil
         connection.server.fanout.close()
-        connection.send(ProtocolError(.syntax, "BPUB's bytes and their line end must end within its WebSocket message").line)
+        let reason = "BPUB's bytes and their line end must end within its WebSocket message"
+        connection.send(ProtocolError(.syntax, reason).line)
     }
 }

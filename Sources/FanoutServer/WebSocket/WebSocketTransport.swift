@@ -65,9 +65,10 @@ final class WebSocketTransport: TransportAdapter {
             return run(message, of: connection, turn: &turn, socket: socket)
         case .binaryTooLong:
             // Over max_payload: its bytes went as they came, and the connection goes on (BPUB's rule).
+            let maxPayload = connection.server.configuration.limits.maxPayload
             connection.server.fanout.close()
-            connection.send(ProtocolError(.tooLong,
-                "binary message exceeds max_payload=\(connection.server.configuration.limits.maxPayload) bytes and its header").line)
+            let reason = "binary message exceeds max_payload=\(maxPayload) bytes and its header"
+            connection.send(ProtocolError(.tooLong, reason).line)
             turn.lines &+= 1
         case .ping(let payload):
             var frame: [UInt8] = []
