@@ -38,19 +38,25 @@ struct TransportDifferentialTests {
     }
 
     /// Three WebSocket clients send a 1 MiB BPUB each in 16-byte continuation frames while a TCP client
-    /// PINGs: the decoder's work per frame is that frame's, so the bystander's p99 stays far under 50 ms.
+    /// PINGs: the decoder's work per frame is that frame's and a turn is bounded between frames, so the loop
+    /// time a PING waits (the server's loop thread's CPU time meanwhile: the wait on a machine of its own) has
+    /// a p99 far under 50 ms. The wall-clock wait, which on a shared machine also holds other programs' time,
+    /// gets a generous bound that a frozen loop (issue 35: 1.2 s) still breaks.
     @Test func continuationFramesDoNotHoldUpABystander() throws {
         let daemon = try Daemon(arguments: Self.http)
         let run = try ExternalProgram("python3", [try fixture("continuation_bystander.py"),
-                                                  String(try daemon.httpPort()), String(daemon.port), "3"])
+                                                  String(try daemon.httpPort()), String(daemon.port),
+                                                  String(daemon.pid), "3"])
             .finish(timeout: 150)
-        let summary = run.stdout.first { $0.hasPrefix("ok ") }
-        let fields = Dictionary(uniqueKeysWithValues: (summary ?? "").split(separator: " ").dropFirst().compactMap {
+        let summary = run.stdout.first { $0.hasPrefix("ok ") } ?? "no summary"
+        let fields = Dictionary(uniqueKeysWithValues: summary.split(separator: " ").dropFirst().compactMap {
             let pair = $0.split(separator: "=")
             return pair.count == 2 ? (String(pair[0]), Double(pair[1]) ?? .infinity) : nil
         })
-        #expect(run.status == 0 && summary != nil, "\((run.stdout + run.stderr).joined(separator: "\n"))")
-        #expect((fields["p99_ms"] ?? .infinity) < 50, "the bystander's PING: \(summary ?? "no summary")")
-        #expect((fields["pings"] ?? 0) >= 10, "PINGs while the senders sent: \(summary ?? "no summary")")
+        let output = (run.stdout + run.stderr).joined(separator: "\n")
+        #expect(run.status == 0 && summary.hasPrefix("ok "), "\(output)")
+        #expect((fields["loop_p99_ms"] ?? .infinity) < 50, "the bystander's PING, loop time: \(output)")
+        #expect((fields["p99_ms"] ?? .infinity) < 250, "the bystander's PING, wall clock: \(output)")
+        #expect((fields["pings"] ?? 0) >= 5, "PINGs while the senders sent: \(summary)")
     }
 }
