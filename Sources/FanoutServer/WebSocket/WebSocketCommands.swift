@@ -35,9 +35,13 @@ extension WebSocketTransport {
     private func endMessage(of connection: ClientConnection, turn: inout ReadTurn, socket: BufferedSocket) -> Bool {
         let lineEnd: [UInt8] = [0x0A]
         var dropRest = false
-        for _ in 0..<2 where !connection.framer.isInsidePayload || connection.framer.awaitsPayloadEnd {
+        // An unfinished line (or the skipped rest of a long one) ends; a BPUB header there opens its payload.
+        if !connection.framer.isInsidePayload {
             _ = lineEnd.withUnsafeBytes { feed($0, of: connection, turn: &turn, socket: socket, dropRest: &dropRest) }
-            guard connection.gate.isOpen else { break }
+        }
+        // A BPUB whose bytes are all in needs no line end of its own.
+        if connection.gate.isOpen && connection.framer.awaitsPayloadEnd {
+            _ = lineEnd.withUnsafeBytes { feed($0, of: connection, turn: &turn, socket: socket, dropRest: &dropRest) }
         }
         if connection.framer.isInsidePayload {
             if connection.extras?.binarySubject != nil { Self.refuseBinary(connection) }
