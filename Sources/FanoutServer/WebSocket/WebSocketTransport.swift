@@ -21,7 +21,8 @@ final class WebSocketTransport: TransportAdapter {
     init(maxLine: Int, maxPayload: Int) {
         // A message is one or more lines; a line of max_line bytes may come with its CRLF.
         decoder = WebSocketDecoder(maxMessage: maxLine + 2)
-        // A binary message is one BPUB: its header line, its bytes and their line end.
+        // A binary message holds commands as a text one does, with room for one BPUB whole: its header line,
+        // its bytes and their line end. A longer one is refused whole, with one -ERR too-long.
         decoder.maxBinaryMessage = maxLine + 2 + maxPayload + 2
     }
 
