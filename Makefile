@@ -48,7 +48,8 @@ micro-bench:
 hostile: release ; Benchmarks/scripts/hostile.py --scale $(or $(SCALE),full)
 
 # Installs the binaries, the units (ExecStart pointing at $(PREFIX)/bin), the man page and, unless one is
-# there already, the configuration. BIN_DIR names prebuilt binaries; without them, builds release first.
+# there already, the configuration, with history on disk in the unit's state directory (/var/lib/fanout).
+# BIN_DIR names prebuilt binaries; without them, builds release first.
 install:
 	@test -x $(BIN_DIR)/fanoutd -a -x $(BIN_DIR)/fanout || $(MAKE) release
 	install -D -m 0755 $(BIN_DIR)/fanoutd $(DESTDIR)$(PREFIX)/bin/fanoutd
@@ -63,7 +64,10 @@ install:
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/fanout/fanoutd.yaml ]; then \
 		echo "keeping existing $(DESTDIR)$(SYSCONFDIR)/fanout/fanoutd.yaml"; \
 	else \
-		install -D -m 0644 config/fanoutd.yaml $(DESTDIR)$(SYSCONFDIR)/fanout/fanoutd.yaml; \
+		install -d $(DESTDIR)$(SYSCONFDIR)/fanout; \
+		sed 's|^history_dir: off$$|history_dir: /var/lib/fanout/history|' config/fanoutd.yaml \
+			> $(DESTDIR)$(SYSCONFDIR)/fanout/fanoutd.yaml; \
+		chmod 0644 $(DESTDIR)$(SYSCONFDIR)/fanout/fanoutd.yaml; \
 	fi
 
 # The Debian package, fanout_$(VERSION)_$(ARCH).deb, from this tree (debhelper; see scripts/build-deb.sh),

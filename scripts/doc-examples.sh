@@ -4,9 +4,12 @@
 #   scripts/doc-examples.sh [BIN_DIR]      default .build/debug (./dev test builds it)
 # First it checks that docs/protocol.md is the shared contract, ../shared/PROTOCOL.md, where that exists.
 # A runnable example is a fenced block whose info string is `sh runnable`, in README.md or docs/*.md. Each
-# runs from the repository's top folder under `bash -euo pipefail`, for at most 20 seconds, with the built
-# fanoutd and fanout first on PATH. The server listens on free loopback ports: the examples' 127.0.0.1:7411
-# (or `127.0.0.1 7411`, as nc takes it) and 127.0.0.1:7412 are rewritten to them, and FANOUT_SERVER is set.
+# runs from the repository's top folder under `bash -euo pipefail`, for at most 20 seconds, as a user who
+# follows the README would run it: README.md's blocks with no fanout nor fanoutd on PATH (the README says
+# how to put the built ones there: `export PATH="$PWD/.build/release:$PATH"`, whose folder is rewritten to
+# BIN_DIR), the docs' blocks with the built ones first on PATH, as the README left them. The server listens
+# on free loopback ports: the examples' 127.0.0.1:7411 (or `127.0.0.1 7411`, as nc takes it) and
+# 127.0.0.1:7412 are rewritten to them, and FANOUT_SERVER is set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="$(cd "${1:-.build/debug}" && pwd)"
@@ -50,12 +53,23 @@ for _ in $(seq 100); do
 done
 [ -n "$port" ] && [ -n "$http" ] || { cat "$work.log" >&2; echo "doc-examples: fanoutd did not start" >&2; exit 1; }
 
+# A new user's PATH: this one less any folder that holds a fanout or fanoutd (an installed package's, say).
+user_path=""
+IFS=: read -ra folders <<< "$PATH"
+for folder in "${folders[@]}"; do
+    [ -e "$folder/fanout" ] || [ -e "$folder/fanoutd" ] || user_path="${user_path:+$user_path:}$folder"
+done
+
 failed=0
 for block in "${blocks[@]}"; do
     where=$(basename "$block" | tr '|' '/' | sed 's/:0*/:/')
     script=$(sed -e "s/127\.0\.0\.1:7411/127.0.0.1:$port/g" -e "s/127\.0\.0\.1 7411/127.0.0.1 $port/g" \
-                 -e "s/127\.0\.0\.1:7412/127.0.0.1:$http/g" "$block")
-    if output=$(PATH="$bin:$PATH" FANOUT_SERVER="127.0.0.1:$port" timeout 20 bash -euo pipefail -c "$script" 2>&1); then
+                 -e "s/127\.0\.0\.1:7412/127.0.0.1:$http/g" -e "s|\\\$PWD/\.build/release|$bin|g" "$block")
+    case "$where" in
+        README.md:*) path="$user_path" ;;
+        *) path="$bin:$user_path" ;;
+    esac
+    if output=$(PATH="$path" FANOUT_SERVER="127.0.0.1:$port" timeout 20 bash -euo pipefail -c "$script" 2>&1); then
         echo "ok: $where"
     else
         echo "FAILED: $where (exit $?)"

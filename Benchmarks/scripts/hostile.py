@@ -17,12 +17,16 @@ Attacks (full scale; --scale small divides the counts by about 20 and bounds eac
                  dropped (or 60 s)
   many-sockets   10,000 connections that send nothing; how long until a new client gets +PONG
   auth-guessing  connect, AUTH guessN, close, as fast as possible for 10 s against a server with one user
+  ws-fragments   3 WebSocket clients each send 1 MiB BPUBs as one binary message in 16-byte continuation frames
+  half-bpubs     1,000 connections each send `BPUB x 1048576` and all but its last byte, max_memory 32 MiB
+                 (RSS growth must stay within max_memory plus a tenth, and go back after they close)
+  question-pool  101 connections each ask 1,000 unanswered questions; another client's ASK must be taken
 
 Targets: PING p99 <= 50 ms with no ping over 5 s; RSS bounded (peak growth within max_memory, and for
 stalled-subs RSS 10 s after <= 2 x before); the server answers afterwards.
 
-Usage: Benchmarks/scripts/hostile.py [--fanoutd PATH] [--scale full|small] [--only NAME[,NAME...]]
-Exit status: 0, or 1 if the daemon died during an attack.
+Usage: Benchmarks/scripts/hostile.py [--fanoutd PATH] [--scale full|small] [--only NAME[,NAME...]] [--strict]
+Exit status: 0, or 1 if the daemon died during an attack (with --strict, also if any verdict is not PASS).
 """
 import argparse
 import os
@@ -930,6 +934,206 @@ def hash_token(binary, token):
     return found.group(1).decode()
 
 
+
+# ------------------------------------------------------------------------------- attacks at the edges
+# Each of these once held up or bloated the server (issue 35): a WebSocket message in tiny continuation
+# frames, BPUB payloads left unfinished on many connections, and one client taking every open question.
+
+def http_port(ctx):
+    with open(ctx.daemon.stderr_path, "rb") as log:
+        found = re.search(rb"serving HTTP on http://127\.0\.0\.1:(\d+)", log.read())
+    return int(found.group(1))
+
+
+class WebSocketConn:
+    """A raw RFC 6455 client: frames are written exactly as given, so a test controls every split."""
+
+    def __init__(self, port):
+        sock = socket.create_connection((HOST, port), timeout=30)
+        key = "dGhlIHNhbXBsZSBub25jZQ=="
+        sock.sendall(("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                      f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = sock.recv(4096)
+            if not chunk:
+                raise OSError("closed during the upgrade")
+            head += chunk
+        if not head.startswith(b"HTTP/1.1 101"):
+            raise OSError("upgrade refused: " + head.split(b"\r\n", 1)[0].decode(errors="replace"))
+        self.buffer = head.split(b"\r\n\r\n", 1)[1]
+        self.sock = sock
+
+    @staticmethod
+    def frame(opcode, payload, fin=True):
+        # A zero mask key leaves the payload as it is; the server must unmask whatever the key.
+        first = (0x80 if fin else 0) | opcode
+        size = len(payload)
+        if size < 126:
+            header = bytes([first, 0x80 | size])
+        elif size < 65536:
+            header = bytes([first, 0x80 | 126]) + size.to_bytes(2, "big")
+        else:
+            header = bytes([first, 0x80 | 127]) + size.to_bytes(8, "big")
+        return header + b"\0\0\0\0" + payload
+
+    @classmethod
+    def fragmented(cls, opcode, message, piece):
+        pieces = [message[i:i + piece] for i in range(0, len(message), piece)] or [b""]
+        return b"".join(cls.frame(opcode if i == 0 else 0, chunk, fin=(i == len(pieces) - 1))
+                        for i, chunk in enumerate(pieces))
+
+    def read_message(self, deadline):
+        """The next data frame's payload (frames from the server are whole and unmasked), or None."""
+        while True:
+            if len(self.buffer) >= 2:
+                size = self.buffer[1] & 0x7F
+                offset = 2
+                if size == 126:
+                    size, offset = int.from_bytes(self.buffer[2:4], "big"), 4
+                elif size == 127:
+                    size, offset = int.from_bytes(self.buffer[2:10], "big"), 10
+                if len(self.buffer) >= offset + size:
+                    opcode = self.buffer[0] & 0x0F
+                    payload = self.buffer[offset:offset + size]
+                    self.buffer = self.buffer[offset + size:]
+                    if opcode == 8:
+                        return None
+                    if opcode in (1, 2):
+                        return payload
+                    continue
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self.sock.settimeout(left)
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            self.buffer += chunk
+
+    def close(self):
+        self.sock.close()
+
+
+def attack_ws_fragments(ctx):
+    """Three WebSocket clients each send a 1 MiB BPUB as one binary message cut into 16-byte continuation
+    frames (65,536 frames a message), over and over: each frame must cost work in proportion to itself."""
+    port = http_port(ctx)
+    clients = 3
+    size = 1 << 20
+    message = b"BPUB ws.frag %d\n" % size + bytes(range(256)) * (size // 256) + b"\n"
+    wire = WebSocketConn.fragmented(2, message, 16)
+    rounds = 2 if ctx.small else 5
+    replies = {"ok": 0, "other": []}
+    lock = threading.Lock()
+
+    def client():
+        conn = ctx.own(WebSocketConn(port))
+        conn.read_message(time.monotonic() + 10)  # the greeting
+        for _ in range(rounds):
+            conn.sock.sendall(wire)
+            reply = conn.read_message(time.monotonic() + 60)
+            with lock:
+                if reply is not None and reply.startswith(b"+OK"):
+                    replies["ok"] += 1
+                else:
+                    replies["other"].append(reply[:80] if reply else reply)
+
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
+    start = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=ctx.limit * 2)
+    elapsed = time.monotonic() - start
+    if replies["ok"] != clients * rounds:
+        ctx.problems.append(f"{replies['ok']}/{clients * rounds} fragmented BPUBs answered +OK: "
+                            f"{replies['other'][:2]}")
+    notes = [f"{replies['ok']}/{clients * rounds} messages of 1 MiB in 16-byte frames answered +OK in "
+             f"{elapsed:.1f} s ({clients * rounds * size / max(elapsed, 1e-9) / 1e6:.1f} MB/s)"]
+    return f"{clients} clients x {rounds} x 1 MiB in 16 B frames", notes
+
+
+def attack_half_bpubs(ctx):
+    """Connections that each announce a 1 MiB BPUB and send all but its last byte, under max_memory 32 MiB:
+    bytes held for an unfinished payload count against max_memory like every other byte, and go back when the
+    connections close."""
+    count = 100 if ctx.small else 1000
+    size = 1 << 20
+    body = b"BPUB half.x %d\n" % size + b"h" * (size - 1)
+    selector = selectors.DefaultSelector()
+    pending = {}
+    for _ in range(count):
+        try:
+            sock = socket.create_connection((HOST, ctx.port), timeout=10)
+        except OSError:
+            break  # refused at the door: counted below as not opened
+        sock.setblocking(False)
+        ctx.own(sock)
+        pending[sock] = memoryview(body)
+        selector.register(sock, selectors.EVENT_WRITE)
+    opened = len(pending)
+    deadline = time.monotonic() + ctx.limit
+    last_progress = time.monotonic()
+    finished = 0
+    while pending and time.monotonic() < deadline and time.monotonic() - last_progress < 3:
+        for key, _ in selector.select(timeout=0.5):
+            sock = key.fileobj
+            try:
+                sent = sock.send(pending[sock][:1 << 16])
+            except BlockingIOError:
+                continue
+            except OSError:
+                selector.unregister(sock)
+                del pending[sock]
+                continue
+            last_progress = time.monotonic()
+            pending[sock] = pending[sock][sent:]
+            if not len(pending[sock]):
+                selector.unregister(sock)
+                del pending[sock]
+                finished += 1
+    held = info(ctx.port)
+    time.sleep(1.0)  # the RSS sampler's window with every unfinished payload held
+    selector.close()
+    ctx.rss_rule = "growth-within-max-memory"
+    notes = [f"{opened}/{count} connections opened; {finished} sent all but the last byte, {len(pending)} were "
+             f"held back by the server; clients={held.get('clients', '?')} "
+             f"memory_drops={held.get('memory_drops', '-')} backlog_bytes={held.get('backlog_bytes', '-')}"]
+    return f"{count} x BPUB 1 MiB less a byte, max_memory 32 MiB", notes
+
+
+def attack_question_pool(ctx):
+    """101 connections each ask 1,000 questions that nobody answers (60 s timeouts) toward one receiver that
+    never answers; another client's ASK must still be taken: no one connection takes the whole pool."""
+    askers = 6 if ctx.small else 101
+    per = 1000
+    receiver = ctx.own(Conn(ctx.port))
+    receiver.send(b"SUB pool.q\n")
+    receiver.wait_lines(1, time.monotonic() + 10)
+    line = b"ASK pool.q 60000 0 are-you-there\n"
+    conns = []
+    for _ in range(askers):
+        conn = ctx.own(Conn(ctx.port, keep_lines=False))
+        conn.send(line * per)
+        conns.append(conn)
+    deadline = time.monotonic() + ctx.limit
+    for conn in conns:
+        conn.wait_lines(per, deadline)
+    refused = sum(conn.errors for conn in conns)
+    bystander = request(ctx.port, b"ASK pool.q 1000 0 bystander\n")
+    other = request(ctx.port, b"ASK elsewhere.q 1000 0 bystander\n")
+    for label, reply in (("on the flooded subject", bystander), ("on another subject", other)):
+        if not reply or not reply.startswith("+OK"):
+            ctx.problems.append(f"a bystander's ASK {label} was refused: {reply}")
+    notes = [f"{askers} x {per:,} ASKs: {refused:,} refused; the bystander's ASKs got {bystander!r} and "
+             f"{other!r}; open questions: {info(ctx.port).get('open_questions', '?')}"]
+    return f"{askers} x {per:,} unanswered ASKs", notes
+
+
 ATTACKS = [
     ("seq-table", attack_seq_table),
     ("deep-wildcards", attack_deep_wildcards),
@@ -940,6 +1144,9 @@ ATTACKS = [
     ("stalled-streams", attack_stalled_streams),
     ("many-sockets", attack_many_sockets),
     ("auth-guessing", attack_auth),
+    ("ws-fragments", attack_ws_fragments),
+    ("half-bpubs", attack_half_bpubs),
+    ("question-pool", attack_question_pool),
 ]
 
 
@@ -965,6 +1172,15 @@ def run_attack(name, function, args, workdir):
         config = os.path.join(workdir, "http.yaml")
         with open(config, "w") as out:
             out.write('http_listen: "127.0.0.1:0"\n')
+    if name == "ws-fragments":
+        config = os.path.join(workdir, "ws.yaml")
+        with open(config, "w") as out:
+            out.write('http_listen: "127.0.0.1:0"\n')
+    if name == "half-bpubs":
+        env["FANOUTD_MAX_MEMORY"] = str(HALF_BPUB_MAX_MEMORY)
+        env["FANOUTD_MAX_PENDING_BYTES"] = str(HALF_BPUB_MAX_MEMORY // 4)
+    if name == "question-pool" and small:
+        env["FANOUTD_MAX_OPEN_QUESTIONS"] = "5000"
     if name == "auth-guessing":
         alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
         token = "".join(random.SystemRandom().choice(alphabet) for _ in range(32))
@@ -1045,7 +1261,12 @@ def run_attack(name, function, args, workdir):
     return result
 
 
+HALF_BPUB_MAX_MEMORY = 32 << 20
+
+
 def max_memory_kib(name, scale):
+    if name == "half-bpubs":
+        return HALF_BPUB_MAX_MEMORY // 1024
     if name == "stalled-subs" and scale == "small":
         return (1 << 30) // 20 // 1024
     return (1 << 30) // 1024
@@ -1065,6 +1286,11 @@ def verdict(result, scale):
         problems.append(f"RSS grew {mib(peak - before)} MiB, more than 1.5 x max_memory")
     if result.get("rss_rule") == "within-max-memory" and peak and peak > 1.1 * max_memory_kib(result["name"], scale):
         problems.append(f"RSS peaked at {mib(peak)} MiB, more than max_memory plus a tenth")
+    if (result.get("rss_rule") == "growth-within-max-memory" and before and peak
+            and peak - before > 1.1 * max_memory_kib(result["name"], scale)):
+        problems.append(f"RSS grew {mib(peak - before)} MiB, more than max_memory plus a tenth")
+    if result.get("rss_rule") == "growth-within-max-memory" and before and after and after - before > 0.25 * max_memory_kib(result["name"], scale):
+        problems.append(f"RSS 10 s after the connections closed is {mib(after - before)} MiB over before: not given back")
     if result.get("rss_rule") == "after<=2x" and before and (after is None or after > 2 * before):
         problems.append(f"RSS after {mib(after)} MiB > 2 x before ({mib(before)} MiB)")
     if not result.get("alive"):
@@ -1078,6 +1304,7 @@ def main():
     parser.add_argument("--scale", choices=["full", "small"], default="full")
     parser.add_argument("--only", default=None, help="comma-separated attack names: "
                         + ", ".join(name for name, _ in ATTACKS))
+    parser.add_argument("--strict", action="store_true", help="exit 1 when any attack's verdict is not PASS")
     parser.add_argument("--probe", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.probe:
@@ -1135,6 +1362,8 @@ def main():
     for r in results:
         extra = f" ({r['extra'][0]} {r['extra'][1]})" if r.get("extra") else ""
         print(f"{r['name']}: {verdict(r, args.scale)}{extra}")
+    if args.strict and any(verdict(r, args.scale) != "PASS" for r in results):
+        return 1
     return 1 if any(r["crashed"] for r in results) else 0
 
 

@@ -108,7 +108,7 @@ def slow_consumer(messages=200_000, size=1000):
     mb = messages * (size + 20) / 1e6
     print(f"slow consumer: {mb:.0f} MB published in {elapsed:.1f}s; healthy subscriber got {received[0]}/{messages} "
           f"in order; slow_consumers={fields['slow_consumers']}; RSS before {before} KiB, peak {peak} KiB, "
-          f"after {after} KiB (max_pending_bytes 8 MiB)")
+          f"after {after} KiB (max_pending_bytes 32 MiB)")
 
 
 def endless_line(megabytes=256):

@@ -1,5 +1,9 @@
 @_spi(Bench) import FanoutEventLoop
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 /// Runs a request/reply scenario against one server on a loop of its own: connects and confirms the
 /// responders (the scenario's subscribers, all on subject `bench.0`, plain or in its group), then the askers

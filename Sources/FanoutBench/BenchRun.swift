@@ -1,5 +1,9 @@
 @_spi(Bench) import FanoutEventLoop
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 /// Runs one scenario against one server on a loop of its own: connects and confirms every subscriber,
 /// then publishers, publishes with a bounded window (or at a fixed rate), and waits for delivery to finish.
@@ -229,9 +233,9 @@ public final class BenchRun {
         }
         if showProgress && (now - startedAt) / 1_000_000_000 != (now - startedAt - 100_000_000) / 1_000_000_000 {
             let seconds = Double(now - startedAt) / 1e9
-            print(String(format: "\r\u{1B}[K%@: published %d/%d, delivered %d/%d (%.0f/s)", result.target,
-                         acknowledged, scenario.messages, tally.delivered, result.expected,
-                         Double(tally.delivered) / max(seconds, 0.001)), terminator: "")
+            let rate = cFormat("%.0f", Double(tally.delivered) / max(seconds, 0.001))
+            print("\r\u{1B}[K\(result.target): published \(acknowledged)/\(scenario.messages), "
+                  + "delivered \(tally.delivered)/\(result.expected) (\(rate)/s)", terminator: "")
             fflush(nil)
         }
     }

@@ -1,7 +1,11 @@
 @_spi(Bench) import FanoutEventLoop
 import FanoutProtocol
-import Foundation
 import Histogram
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 /// What the receivers of one benchmark run saw, summed over all of them.
 final class DeliveryTally {

@@ -34,7 +34,8 @@ public final class EventStreamPeer: HTTPBenchPeer, BenchPeer {
             return finish("stream refused: \(text.prefix(80))")
         }
         // The RESUME reply comes as a comment; what follows it is the stream's, for the sink.
-        guard let reply = text.range(of: "\n: +OK"), let end = text[reply.upperBound...].firstIndex(of: "\n") else {
+        guard let reply = text.firstRange(of: "\n: +OK"),
+              let end = text[reply.upperBound...].firstIndex(of: "\n") else {
             return
         }
         let used = text.utf8.distance(from: text.startIndex, to: end) + 1

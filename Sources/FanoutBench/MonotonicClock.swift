@@ -1,5 +1,9 @@
 import FanoutProtocol
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 /// Nanoseconds on the monotonic clock: the timestamps carried in benchmark payloads (one process writes and
 /// reads them, so one clock serves both ends).

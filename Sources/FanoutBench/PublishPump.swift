@@ -1,6 +1,10 @@
 @_spi(Bench) import FanoutEventLoop
 import FanoutProtocol
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 /// A publisher's connection once it is set up: each publish is three copies into one output buffer (the
 /// subject's prebuilt prefix, the payload, the suffix), written with one `send` per batch, and
@@ -160,8 +164,10 @@ final class PublishPump {
                 continue
             }
             guard let value = acknowledgement(line) else {
-                let text = String(decoding: line, as: UTF8.self)
-                return fail("unexpected reply to a publish: \(text.trimmingCharacters(in: .whitespacesAndNewlines))")
+                var text = Substring(String(decoding: line, as: UTF8.self))
+                while text.first?.isWhitespace == true { text.removeFirst() }
+                while text.last?.isWhitespace == true { text.removeLast() }
+                return fail("unexpected reply to a publish: \(text)")
             }
             count += 1
             receivers += value

@@ -1,6 +1,10 @@
 @_spi(Bench) import FanoutEventLoop
 import FanoutProtocol
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 /// A set-up connection (greeted, subscribed) read and written raw, for the request/reply peers: its input is
 /// read into one buffer and handed to `consume`, which says how much it used; what is queued with `append` goes

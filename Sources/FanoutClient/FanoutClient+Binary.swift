@@ -8,6 +8,10 @@ extension FanoutClient {
     public func publishBinary(
         _ subject: String, payload: UnsafeRawBufferPointer, completion: ((Result<Int, ClientError>) -> Void)? = nil
     ) {
+        if let refused = ClientError.refusal({ () throws(ClientError) in try CommandWords.checkSubject(subject) }) {
+            completion?(.failure(refused))
+            return
+        }
         guard phase == .ready else {
             let copy = Array(payload)
             whenReady(failing: { completion?(.failure($0)) }) { [unowned self] in

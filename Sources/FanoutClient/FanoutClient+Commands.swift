@@ -12,6 +12,10 @@ extension FanoutClient {
         _ patterns: [String], last: Int? = nil, handler: ((Message) -> Void)? = nil,
         completion: ((Result<Int, ClientError>) -> Void)? = nil
     ) {
+        if let refused = ClientError.refusal({ () throws(ClientError) in try Self.checkSubscribing(patterns) }) {
+            completion?(.failure(refused))
+            return
+        }
         if let handler { for pattern in patterns { handlers.append((pattern, handler)) } }
         whenReady(failing: { completion?(.failure($0)) }) { [unowned self] in
             self.sendSubscribe(patterns, last: last.map { UInt64(max($0, 0)) }, completion: completion)
@@ -20,6 +24,10 @@ extension FanoutClient {
 
     /// Unsubscribes from `patterns` (all when empty).
     public func unsubscribe(_ patterns: [String] = [], completion: ((Result<Int, ClientError>) -> Void)? = nil) {
+        if let refused = ClientError.refusal({ () throws(ClientError) in try CommandWords.checkPatterns(patterns) }) {
+            completion?(.failure(refused))
+            return
+        }
         whenReady(failing: { completion?(.failure($0)) }) { [unowned self] in
             self.sendUnsubscribe(patterns, completion: completion)
         }
@@ -79,6 +87,10 @@ extension FanoutClient {
     public func publish(
         _ subject: String, payload: UnsafeRawBufferPointer, completion: ((Result<Int, ClientError>) -> Void)? = nil
     ) {
+        if let refused = ClientError.refusal({ () throws(ClientError) in try CommandWords.checkSubject(subject) }) {
+            completion?(.failure(refused))
+            return
+        }
         guard Self.lineCarries(payload) else {
             publishBinary(subject, payload: payload, completion: completion)
             return
@@ -112,8 +124,18 @@ extension FanoutClient {
 
     /// Sends any command line and returns the text of its `+` reply after the first word
     /// (`INFO` gives `version=... uptime_s=...`).
+    /// The line must be one line (no LF, no CR): its words are the caller's to choose.
     public func request(_ line: String, completion: @escaping (Result<String, ClientError>) -> Void) {
+        if let refused = ClientError.refusal({ () throws(ClientError) in try CommandWords.checkLine(line) }) {
+            return completion(.failure(refused))
+        }
         send(line, .text(completion))
+    }
+
+    /// A subscription's patterns: at least one, each valid.
+    static func checkSubscribing(_ patterns: [String]) throws(ClientError) {
+        guard !patterns.isEmpty else { throw .invalid("subscribing needs at least one subject pattern") }
+        try CommandWords.checkPatterns(patterns)
     }
 
     static let pubPrefix: [UInt8] = Array("PUB ".utf8)

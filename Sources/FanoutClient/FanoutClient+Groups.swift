@@ -14,6 +14,14 @@ extension FanoutClient {
         _ patterns: [String], group: String, handler: ((Message) -> Void)? = nil,
         completion: ((Result<Int, ClientError>) -> Void)? = nil
     ) {
+        let refused = ClientError.refusal { () throws(ClientError) in
+            try CommandWords.checkGroup(group)
+            try Self.checkSubscribing(patterns)
+        }
+        if let refused {
+            completion?(.failure(refused))
+            return
+        }
         if let handler { for pattern in patterns { handlers.append((pattern, handler)) } }
         whenReady(failing: { completion?(.failure($0)) }) { [unowned self] in
             self.send("QSUB \(group) " + patterns.joined(separator: " "),

@@ -15,6 +15,9 @@ extension FanoutClient {
         _ subject: String, payload: UnsafeRawBufferPointer, timeout: Duration, maxAnswers: Int = 0,
         onAnswer: @escaping (Answer) -> Void, completion: @escaping (Result<QuestionSummary, ClientError>) -> Void
     ) {
+        if let refused = ClientError.refusal({ () throws(ClientError) in try CommandWords.checkSubject(subject) }) {
+            return completion(.failure(refused))
+        }
         guard Self.lineCarries(payload) else {
             return completion(.failure(.invalid("a question's payload must not hold LF, nor end in CR")))
         }
@@ -40,6 +43,10 @@ extension FanoutClient {
     public func answer(
         _ id: String, payload: UnsafeRawBufferPointer, completion: ((Result<Bool, ClientError>) -> Void)? = nil
     ) {
+        if let refused = ClientError.refusal({ () throws(ClientError) in try CommandWords.checkQuestionID(id) }) {
+            completion?(.failure(refused))
+            return
+        }
         guard Self.lineCarries(payload) else {
             completion?(.failure(.invalid("an answer's payload must not hold LF, nor end in CR")))
             return

@@ -34,6 +34,12 @@ extension FanoutClient {
         }
         switch parsed {
         case .hello(let name, let fields):
+            // An epoch goes back on RESUME lines: one that is not a token would be a word the client cannot send.
+            if let epoch = fields["epoch"], !Token.isValid(epoch) {
+                let violation = ClientError.protocolViolation("greeting's epoch '\(epoch.prefix(80))'")
+                connectionLost(reason: violation.description)
+                return .goOn
+            }
             greeted(serverName: name, epoch: fields["epoch"])
         case .failure(let error) where phase == .connecting && serverName != nil:
             completeHead(.failure(.server(error)))
@@ -47,6 +53,9 @@ extension FanoutClient {
             onEvent?(.revoked(error))
         case .failure(let error):
             completeHead(.failure(.server(error)))
+        case .reset(let subject, let epoch, _, _) where !Token.isValid(epoch):
+            let violation = ClientError.protocolViolation("RESET \(subject) epoch=\(epoch.prefix(80))")
+            connectionLost(reason: violation.description)
         case .reset(let subject, let epoch, let seq, let missed):
             resumeState.reset(subject: subject, epoch: epoch, seq: seq)
             onEvent?(.reset(subject: subject, epoch: epoch, seq: seq, missed: missed.map(MissedMessages.count) ?? .unknown))

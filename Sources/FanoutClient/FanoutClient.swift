@@ -94,7 +94,12 @@ public final class FanoutClient: BufferedSocketDelegate {
 
     /// Connects; `completion` gets the server's name once greeted, or why it could not connect.
     /// A first connection that fails is not retried: retries are for connections that were up.
+    /// A token that `AUTH` cannot carry fails the connect at once, before any connection is made.
     public func connect(completion: @escaping (Result<String, ClientError>) -> Void) {
+        if let token = options.token,
+           let refused = ClientError.refusal({ () throws(ClientError) in try CommandWords.checkAuthToken(token) }) {
+            return completion(.failure(refused))
+        }
         connectCompletion = completion
         startWatchdog()
         openSocket()

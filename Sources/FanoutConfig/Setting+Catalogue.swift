@@ -13,13 +13,18 @@ extension Setting {
         Setting("max_subscriptions", .wholeNumber, "10000",
                 "subscriptions per connection; a SUB over it is refused whole with -ERR limit"),
         Setting("max_payload", .wholeNumber, "1048576",
-                "longest BPUB payload in bytes (independent of max_line); a longer one gets -ERR too-long"),
-        Setting("max_asks", .wholeNumber, "1000", "open questions (ASK) per connection; one more gets -ERR limit"),
+                "longest BPUB payload in bytes (independent of max_line); a longer one gets -ERR too-long; "
+                    + "at most max_pending_bytes - 512 (unset: lowered to that)"),
+        Setting("max_asks", .wholeNumber, "1000",
+                "open questions (ASK) per connection; one more gets -ERR limit; at most max_open_questions "
+                    + "(unset: lowered to it)"),
         Setting("max_ask_timeout", .wholeNumber, "60000", "the longest timeout an ASK may ask for, in milliseconds"),
         Setting("max_open_questions", .wholeNumber, "100000",
-                "open questions on the whole server; one more ASK gets -ERR limit"),
-        Setting("max_pending_bytes", .wholeNumber, "8388608",
-                "unsent output per connection before it is dropped as a slow consumer"),
+                "open questions on the whole server; one more ASK, or one from a connection holding as many as "
+                    + "are left free (the fair share), gets -ERR limit"),
+        Setting("max_pending_bytes", .wholeNumber, "33554432",
+                "unsent output per connection before it is dropped as a slow consumer; unset, a quarter of a "
+                    + "max_memory under 128 MiB"),
         Setting("send_buffer_bytes", .wholeNumber, "524288", reload: "sockets accepted after the reload",
                 "SO_SNDBUF of client sockets (the kernel keeps twice this); 0 = kernel autotuning"),
         Setting("backpressure_bytes", .wholeNumber, "0",
@@ -35,7 +40,8 @@ extension Setting {
         Setting("keepalive", .seconds, "60", reload: "sockets accepted after the reload",
                 "TCP keepalive idle seconds on accepted sockets; 0 = off"),
         Setting("max_memory", .wholeNumber, "1073741824",
-                "server-wide bound on queued output plus the subject index; 0 = off, else at least 4 x max_pending_bytes"),
+                "server-wide bound on queued output, the subject index, open questions and BPUB payloads being read; "
+                    + "0 = off, else at least 4 x max_pending_bytes"),
         Setting("max_tracked_subjects", .wholeNumber, "1000000", "subjects whose sequence numbers are remembered"),
         Setting("history", .section, "none", reload: "applied at once: a shrunk rule trims, a removed one drops",
                 "rules: which subjects keep how many messages for how long (docs/history.md)"),

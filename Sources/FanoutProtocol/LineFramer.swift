@@ -130,7 +130,12 @@ public struct LineFramer {
                         }
                     }
                     let take = min(remaining, available)
-                    if keep { partial.append(contentsOf: UnsafeRawBufferPointer(start: base + position, count: take)) }
+                    if keep {
+                        // Exactly the payload's size, made once: growing by doubling would hold up to twice what
+                        // the server counts for it toward max_memory.
+                        if partial.isEmpty { partial.reserveCapacity(remaining) }
+                        partial.append(contentsOf: UnsafeRawBufferPointer(start: base + position, count: take))
+                    }
                     position += take
                     payloadLeft = remaining - take
                     if payloadLeft == 0 { flags |= Self.endFlag }

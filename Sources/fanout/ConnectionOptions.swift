@@ -1,7 +1,11 @@
 import ArgumentParser
 import FanoutClient
 import FanoutEventLoop
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 /// The options every subcommand shares: where the server is and how long to wait for it.
 struct ConnectionOptions: ParsableArguments {
@@ -49,12 +53,20 @@ struct ServerOptions: ParsableArguments {
     func validate() throws {
         if !tls && (ca != nil || cert != nil || key != nil) { throw ValidationError("--ca, --cert and --key need --tls") }
         if (cert == nil) != (key == nil) { throw ValidationError("--cert and --key go together") }
+        if let token = resolvedToken {
+            try checkWord(token == self.token ? "--token" : "FANOUT_TOKEN") { () throws(ClientError) in
+                try CommandWords.checkAuthToken(token)
+            }
+        }
         _ = try resolvedAddress()
     }
 
     var serverText: String {
-        server ?? ProcessInfo.processInfo.environment["FANOUT_SERVER"] ?? "127.0.0.1:7411"
+        server ?? ProcessEnvironment.value("FANOUT_SERVER") ?? "127.0.0.1:7411"
     }
+
+    /// --token, else $FANOUT_TOKEN.
+    var resolvedToken: String? { token ?? ProcessEnvironment.value("FANOUT_TOKEN") }
 
     func resolvedAddress() throws -> SocketAddress {
         do {
@@ -66,7 +78,7 @@ struct ServerOptions: ParsableArguments {
 
     func clientOptions(timeout: Duration = .seconds(5), reconnect: ReconnectPolicy = .never) -> ClientOptions {
         var options = ClientOptions(timeout: timeout, reconnect: reconnect,
-                                    token: token ?? ProcessInfo.processInfo.environment["FANOUT_TOKEN"])
+                                    token: resolvedToken)
         if tls {
             let host = serverText.hasPrefix("[") ? String(serverText.dropFirst().prefix { $0 != "]" })
                 : String(serverText.prefix { $0 != ":" })

@@ -1,7 +1,11 @@
 import ArgumentParser
 import FanoutClient
 import FanoutEventLoop
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 /// One command's event loop and connected client. `run` drives the loop until `finish` or `fail`.
 final class Session {
@@ -61,5 +65,12 @@ final class Session {
 }
 
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data("fanout: \(text)\n".utf8))
+    let line = Array("fanout: \(text)\n".utf8)
+    var offset = 0
+    while offset < line.count {
+        let written = line[offset...].withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        if written < 0 && errno == EINTR { continue }
+        guard written > 0 else { return }
+        offset += written
+    }
 }

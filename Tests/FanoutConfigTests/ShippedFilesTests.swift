@@ -11,10 +11,11 @@ struct ShippedFilesTests {
         return url
     }()
 
-    /// The shipped file serves the console and keeps history in the unit's state directory; every other value
-    /// it sets is the default.
+    /// The shipped file serves the console; every other value it sets is the default. history_dir, whose
+    /// default has no literal form, is set to off, so that any user can run the file from a clone (see
+    /// `theInstalledCopiesKeepHistoryOnDisk`).
     static let shippedOverDefaults = ["http_listen": YAMLNode.scalar("127.0.0.1:7412"),
-                                      "history_dir": YAMLNode.scalar("/var/lib/fanout/history")]
+                                      "history_dir": YAMLNode.scalar("off")]
 
     private func text(_ path: String) throws -> String {
         try String(contentsOf: Self.root.appendingPathComponent(path), encoding: .utf8)
@@ -34,6 +35,17 @@ struct ShippedFilesTests {
             let expected = try Self.shippedOverDefaults[setting.name]
                 ?? YAMLReader.read("value: \(setting.defaultValue)").settings["value"]
             #expect(node == expected, "config/fanoutd.yaml sets \(setting.name) to its default \(setting.defaultValue)")
+        }
+    }
+
+    /// The package and `make install` turn history on disk on in the unit's state directory, by rewriting the
+    /// one `history_dir: off` line of the tree's file; scripts/test-deb.sh checks the result on a real install.
+    @Test func theInstalledCopiesKeepHistoryOnDisk() throws {
+        let lines = try text("config/fanoutd.yaml").split(separator: "\n")
+        #expect(lines.filter { $0.hasPrefix("history_dir:") } == ["history_dir: off"])
+        let rewrite = "sed 's|^history_dir: off$$|history_dir: /var/lib/fanout/history|' config/fanoutd.yaml"
+        for installer in ["debian/rules", "Makefile"] {
+            #expect(try text(installer).contains(rewrite), "\(installer) installs the file with history on disk")
         }
     }
 

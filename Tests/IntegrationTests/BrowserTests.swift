@@ -29,7 +29,8 @@ struct BrowserTests {
             _ = try publisher.output.waitForLine(containing: "+OK", after: replies - 1, timeout: 10)
         }
 
-        let browser = try ExternalProgram("python3", [try fixture("browser_checks.py"), "http://127.0.0.1:\(proxy.port)/"],
+        let page = "http://127.0.0.1:\(proxy.port)/"
+        let browser = try ExternalProgram("python3", [try fixture("browser_checks.py"), page, String(daemon.port)],
                                           environment: ProcessInfo.processInfo.environment["FANOUT_SCREENSHOT"].map { ["FANOUT_SCREENSHOT": $0] } ?? [:],
                                           interactive: true)
         func waitForStep(_ name: String) throws {

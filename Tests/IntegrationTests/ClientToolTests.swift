@@ -91,10 +91,15 @@ struct ClientToolTests {
         #expect(refused.status == 2)
         #expect(refused.stderr == ["fanout: cannot connect to 127.0.0.1:\(port): connection refused"])
 
-        let daemon = try Daemon()
-        let serverError = try FanoutTool.run(["pub", "--server", "127.0.0.1:\(daemon.port)", "bad..subject", "x"])
+        // A bad subject is the tool's to refuse (exit 64, nothing sent); a payload over max_payload is the server's.
+        let daemon = try Daemon(environment: ["FANOUTD_MAX_PAYLOAD": "16"])
+        let badSubject = try FanoutTool.run(["pub", "--server", "127.0.0.1:\(daemon.port)", "bad..subject", "x"])
+        #expect(badSubject.status == 64)
+        #expect(badSubject.stderr.contains { $0.contains("bad subject: 'bad..subject': empty token") })
+        let serverError = try FanoutTool.run(["pub", "--server", "127.0.0.1:\(daemon.port)", "--binary", "big"],
+                                             stdin: Data(repeating: 0x61, count: 100))
         #expect(serverError.status == 1)
-        #expect(serverError.stderr.first?.hasPrefix("fanout: server error: bad-subject ") == true)
+        #expect(serverError.stderr.first?.hasPrefix("fanout: server error: too-long ") == true)
 
         let usage = try FanoutTool.run(["sub"])
         #expect(usage.status == 64)

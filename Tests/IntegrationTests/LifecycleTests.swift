@@ -66,7 +66,7 @@ struct LifecycleTests {
         let result = try runDaemon(["--check-config"])
         #expect(result.status == 0)
         for line in ["listen: 127.0.0.1:7411", "max_line: 65536", "max_connections: 10000",
-                     "max_subscriptions: 10000", "max_pending_bytes: 8388608", "send_buffer_bytes: 524288",
+                     "max_subscriptions: 10000", "max_pending_bytes: 33554432", "send_buffer_bytes: 524288",
                      "write_timeout: 30",
                      "idle_timeout: 0 (off)", "shutdown_grace: 5"] {
             #expect(result.stdout.contains(line), "\(line)")

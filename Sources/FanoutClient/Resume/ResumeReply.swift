@@ -1,3 +1,5 @@
+import FanoutProtocol
+
 /// The reply to `RESUME` and `LAST` (protocol 1.1), after `+OK `:
 /// `<n> epoch=<e> seq=<s> replayed=<k> missed=<m|unknown>`.
 struct ResumeReply: Equatable, Sendable {
@@ -22,7 +24,8 @@ struct ResumeReply: Equatable, Sendable {
             guard let equals = word.firstIndex(of: "=") else { return nil }
             fields[word[..<equals]] = word[word.index(after: equals)...]
         }
-        guard let epoch = fields["epoch"], !epoch.isEmpty,
+        // The epoch goes back on a later RESUME line, so it must be a token (no word the line cannot carry).
+        guard let epoch = fields["epoch"], Token.isValid(String(epoch)),
               let seq = fields["seq"].flatMap({ UInt64($0) }),
               let replayed = fields["replayed"].flatMap({ UInt64($0) }),
               let missed = fields["missed"] else { return nil }

@@ -116,7 +116,9 @@ extension Server {
         var asked = 0
         let withholds = auth.anyUserWithholds
         func put(to receiver: ClientConnection) {
-            guard receiver.socket != nil, remote.pending[receiver.id] == nil else { return }
+            guard receiver.socket != nil, receiver.transport.canAnswer, remote.pending[receiver.id] == nil else {
+                return
+            }
             if withholds && receiver.permissions?.withholds(subject) == true { return }
             remote.pending[receiver.id] = false
             // Pruned of expired and answered questions as it doubles: O(1) amortised, bounded by what is open.

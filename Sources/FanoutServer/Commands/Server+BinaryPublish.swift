@@ -19,6 +19,10 @@ extension Server {
             refusal = ProtocolError(.tooLong, "payload of \(length) bytes exceeds max_payload=\(maxPayload)")
         }
         if refusal == nil { refusal = self.refusal(of: .bpub(subject: subject, length: length), by: connection) }
+        if refusal == nil, connection.transport.writesLines, !reservePayload(Int(length), for: connection) {
+            refusal = ProtocolError(.limit, "the server is at max_memory=\(configuration.limits.maxMemory): "
+                + "a payload of \(length) bytes cannot be held now")
+        }
         if let refusal {
             fanout.close()
             reply(refusal.line, to: connection)
@@ -32,6 +36,7 @@ extension Server {
     func publishBinary(_ payload: UnsafeRawBufferPointer, from connection: ClientConnection) {
         guard let subject = connection.extras?.binarySubject else { return }
         connection.extras?.binarySubject = nil
+        releasePayload(of: connection)
         stats.binaryPublished += 1
         subject.withUnsafeBytes { subject in
             publish(subject: subject, payload: payload, anyBytes: true, from: connection, engine: engine)
@@ -41,6 +46,7 @@ extension Server {
     /// A BPUB's bytes were not followed by a line end: the stream cannot be read any further.
     func binaryFramingLost(_ connection: ClientConnection) {
         connection.extras?.binarySubject = nil
+        releasePayload(of: connection)
         fanout.close()
         disconnect(connection, reason: .framingLost)
     }

@@ -9,7 +9,7 @@ public struct Limits: Sendable, Equatable {
     /// Subscriptions one connection may hold.
     public var maxSubscriptions = 10_000
     /// Unsent output above which a connection is dropped as a slow consumer.
-    public var maxPendingBytes = 8 * 1024 * 1024
+    public var maxPendingBytes = 32 * 1024 * 1024
     /// `SO_SNDBUF` for client sockets (Linux keeps twice this); 0 leaves the kernel's autotuning, which lets a
     /// socket that is never read hold up to `net.ipv4.tcp_wmem`'s maximum (4 MiB on Debian) on top of
     /// `maxPendingBytes`, copied into cold memory while everyone else waits. Above the cap a stalled reader's
@@ -43,6 +43,23 @@ public struct Limits: Sendable, Equatable {
     /// a client that floods commands without reading replies cannot grow its output without bound.
     public var readPauseBytes: Int { max(4096, min(256 * 1024, maxPendingBytes / 2)) }
 
+    /// With max_pending_bytes not set: the default, or a quarter of a smaller max_memory (the least it allows),
+    /// so that a file that set only a small max_memory, valid when the default was 8 MiB, still is.
+    public mutating func sizePendingBytesToMemory() {
+        guard maxMemory > 0 else { return }
+        maxPendingBytes = min(Limits().maxPendingBytes, max(maxMemory / 4, maxLine + Self.pushHeadroom))
+    }
+
+    /// With max_payload not set: the default, or what a smaller max_pending_bytes leaves room for, so that a
+    /// file that lowered only max_pending_bytes still starts, with payloads its subscribers can be sent.
+    public mutating func sizePayloadToPendingBytes() {
+        maxPayload = max(0, min(Limits().maxPayload, maxPendingBytes - Self.pushHeadroom))
+    }
+
+    /// Room for what a push adds to a payload (`MSG`/`BMSG`, a subject of up to 255 bytes, a seq, a length):
+    /// a payload of `maxLine` or `maxPayload` bytes plus this must fit under `maxPendingBytes`.
+    static let pushHeadroom = 512
+
     func problems() -> [String] {
         var found: [String] = []
         if maxLine < 64 || maxLine > 64 * 1024 * 1024 { found.append("max_line: must be 64 ... 67108864") }
@@ -51,7 +68,9 @@ public struct Limits: Sendable, Equatable {
             found.append("max_connections_per_ip: must be at least 1, or 0 for off")
         }
         if maxSubscriptions < 1 { found.append("max_subscriptions: must be at least 1") }
-        if maxPendingBytes < maxLine + 512 { found.append("max_pending_bytes: must be more than max_line + 512") }
+        if maxPendingBytes < maxLine + Self.pushHeadroom {
+            found.append("max_pending_bytes: must be more than max_line + \(Self.pushHeadroom)")
+        }
         if sendBufferBytes < 0 || sendBufferBytes > 1 << 30 {
             found.append("send_buffer_bytes: must be 0 (the kernel's autotuning) ... 1073741824")
         }
@@ -59,7 +78,16 @@ public struct Limits: Sendable, Equatable {
             found.append("backpressure_bytes: must be 0 (off) or less than max_pending_bytes")
         }
         if maxPayload < 0 || maxPayload > 1 << 30 { found.append("max_payload: must be 0 ... 1073741824") }
+        if maxPayload > maxPendingBytes - Self.pushHeadroom {
+            found.append("max_payload/max_pending_bytes: max_payload (\(maxPayload)) must be at most max_pending_bytes "
+                + "(\(maxPendingBytes)) - \(Self.pushHeadroom): a subscriber sent a payload that long would be dropped "
+                + "as a slow consumer")
+        }
         if maxAsks < 1 { found.append("max_asks: must be at least 1") }
+        if maxAsks > maxOpenQuestions {
+            found.append("max_asks/max_open_questions: max_asks (\(maxAsks)) must not be more than max_open_questions "
+                + "(\(maxOpenQuestions)): no connection could reach it")
+        }
         if maxAskTimeoutMilliseconds < 1 { found.append("max_ask_timeout: must be at least 1 (milliseconds)") }
         if maxOpenQuestions < 1 { found.append("max_open_questions: must be at least 1") }
         if maxTrackedSubjects < 1 { found.append("max_tracked_subjects: must be at least 1") }

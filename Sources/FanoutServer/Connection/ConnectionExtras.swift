@@ -26,6 +26,8 @@ final class ConnectionExtras {
     var groupOfPattern: [String: String] = [:]
     /// A BPUB whose header was accepted: its subject, until its payload is read.
     var binarySubject: [UInt8]?
+    /// Bytes of that payload counted toward max_memory while it is read (`MemoryGuard.payloadBytes`).
+    var binaryReserved = 0
     /// Numbers of the open questions this connection asked (at most max_asks).
     var asks: [UInt64] = []
     /// Questions put to this connection (their numbers), for its departure; closed ones are pruned lazily.

@@ -30,6 +30,11 @@ extension Server {
             job.end()
         }
         if connection.holdsPublishers { fanout.releasePublishers(heldBy: connection) }
+        if let reserved = connection.extras?.binaryReserved, reserved > 0 {
+            // Its unfinished payload's buffer goes with it: counted so that the memory goes back to the system.
+            releasePayload(of: connection)
+            noteFreed(reserved)
+        }
         if let extras = connection.extras,
            !extras.asks.isEmpty || !extras.questionsPut.isEmpty || !extras.remoteQuestionsPut.isEmpty {
             questionsLeft(by: connection)

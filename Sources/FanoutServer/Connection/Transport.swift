@@ -13,6 +13,10 @@ enum Transport: UInt8, Sendable, CustomStringConvertible {
     /// Whether lines are written as they are (the line protocol's own transports).
     var writesLines: Bool { rawValue <= Transport.unix.rawValue }
 
+    /// Whether its client can send `ANSWER`: an event stream's client says nothing after its request, and an
+    /// HTTP request's ends with its reply, so neither is put a question (nor counted in `asked`, nor waited for).
+    var canAnswer: Bool { self != .eventStream && self != .httpRequest }
+
     var description: String {
         switch self {
         case .tcp: "tcp"

@@ -66,7 +66,7 @@ ol li .subject { color:var(--accent); } ol li .seq { color:var(--dim); } ol li .
   <h1>Fanout</h1><span id="status">connecting…</span><span id="server"></span>
 </header>
 <main>
-  <p class="note wide" id="connect-hint">From a terminal: <code>nc 127.0.0.1 7411</code>, then type <code>SUB news.*</code>; or run <code>fanout sub 'news.*'</code> and <code>fanout pub news.uk hello</code> (add <code>--server HOST:PORT</code> for another server).</p>
+  <p class="note wide" id="connect-hint">From a terminal: <code>{{nc-command}}</code>, then type <code>SUB news.*</code>; or run <code>fanout sub{{server-option}} 'news.*'</code> and <code>fanout pub{{server-option}} news.uk hello</code> (the addresses this server listens on, filled in by ConsoleConnectHint).</p>
   <section class="wide"><h2>Server</h2><div id="counters"></div></section>
   <section class="two-thirds"><h2>Messages per second, last 5 minutes</h2><canvas id="chart" width="800" height="160"></canvas></section>
   <section class="third"><h2>Subjects</h2><div class="scroll"><table><thead><tr><th>subject</th><th>subscribers</th><th>groups</th></tr></thead><tbody id="channels"></tbody></table></div><p class="note" id="channels-note"></p></section>

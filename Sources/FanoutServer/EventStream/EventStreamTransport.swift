@@ -186,7 +186,7 @@ final class EventStreamTransport: TransportAdapter {
                 let count = missed == "unknown" ? "null" : String(missed)
                 session.scratch.append(contentsOf: "event: missed\ndata: {\"subject\":\(JSONText.quoted(subject)),\"missed\":\(count)}\n\n".utf8)
             }
-            session.scratch.append(contentsOf: ": \(text)\n".utf8)
+            Self.appendComment(text, to: &session.scratch)
         } else if case .reset(let subject, let epoch, let seq, let missed)? = ServerLine.parse(line) {
             // The subject's numbering restarted, or messages were lost: the position moves to where the next
             // message follows.
@@ -198,8 +198,24 @@ final class EventStreamTransport: TransportAdapter {
             let message = words.count > 2 ? String(words[2]) : ""
             session.scratch.append(contentsOf: "event: error\ndata: \(Server.errorJSON(code: code, message))\n\n".utf8)
         } else if !text.isEmpty {
-            session.scratch.append(contentsOf: ": \(text)\n".utf8)
+            Self.appendComment(text, to: &session.scratch)
         }
+    }
+
+    /// `: <text>` as one comment line. CR, LF and NUL are written as `\r`, `\n` and `\0`: in an event stream a
+    /// CR alone ends a line, so a raw one would let text a client chose (a payload inside a pushed line) start
+    /// lines of its own, `data:` included, and forge events.
+    static func appendComment(_ text: String, to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: ": ".utf8)
+        for byte in text.utf8 {
+            switch byte {
+            case 0x0D: buffer.append(contentsOf: "\\r".utf8)
+            case 0x0A: buffer.append(contentsOf: "\\n".utf8)
+            case 0x00: buffer.append(contentsOf: "\\0".utf8)
+            default: buffer.append(byte)
+            }
+        }
+        buffer.append(UInt8(ascii: "\n"))
     }
 
     /// The `key=value` words of a line.

@@ -10,7 +10,7 @@ extension Server {
             exchange.finish(HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", headers: [
                 ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"), ("X-Frame-Options", "DENY"),
                 ("Referrer-Policy", "no-referrer"),
-            ], body: ConsolePage.html), headOnly: head.method == "HEAD")
+            ], body: consolePage()), headOnly: head.method == "HEAD")
         case "/metrics" where isRead:
             exchange.finish(metricsResponse(), headOnly: head.method == "HEAD")
         case "/groups" where isRead:

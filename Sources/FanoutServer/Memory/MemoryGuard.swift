@@ -10,6 +10,10 @@ struct MemoryGuard {
     var checkTimer: LoopTimer?
     /// Bytes queued to clients when the bound was last checked.
     var bytesOutAtCheck: UInt64 = 0
+    /// Bytes held for BPUB payloads still being read, each counted at its announced length when its header is
+    /// accepted (the framer gathers it into a buffer of exactly that size) until it is published or its
+    /// connection goes. At most max_memory: a header that would pass the bound is refused.
+    var payloadBytes = 0
 
     mutating func tearDown() {
         trimTimer = nil

@@ -4,12 +4,14 @@ import FanoutProtocol
 import Glibc
 #endif
 
-/// The server-wide memory bound, `max_memory`: queued output plus the subject index. Per-connection limits
-/// (max_pending_bytes, max_subscriptions) bound one client; this bounds all of them together.
+/// The server-wide memory bound, `max_memory`: queued output, the subject index and open questions, and the
+/// BPUB payloads being read. Per-connection limits (max_pending_bytes, max_subscriptions, max_payload) bound
+/// one client; this bounds all of them together.
 ///
 /// Over the bound, the connections with the largest queued output are dropped first, as slow consumers
 /// (`-ERR slow-consumer`), until queued output is back under nine tenths of what the bound leaves it; new
-/// subscriptions are refused with `-ERR limit` while the index alone is over the bound.
+/// subscriptions are refused with `-ERR limit` while the index alone is over the bound, and a BPUB header
+/// whose payload would pass it is refused with `-ERR limit` (its bytes are read and dropped).
 extension Server {
     /// How often the bound is checked: often enough that 10,000 stalled readers cannot overshoot it by more
     /// than what they queue in this time.
@@ -37,6 +39,27 @@ extension Server {
             memory.checkTimer = LoopTimer(loop: loop) { [unowned self] in self.checkMemoryBound() }
         }
         memory.checkTimer?.schedule(after: Self.memoryCheckInterval)
+    }
+
+    /// Counts `length` bytes of a BPUB payload about to be read toward max_memory, or refuses (false) when
+    /// they would pass it with what is queued and indexed: many connections that each send all of a payload
+    /// but its last byte hold at most the bound, not max_connections × max_payload.
+    func reservePayload(_ length: Int, for connection: ClientConnection) -> Bool {
+        let bound = configuration.limits.maxMemory
+        if bound > 0 && indexBytes + memory.payloadBytes + memory.backlogWatch.lastQueued + length > bound {
+            stats.limitRefusals += 1
+            return false
+        }
+        memory.payloadBytes += length
+        connection.madeExtras.binaryReserved = length
+        return true
+    }
+
+    /// The payload counted by `reservePayload` is published or dropped.
+    func releasePayload(of connection: ClientConnection) {
+        guard let extras = connection.extras, extras.binaryReserved > 0 else { return }
+        memory.payloadBytes -= extras.binaryReserved
+        extras.binaryReserved = 0
     }
 
     /// The index's estimated heap bytes, with the open questions'.
@@ -71,8 +94,9 @@ extension Server {
         }
         memory.backlogWatch.lastQueued = queued
         let bound = configuration.limits.maxMemory
-        if bound > 0 && queued + indexBytes > bound {
-            let target = max(0, (bound - indexBytes) * 9 / 10)
+        let held = indexBytes + memory.payloadBytes
+        if bound > 0 && queued + held > bound {
+            let target = max(0, (bound - held) * 9 / 10)
             var freed = 0
             for (pending, connection) in backlogs.sorted(by: { $0.pending > $1.pending }) where queued > target {
                 memory.backlogWatch.drops += 1
@@ -89,11 +113,15 @@ extension Server {
         if !memory.backlogWatch.watched.isEmpty { memory.checkTimer?.schedule(after: Self.memoryCheckInterval) }
     }
 
-    /// Counts queued output dropped with a slow consumer; past `trimAfterBytes`, the allocator is asked to give
+    /// Counts queued output dropped with a slow consumer, or an unfinished payload's buffer dropped with its
+    /// connection; past `trimAfterBytes` (or a quarter of a smaller max_memory), the allocator is asked to give
     /// free memory back two seconds later, once the dropped sockets are gone too.
     func noteFreed(_ bytes: Int) {
         memory.freedSinceTrim += bytes
-        guard memory.freedSinceTrim >= Self.trimAfterBytes else { return }
+        // A quarter of a smaller bound: freed memory that stays is then a small part of what the bound allows.
+        let bound = configuration.limits.maxMemory
+        let trimAfter = bound > 0 ? min(Self.trimAfterBytes, max(1 << 20, bound / 4)) : Self.trimAfterBytes
+        guard memory.freedSinceTrim >= trimAfter else { return }
         if memory.trimTimer == nil {
             memory.trimTimer = LoopTimer(loop: loop) { [unowned self] in
                 self.memory.freedSinceTrim = 0

@@ -4,7 +4,8 @@ import FanoutProtocol
 /// The server's open questions, by number; ids are `<prefix>.<number>`, where the prefix is new each time the
 /// server starts, so an id is never reused.
 ///
-/// Bound: at most `max_open_questions` open (and `max_asks` per asking connection); a lookup, an insertion and
+/// Bound: at most `max_open_questions` open (and per asking connection `max_asks`, and no more than the
+/// pool has left free: `Server.askRefusal`); a lookup, an insertion and
 /// a removal are O(1); each timeout is one libevent timer, O(log open questions) to arm and to fire in
 /// libevent's min-heap, taken from `spareDeadlines` when one is there.
 struct QuestionTable {

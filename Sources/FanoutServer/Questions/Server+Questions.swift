@@ -81,20 +81,28 @@ extension Server {
             return "timeout \(timeoutMilliseconds) ms exceeds max_ask_timeout=\(limits.maxAskTimeoutMilliseconds)"
         }
         if asker.openAsks >= limits.maxAsks { return "max_asks=\(limits.maxAsks) questions already open on this connection" }
-        if questions.byNumber.count >= limits.maxOpenQuestions {
-            return "max_open_questions=\(limits.maxOpenQuestions) open on the server"
+        let free = limits.maxOpenQuestions - questions.byNumber.count
+        if free <= 0 { return "max_open_questions=\(limits.maxOpenQuestions) open on the server" }
+        // The fair share: no connection holds more open questions than the pool has left free. n connections
+        // that flood stop at max_open_questions / (n + 1) each, so a pool is never full while one of them asks,
+        // and any other connection holding fewer than what is left (at least max_open_questions /
+        // (max_connections + 1)) is still served. O(1) per ASK.
+        if asker.openAsks >= free {
+            return "this connection holds \(asker.openAsks) open questions, as many as max_open_questions="
+                + "\(limits.maxOpenQuestions) has left free"
         }
         return nil
     }
 
     /// The connections a question goes to, appended to `receivers` unretained (the connection table owns them
     /// meanwhile): every live plain receiver and one member of each group, chosen as for a message, with the
-    /// asker left out before any group chooses. Each at most once.
+    /// asker left out before any group chooses. Each at most once, and only connections that can answer: an
+    /// event stream never can, so a question it got would only run to its timeout.
     func gatherQuestionReceivers(of subject: String, asker: ClientConnection,
                                  into receivers: inout [Unmanaged<ClientConnection>]) {
         let withholds = auth.anyUserWithholds
         index.forEachReceiver(of: subject) { connection in
-            guard connection !== asker, connection.socket != nil else { return }
+            guard connection !== asker, connection.socket != nil, connection.transport.canAnswer else { return }
             if withholds && connection.permissions?.withholds(subject) == true { return }
             receivers.append(.passUnretained(connection))
         }
@@ -106,7 +114,7 @@ extension Server {
         var chosen: Set<ObjectIdentifier> = []
         fanout.forEachChosenMember(of: groups, excluding: asker) { member, _ in
             guard member.deliveryMark != mark || member === asker, member !== asker else { return }
-            guard chosen.insert(ObjectIdentifier(member)).inserted else { return }
+            guard chosen.insert(ObjectIdentifier(member)).inserted, member.transport.canAnswer else { return }
             if withholds && member.permissions?.withholds(subject) == true { return }
             receivers.append(.passUnretained(member))
         }

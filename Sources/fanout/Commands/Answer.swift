@@ -1,7 +1,11 @@
 import ArgumentParser
 import FanoutClient
 import FanoutEventLoop
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 struct Answer: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -66,6 +70,7 @@ struct Answer: ParsableCommand {
         guard commandTimeout >= 1 else { throw ValidationError("--command-timeout must be at least 1 ms") }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         if let group { try validateGroupName(group) }
+        try checkWord { () throws(ClientError) in try CommandWords.checkPattern(subject) }
     }
 
     func run() throws {
@@ -119,7 +124,7 @@ struct Answer: ParsableCommand {
         for number in [SIGINT, SIGTERM] {
             stops.append(try SignalWatcher(loop: session.loop, signal: number) { _ in
                 pool.killRunning()
-                Foundation.exit(128 + number)
+                Glibc.exit(128 + number)
             })
         }
         defer { pool.killRunning() }

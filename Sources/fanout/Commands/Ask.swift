@@ -1,7 +1,11 @@
 import ArgumentParser
 import FanoutClient
 import FanoutEventLoop
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 struct Ask: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -54,6 +58,7 @@ struct Ask: ParsableCommand {
     func validate() throws {
         guard timeout >= 1 else { throw ValidationError("--timeout must be at least 1 ms") }
         guard max >= 0 else { throw ValidationError("--max must be 0 (no cap) or more") }
+        try checkWord { () throws(ClientError) in try CommandWords.checkSubject(subject) }
         var text = payload
         guard text.withUTF8({ FanoutClient.lineCarries(UnsafeRawBufferPointer($0)) }) else {
             throw ValidationError("a question is one line: no LF in it, and no CR at its end")

@@ -1,7 +1,11 @@
 import ArgumentParser
 import FanoutBench
 import FanoutEventLoop
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -84,6 +88,7 @@ struct Bench: ParsableCommand {
             throw ValidationError("--payload must be at least \(BenchPayload.timestampDigits) bytes")
         }
         if let compareRedis { _ = try SocketAddress.parsing(compareRedis, option: "--compare-redis") }
+        if let group { try validateGroupName(group) }
         if group != nil, self.protocol == .redis || compareRedis != nil {
             throw ValidationError("--group: Redis has no groups; leave out --protocol redis and --compare-redis")
         }

@@ -62,6 +62,10 @@ struct Channels: ParsableCommand {
     @Argument(help: "Only subjects matching this pattern.") var pattern: String?
     @Flag(name: .long, help: "Print one JSON object.") var json = false
 
+    func validate() throws {
+        if let pattern { try checkWord { () throws(ClientError) in try CommandWords.checkPattern(pattern) } }
+    }
+
     func run() throws {
         try inspect(connection, command: pattern.map { "CHANNELS \($0)" } ?? "CHANNELS") { text in
             let words = text.split(separator: " ")

@@ -1,7 +1,12 @@
 import ArgumentParser
+import FanoutBench
 import FanoutClient
 import FanoutEventLoop
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 struct Ping: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -51,6 +56,6 @@ struct Ping: ParsableCommand {
 
     static func milliseconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
-        return String(format: "%.3f", Double(seconds) * 1000 + Double(attoseconds) / 1e15)
+        return cFormat("%.3f", Double(seconds) * 1000 + Double(attoseconds) / 1e15)
     }
 }

@@ -1,7 +1,11 @@
 import ArgumentParser
 import FanoutClient
 import FanoutEventLoop
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 struct Pub: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -41,6 +45,7 @@ struct Pub: ParsableCommand {
 
     func validate() throws {
         guard window >= 1 else { throw ValidationError("--window must be at least 1") }
+        try checkWord { () throws(ClientError) in try CommandWords.checkSubject(subject) }
         if (file != nil || binary) && message != nil {
             throw ValidationError("give a MESSAGE, --file or --binary, not several")
         }
@@ -83,10 +88,10 @@ struct Pub: ParsableCommand {
     }
 
     static func readFile(_ path: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ValidationError("--file: cannot read \(path)")
-        }
-        return Array(data)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ValidationError("--file: cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        return try readAll(fd: fd)
     }
 
     /// Everything on `fd` up to its end.

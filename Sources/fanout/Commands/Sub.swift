@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutClient
 import FanoutEventLoop
+import FanoutProtocol
 
 struct Sub: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -68,6 +69,7 @@ struct Sub: ParsableCommand {
 
     func validate() throws {
         guard !subjects.isEmpty else { throw ValidationError("give at least one subject") }
+        try checkWord { () throws(ClientError) in try CommandWords.checkPatterns(subjects) }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         if let group {
             try validateGroupName(group)
@@ -76,7 +78,7 @@ struct Sub: ParsableCommand {
         if let last {
             guard last >= 1 else { throw ValidationError("--last must be at least 1") }
             // LAST takes one concrete subject: a pattern has a token that is exactly * or >.
-            if let pattern = subjects.first(where: { $0.split(separator: ".").contains { $0 == "*" || $0 == ">" } }) {
+            if let pattern = subjects.first(where: Subject.isWildcard) {
                 throw ValidationError("--last needs concrete subjects: '\(pattern)' is a pattern")
             }
         }
@@ -100,7 +102,7 @@ struct Sub: ParsableCommand {
                     printError("connection to \(server) lost: \(reason)")
                 }
             case .reconnecting(let attempt, let delay):
-                printError("reconnecting in \(delay.formatted(.units(allowed: [.seconds, .milliseconds]))) (attempt \(attempt))")
+                printError("reconnecting in \(Int((delay / .milliseconds(1)).rounded())) ms (attempt \(attempt))")
             case .connected(_, let reconnect) where reconnect:
                 printError("reconnected to \(server)")
             case .resubscribed(let count):
@@ -187,13 +189,17 @@ struct Sub: ParsableCommand {
     }
 }
 
+/// Turns the library's refusal of a word (`CommandWords`) into a usage error, so that a bad subject, pattern,
+/// group or token stops the tool before it connects: nothing reaches the server.
+func checkWord(_ option: String? = nil, _ check: () throws(ClientError) -> Void) throws {
+    do throws(ClientError) {
+        try check()
+    } catch {
+        throw ValidationError((option.map { $0 + ": " } ?? "") + error.description)
+    }
+}
+
 /// A group name as QSUB takes it: 1 to 64 bytes of `[A-Za-z0-9_.-]`.
 func validateGroupName(_ name: String) throws {
-    let allowed = name.utf8.allSatisfy { byte in
-        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-            || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
-    }
-    guard (1...64).contains(name.utf8.count), allowed else {
-        throw ValidationError("--group: a group name is 1 to 64 letters, digits, '_', '.' or '-'")
-    }
+    try checkWord("--group") { () throws(ClientError) in try CommandWords.checkGroup(name) }
 }

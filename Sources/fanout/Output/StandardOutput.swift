@@ -1,5 +1,9 @@
 import FanoutHTTP
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 /// Buffered stdout for message streams: bytes collect here and go out in one write per read batch, so a
 /// `| grep` downstream sees each batch promptly without a system call per message.
@@ -19,7 +23,7 @@ final class StandardOutput {
             if written < 0 {
                 if errno == EINTR { continue }
                 // The reader went away (| head): stop quietly, as command-line tools do.
-                Foundation.exit(0)
+                exit(0)
             }
             offset += written
         }

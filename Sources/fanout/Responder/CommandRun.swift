@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 /// One run of the responder's command for one question: the payload on its stdin, its stdout collected, on the
 /// calling (worker) thread. The command leads a process group of its own, so that a timeout kills what it
@@ -132,7 +136,7 @@ struct CommandRun {
         return outcome
     }
 
-    private static let spawnLock = NSLock()
+    private static let spawnLock = ConditionLock()
 
     private static func errorText(_ call: String) -> String {
         "\(call): \(String(cString: strerror(errno)))"

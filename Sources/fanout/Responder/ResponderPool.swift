@@ -1,6 +1,10 @@
 import ArgumentParser
 @_spi(Bench) import FanoutEventLoop
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 /// The threads that run the responder's command, at most `jobs` at once, and the way their outcomes come
 /// back to the loop thread (which alone may touch the client): a socketpair whose read end the loop watches.
@@ -14,7 +18,7 @@ final class ResponderPool: @unchecked Sendable {
         let payload: [UInt8]
     }
 
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     // Guarded by `condition`.
     private var waiting: [Job] = []
     private var finished: [(question: String, outcome: CommandRun.Outcome)] = []
@@ -47,7 +51,7 @@ final class ResponderPool: @unchecked Sendable {
         }
         wakeReader.startReading()
         for _ in 0..<jobs {
-            Thread.detachNewThread { [self] in work() }
+            detachThread { [self] in work() }
         }
     }
 
@@ -81,7 +85,7 @@ final class ResponderPool: @unchecked Sendable {
             while waiting.isEmpty { condition.wait() }
             let job = waiting.removeFirst()
             condition.unlock()
-            var environment = ProcessInfo.processInfo.environment
+            var environment = ProcessEnvironment.all
             environment["FANOUT_SUBJECT"] = job.subject
             environment["FANOUT_QUESTION_ID"] = job.question
             let run = CommandRun(arguments: command.arguments, environment: environment, timeout: command.timeout,

@@ -24,7 +24,7 @@ def step(name):
         raise AssertionError(f"the test answered {line!r} to step {name}")
 
 
-def main(url):
+def main(url, port):
     options = webdriver.ChromeOptions()
     for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"]:
         options.add_argument(argument)
@@ -36,7 +36,7 @@ def main(url):
         wait.until(lambda d: d.find_element(By.ID, "status").text == "connected")
         wait.until(lambda d: "published" in d.find_element(By.ID, "counters").text)
         hint = driver.find_element(By.ID, "connect-hint").text
-        assert "nc 127.0.0.1 7411" in hint and "fanout sub" in hint, f"the page says how to connect: {hint!r}"
+        assert f"nc 127.0.0.1 {port}" in hint and "fanout sub" in hint, f"the page says how to connect: {hint!r}"
 
         # Subscribe to a pattern in the page; a message published from nc appears.
         driver.find_element(By.ID, "sub-pattern").send_keys("news.>")
@@ -95,7 +95,7 @@ def main(url):
 
 if __name__ == "__main__":
     try:
-        main(sys.argv[1])
+        main(sys.argv[1], sys.argv[2])
     except Exception as error:
         print(f"FAIL {type(error).__name__}: {error}", flush=True)
         sys.exit(1)

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+
+/// Bytes held for an unfinished BPUB payload count toward `max_memory` like every other byte: headers whose
+/// payloads would pass it are refused with `-ERR limit`, and the memory of payloads cut off by their
+/// connection's close goes back to the system.
+@Suite("Unfinished payloads are inside max_memory", .timeLimit(.minutes(2)))
+struct PayloadMemoryTests {
+    /// Lines that arrive within `timeout` on any of `clients`, by client index.
+    private func repliesReady(_ clients: [LineClient], timeout: Int32) throws -> [Int: String] {
+        var replies: [Int: String] = [:]
+        var fds = clients.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+        while poll(&fds, nfds_t(fds.count), timeout) > 0 {
+            var any = false
+            for (index, entry) in fds.enumerated() where entry.revents & Int16(POLLIN) != 0 && replies[index] == nil {
+                replies[index] = try clients[index].readLine()
+                any = true
+            }
+            fds = fds.enumerated().map { index, entry in
+                pollfd(fd: entry.fd, events: replies[index] == nil ? Int16(POLLIN) : 0, revents: 0)
+            }
+            if !any { break }
+        }
+        return replies
+    }
+
+    /// The report, scaled down: under max_memory 32 MiB, 96 connections each send a 1 MiB BPUB but its last
+    /// byte. Without the bound they held 96 MiB; now those past it are refused at once (their bytes read and
+    /// dropped), RSS grows by about the bound at most, a bystander is served, the admitted payloads still
+    /// publish when their last byte comes, and after the holders close, RSS comes back down.
+    @Test func manyHalfSentPayloadsStayWithinTheBound() throws {
+        let bound = 32 << 20
+        let length = 1 << 20
+        let daemon = try Daemon(environment: ["FANOUTD_MAX_MEMORY": "\(bound)", "FANOUTD_MAX_PENDING_BYTES": "8388608"])
+        let bystander = try daemon.client()
+        #expect(try bystander.command("PING") == "+PONG")
+        let before = try daemon.residentBytes()
+        let body = [UInt8](repeating: UInt8(ascii: "p"), count: length - 1)
+        var holders: [LineClient] = []
+        for _ in 0..<96 {
+            let holder = try daemon.client(timeout: 30)
+            try holder.send("BPUB big.x \(length)\n")
+            try holder.send(body)
+            holders.append(holder)
+        }
+        #expect(try bystander.command("PING") == "+PONG")
+        let replies = try repliesReady(holders, timeout: 1000)
+        let admitted = (0..<holders.count).filter { replies[$0] == nil }
+        #expect(replies.values.allSatisfy { $0.hasPrefix("-ERR limit ") }, "\(Set(replies.values))")
+        #expect(admitted.count >= 16 && admitted.count <= bound / length,
+                "\(admitted.count) payloads held under a bound of \(bound / length) MiB")
+        let grown = try daemon.residentBytes() - before
+        print("half-sent payloads: \(admitted.count) held, RSS grew by \(grown >> 20) MiB")
+        #expect(grown < bound + bound / 2, "RSS grew by \(grown) bytes under max_memory=\(bound)")
+
+        // An admitted payload is whole once its last byte comes.
+        let finished = holders[admitted[0]]
+        try finished.send("p\n")
+        #expect(try finished.readLine() == "+OK 0")
+        // A refused one's bytes are dropped as they come, its framing kept: once they are all in, it is usable.
+        if let refused = replies.keys.first {
+            try holders[refused].send("p\n")
+            #expect(try holders[refused].command("PING") == "+PONG")
+        }
+
+        for holder in holders { holder.close() }
+        #expect(try bystander.command("PING") == "+PONG")
+        try eventually(timeout: 10, "the memory of the cut-off payloads went back") {
+            try daemon.residentBytes() - before < 8 << 20
+        }
+    }
+}
