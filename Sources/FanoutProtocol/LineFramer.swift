@@ -72,11 +72,17 @@ public struct LineFramer {
     /// Bytes held from an unfinished line (at most `maxLine + 1`) or an unfinished payload (at most its length).
     public var bufferedCount: Int { partial.count }
 
+    /// The bytes its buffer can hold before it grows: how a test counts the moves growth costs.
+    public var bufferCapacity: Int { partial.capacity }
+
     /// The bytes of the unfinished line held so far.
     public var pendingBytes: [UInt8] { flags & Self.payloadFlag == 0 ? partial : [] }
 
     /// Whether the framer is inside a payload (or its line end) rather than between lines.
     public var isInsidePayload: Bool { flags & Self.payloadFlag != 0 }
+
+    /// Whether a payload's bytes are all in and only its line end is still to come.
+    public var awaitsPayloadEnd: Bool { flags & Self.endFlag != 0 }
 
     /// Back to reading lines, keeping only `discarding`.
     private mutating func endPayload() {

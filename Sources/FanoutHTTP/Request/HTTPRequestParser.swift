@@ -25,6 +25,9 @@ public struct HTTPRequestParser {
     /// Bytes held from an unfinished head.
     public var bufferedCount: Int { buffer.count }
 
+    /// The bytes its buffer can hold before it grows: how a test counts the moves growth costs.
+    public var bufferCapacity: Int { buffer.capacity }
+
     /// Feeds one chunk. Cost: linear in the bytes held (at most `maxHeadBytes`).
     public mutating func feed(_ chunk: UnsafeRawBufferPointer) -> Outcome {
         let before = buffer.count

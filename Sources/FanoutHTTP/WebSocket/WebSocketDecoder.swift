@@ -65,6 +65,9 @@ public struct WebSocketDecoder {
     /// Bytes held from unfinished frames (at most `maxMessage` + 125 + 14).
     public var bufferedCount: Int { header.count + message.count + control.count }
 
+    /// The bytes its buffers can hold before they grow: how a test counts the moves growth costs.
+    public var bufferCapacity: Int { header.capacity + message.capacity + control.capacity }
+
     /// Feeds one chunk. `handler` returns false to stop after an event (backpressure); the return value is
     /// how many bytes of `chunk` were consumed. Cost: linear in the chunk.
     public mutating func feed(_ chunk: UnsafeRawBufferPointer, _ handler: (Event) -> Bool) -> Int {
@@ -164,20 +167,39 @@ public struct WebSocketDecoder {
         }
     }
 
-    /// Reads header bytes into `header` until the whole header is there, then checks it and opens the frame.
+    /// Reads a frame's header and opens the frame: in place when the whole header is in `input` (the usual
+    /// case, and the cost that a message of many small frames pays per frame), and otherwise gathered into
+    /// `header` over feeds.
     private mutating func readHeader(_ input: UnsafeRawBufferPointer) -> (consumed: Int, failure: Event?) {
+        if header.isEmpty && input.count >= 2 {
+            if let failure = checkFirstBytes(input[0], input[1]) {
+                return (2, .failure(code: failure.0, reason: failure.1))
+            }
+            let length = Self.headerLength(second: input[1])
+            if input.count >= length { return (length, openFrame(UnsafeRawBufferPointer(rebasing: input[0..<length]))) }
+        }
         var consumed = 0
         while consumed < input.count {
-            let needed = header.count < 2 ? 2 : Self.headerLength(header)
+            let needed = header.count < 2 ? 2 : Self.headerLength(second: header[1])
             if header.count >= needed { break }
             let take = min(needed - header.count, input.count - consumed)
             header.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[consumed..<consumed + take]))
             consumed += take
-            if header.count == 2, let failure = checkFirstBytes() {
+            if header.count == 2, let failure = checkFirstBytes(header[0], header[1]) {
                 return (consumed, .failure(code: failure.0, reason: failure.1))
             }
         }
-        guard header.count >= 2, header.count == Self.headerLength(header) else { return (consumed, nil) }
+        guard header.count >= 2, header.count == Self.headerLength(second: header[1]) else { return (consumed, nil) }
+        // Copied out (at most 14 bytes), so that opening the frame may change the decoder.
+        var bytes: (UInt64, UInt64) = (0, 0)
+        let count = header.count
+        withUnsafeMutableBytes(of: &bytes) { raw in header.withUnsafeBytes { raw.copyMemory(from: $0) } }
+        header.removeAll(keepingCapacity: true)
+        return (consumed, withUnsafeBytes(of: &bytes) { openFrame(UnsafeRawBufferPointer(rebasing: $0[0..<count])) })
+    }
+
+    /// Checks a whole header (its first two bytes are checked already) and opens its frame, or says why not.
+    private mutating func openFrame(_ header: UnsafeRawBufferPointer) -> Event? {
         let lengthCode = Int(header[1] & 0x7F)
         var length = lengthCode
         if lengthCode == 126 {
@@ -185,53 +207,55 @@ public struct WebSocketDecoder {
         } else if lengthCode == 127 {
             var value: UInt64 = 0
             for index in 2..<10 { value = value << 8 | UInt64(header[index]) }
-            guard value >> 63 == 0 else { return (consumed, Self.protocolError("frame length has its top bit set")) }
+            guard value >> 63 == 0 else { return Self.protocolError("frame length has its top bit set") }
             if !isBinaryFrame(header[0]) {
-                guard value <= UInt64(limit(for: header[0])) else { return (consumed, .tooLong(limit: limit(for: header[0]))) }
+                guard value <= UInt64(limit(for: header[0])) else { return .tooLong(limit: limit(for: header[0])) }
             }
-            guard value <= UInt64(Int.max / 2) else { return (consumed, Self.protocolError("frame length out of range")) }
+            guard value <= UInt64(Int.max / 2) else { return Self.protocolError("frame length out of range") }
             length = Int(value)
         }
         let opcode = WebSocketOpcode(rawValue: header[0] & 0x0F)!
         if opcode.isControl && length > 125 {
-            return (consumed, Self.protocolError("control frame longer than 125 bytes"))
+            return Self.protocolError("control frame longer than 125 bytes")
         }
         if opcode == .text || opcode == .binary { messageIsBinary = opcode == .binary }
         if !opcode.isControl && (discardingMessage || message.count + length > limit(for: header[0])) {
             // A binary message over its limit is dropped as it streams in (BPUB's rule); a text one closes.
-            guard isBinaryFrame(header[0]) else { return (consumed, .tooLong(limit: limit(for: header[0]))) }
+            guard isBinaryFrame(header[0]) else { return .tooLong(limit: limit(for: header[0])) }
             discardingMessage = true
             Self.reset(&message)
         }
         let m = header.count - 4
         frame = Frame(opcode: opcode, fin: header[0] & 0x80 != 0, remaining: length,
                       mask: (header[m], header[m + 1], header[m + 2], header[m + 3]))
-        header.removeAll(keepingCapacity: true)
-        return (consumed, nil)
+        return nil
     }
 
+    // The checks below read the decoder only, but are `mutating`: an unoptimised build (the one the integration
+    // tests run) then passes the decoder by reference, where a plain method copied it, with a retain and a
+    // release of each of its buffers, for every frame.
+
     /// Whether a frame whose first byte is `first` carries a binary message (its first frame or a continuation).
-    private func isBinaryFrame(_ first: UInt8) -> Bool {
+    private mutating func isBinaryFrame(_ first: UInt8) -> Bool {
         let opcode = WebSocketOpcode(rawValue: first & 0x0F)
         return maxBinaryMessage > 0 && (opcode == .binary || (opcode == .continuation && messageIsBinary))
     }
 
     /// The message limit that applies to a frame whose first byte is `first`: a continuation continues the
     /// message's kind.
-    private func limit(for first: UInt8) -> Int {
+    private mutating func limit(for first: UInt8) -> Int {
         let opcode = WebSocketOpcode(rawValue: first & 0x0F)
         let binary = opcode == .binary || (opcode == .continuation && messageIsBinary)
         return binary ? maxBinaryMessage : maxMessage
     }
 
     /// Checks what the first two bytes say: reserved bits, opcode, masking, control-frame fragmentation.
-    private func checkFirstBytes() -> (UInt16, String)? {
-        let first = header[0]
+    private mutating func checkFirstBytes(_ first: UInt8, _ second: UInt8) -> (UInt16, String)? {
         guard first & 0x70 == 0 else { return (WebSocketCloseCode.protocolError, "reserved bits set (no extension was agreed)") }
         guard let opcode = WebSocketOpcode(rawValue: first & 0x0F) else {
             return (WebSocketCloseCode.protocolError, "unknown opcode \(first & 0x0F)")
         }
-        guard header[1] & 0x80 != 0 else { return (WebSocketCloseCode.protocolError, "client frames must be masked") }
+        guard second & 0x80 != 0 else { return (WebSocketCloseCode.protocolError, "client frames must be masked") }
         if opcode == .binary && maxBinaryMessage == 0 {
             return (WebSocketCloseCode.unsupportedData, "binary frames are not accepted; send text lines")
         }
@@ -246,24 +270,39 @@ public struct WebSocketDecoder {
     }
 
     /// 2 bytes, 2 or 8 more for the length, 4 for the mask (client frames are always masked).
-    private static func headerLength(_ header: [UInt8]) -> Int {
-        switch header[1] & 0x7F {
+    private static func headerLength(second: UInt8) -> Int {
+        switch second & 0x7F {
         case 126: 2 + 2 + 4
         case 127: 2 + 8 + 4
         default: 2 + 4
         }
     }
 
+    /// Appends `source` unmasked to `target`. The append grows `target` geometrically, so a message's bytes
+    /// move O(1) times each however many frames bring them: an exact-size reserve per frame moved the whole
+    /// message at every continuation frame, quadratic in a message of 16-byte frames (issue 35).
     private static func unmask(_ source: UnsafeRawBufferPointer, _ frame: inout Frame, into target: inout [UInt8]) {
-        var offset = frame.maskOffset
-        target.reserveCapacity(target.count + source.count)
-        withUnsafeBytes(of: frame.mask) { mask in
-            for byte in source {
-                target.append(byte ^ mask[offset & 3])
-                offset &+= 1
+        let start = target.count
+        target.append(contentsOf: source)
+        let offset = frame.maskOffset
+        target.withUnsafeMutableBytes { bytes in
+            withUnsafeBytes(of: frame.mask) { mask in
+                // The mask as a word, turned to start at `offset`: eight bytes per step.
+                var word: UInt64 = 0
+                withUnsafeMutableBytes(of: &word) { for index in 0..<8 { $0[index] = mask[(offset + index) & 3] } }
+                var index = start
+                while index + 8 <= bytes.count {
+                    let value = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ word
+                    bytes.storeBytes(of: value, toByteOffset: index, as: UInt64.self)
+                    index += 8
+                }
+                while index < bytes.count {
+                    bytes[index] ^= mask[(offset + index - start) & 3]
+                    index += 1
+                }
             }
         }
-        frame.maskOffset = offset & 3
+        frame.maskOffset = (offset + source.count) & 3
     }
 
     private static func reset(_ buffer: inout [UInt8]) {

@@ -158,7 +158,10 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         let engine = server.engine
         // Take all the pipelined input at once (up to a cap), so that one callback forms long publish runs.
         socket.readAvailable()
+        // Input an adapter still holds (the rest of a WebSocket message) is older than the socket's: it goes first.
+        let heldRan = adapter?.consumeHeld(for: self, turn: &turn) ?? true
         socket.readInput { chunk in
+            guard heldRan else { return 0 }
             server.stats.bytesIn += UInt64(chunk.count)
             if let adapter { return adapter.consume(chunk, for: self, turn: &turn) }
             return framer.feed(chunk) { event in

@@ -12,6 +12,10 @@ class TransportAdapter {
         chunk.count
     }
 
+    /// Runs input the adapter took in an earlier read and still holds (the rest of a WebSocket message whose
+    /// reading stopped), before the socket's input; false when reading stops again before it is all run.
+    func consumeHeld(for connection: ClientConnection, turn: inout ReadTurn) -> Bool { true }
+
     /// After a read: what the input decided besides lines (a WebSocket close ends the connection).
     func finishRead(of connection: ClientConnection) {}
 

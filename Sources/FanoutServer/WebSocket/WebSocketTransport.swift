@@ -1,12 +1,10 @@
 import FanoutEventLoop
 import FanoutHTTP
 import FanoutProtocol
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// The WebSocket transport (RFC 6455 over the HTTP listener): frames in, protocol lines out of each text
-/// message; lines out, one text frame each. Everything else (commands, limits, backpressure, slow consumers)
+/// The WebSocket transport (RFC 6455 over the HTTP listener): frames in, each message's commands read as TCP
+/// reads its stream (`WebSocketCommands.swift`); lines out, one text frame each, and bytes a text frame cannot
+/// carry in binary frames. Everything else (commands, limits, backpressure, slow consumers)
 /// is the line protocol's.
 final class WebSocketTransport: TransportAdapter {
     var decoder: WebSocketDecoder
@@ -16,65 +14,91 @@ final class WebSocketTransport: TransportAdapter {
     private var closeSent = false
     /// How the client ended the connection, or how its framing failed: acted on after the read.
     private var ending: DisconnectReason?
+    /// The rest of a message whose reading stopped inside it (a command closed the gate, the output reached
+    /// the pause mark, the turn was over): at most one message, max_line + max_payload + 4 bytes.
+    var held: [UInt8] = []
 
     init(maxLine: Int, maxPayload: Int) {
         // A message is one or more lines; a line of max_line bytes may come with its CRLF.
         decoder = WebSocketDecoder(maxMessage: maxLine + 2)
-        // A binary message is one BPUB: its header line, its bytes and their line end.
+        // A binary message holds commands as a text one does, with room for one BPUB whole: its header line,
+        // its bytes and their line end. A longer one is refused whole, with one -ERR too-long.
         decoder.maxBinaryMessage = maxLine + 2 + maxPayload + 2
     }
 
-    /// Each text message's lines go to the dispatch in order, pings are answered, a close is answered and ends
-    /// the connection, and a framing failure closes with its code. The turn and pause rules apply between
-    /// messages: a message's lines are executed together, except that lines after one that stops reading
-    /// (QUIT, a failed AUTH's pause) are dropped, where TCP would keep them for later. One line per frame, the
-    /// protocol's rule for WebSocket, never meets that case. Cost per message: its lines, at most
-    /// max_line + 2 bytes of them.
+    /// Each message's commands go to the dispatch in order (`run`, the same rule for text and binary
+    /// messages), pings are answered, a close is answered and ends the connection, and a framing failure closes
+    /// with its code. The turn and pause rules apply between commands, as on TCP: when reading stops inside a
+    /// message, the rest of it is held (`held`) and run before any later input. Cost per message: linear in it.
+    ///
+    /// A turn is bounded between frames as it is between lines: a message of many small frames calls no
+    /// handler until its end, so the chunk goes to the decoder a slice at a time and the clock is read after
+    /// each slice; past `Server.turn` the rest waits for the next loop pass.
     override func consume(_ chunk: UnsafeRawBufferPointer, for connection: ClientConnection, turn: inout ReadTurn) -> Int {
         guard ending == nil, let socket = connection.socket else { return chunk.count }
-        let maxLine = connection.server.configuration.limits.maxLine
-        return decoder.feed(chunk) { event in
-            switch event {
-            case .text(let message):
-                Self.forEachLine(of: message) { line in
-                    guard connection.gate.isOpen else { return }
-                    if line.count > maxLine {
-                        connection.server.lineTooLong(from: connection)
-                    } else {
-                        connection.server.execute(line, from: connection)
-                    }
-                    turn.lines &+= 1
-                }
-            case .binary(let message):
-                guard connection.gate.isOpen else { break }
-                Self.executeBinary(message, from: connection)
-                turn.lines &+= 1
-            case .binaryTooLong:
-                // Over max_payload: its bytes went as they came, and the connection goes on (BPUB's rule).
-                connection.server.fanout.close()
-                connection.send(ProtocolError(.tooLong,
-                    "binary message exceeds max_payload=\(connection.server.configuration.limits.maxPayload) bytes and its header").line)
-                turn.lines &+= 1
-            case .ping(let payload):
-                var frame: [UInt8] = []
-                WebSocketEncoder.appendFrame(.pong, payload: payload, to: &frame)
-                socket.write(frame)
-            case .pong:
-                break
-            case .close(let code):
-                ending = .webSocketClose(code: code ?? WebSocketCloseCode.normal, reason: "closed by the client")
-                return false
-            case .failure(let code, let reason):
-                ending = .webSocketClose(code: code, reason: reason)
-                return false
-            case .tooLong:
-                // The decoder's limit is max_line plus a line end (see `init`).
-                ending = .webSocketClose(code: WebSocketCloseCode.messageTooBig,
-                                         reason: "message exceeds max_line=\(maxLine) bytes and a line end")
-                return false
+        guard !turn.isOver else { return 0 }
+        var consumed = 0
+        var goesOn = true
+        while consumed < chunk.count {
+            let slice = UnsafeRawBufferPointer(rebasing: chunk[consumed..<min(chunk.count, consumed + Self.slice)])
+            consumed += decoder.feed(slice) { event in
+                goesOn = handle(event, of: connection, turn: &turn, socket: socket)
+                return goesOn
             }
-            return connection.goesOn(after: &turn, countingLine: false, socket: socket)
+            if ending != nil { return chunk.count }
+            guard goesOn else { return consumed }
+            if ContinuousClock.now - turn.started > Server.turn {
+                turn.isOver = true
+                return consumed
+            }
         }
+        return consumed
+    }
+
+    /// Bytes decoded between two readings of the clock: a few microseconds of frames.
+    private static let slice = 4096
+
+    /// Acts on one decoded event; false to stop reading.
+    private func handle(_ event: WebSocketDecoder.Event, of connection: ClientConnection, turn: inout ReadTurn,
+                        socket: BufferedSocket) -> Bool {
+        switch event {
+        case .text(let message), .binary(let message):
+            return run(message, of: connection, turn: &turn, socket: socket)
+        case .binaryTooLong:
+            // Over max_payload: its bytes went as they came, and the connection goes on (BPUB's rule).
+            let maxPayload = connection.server.configuration.limits.maxPayload
+            connection.server.fanout.close()
+            let reason = "binary message exceeds max_payload=\(maxPayload) bytes and its header"
+            connection.send(ProtocolError(.tooLong, reason).line)
+            turn.lines &+= 1
+        case .ping(let payload):
+            var frame: [UInt8] = []
+            WebSocketEncoder.appendFrame(.pong, payload: payload, to: &frame)
+            socket.write(frame)
+        case .pong:
+            break
+        case .close(let code):
+            ending = .webSocketClose(code: code ?? WebSocketCloseCode.normal, reason: "closed by the client")
+            return false
+        case .failure(let code, let reason):
+            ending = .webSocketClose(code: code, reason: reason)
+            return false
+        case .tooLong:
+            // The decoder's limit is max_line plus a line end (see `init`).
+            let maxLine = connection.server.configuration.limits.maxLine
+            ending = .webSocketClose(code: WebSocketCloseCode.messageTooBig,
+                                     reason: "message exceeds max_line=\(maxLine) bytes and a line end")
+            return false
+        }
+        return connection.goesOn(after: &turn, countingLine: false, socket: socket)
+    }
+
+    /// The rest of a message whose reading stopped: run before any new input.
+    override func consumeHeld(for connection: ClientConnection, turn: inout ReadTurn) -> Bool {
+        guard !held.isEmpty, let socket = connection.socket else { return true }
+        let message = held
+        held = []
+        return message.withUnsafeBytes { run($0, of: connection, turn: &turn, socket: socket) }
     }
 
     override func finishRead(of connection: ClientConnection) {
@@ -132,8 +156,9 @@ final class WebSocketTransport: TransportAdapter {
 
     /// Frames server output: a text frame per line, and a binary frame per `BMSG` push (header, LF, bytes, LF),
     /// since its bytes may hold anything. A text frame must be UTF-8 (RFC 6455 §8.1): a `MSG` whose payload is
-    /// not goes as the `BMSG` push of the same message, in a binary frame, and any other such line (a `PONG`
-    /// echoing such bytes) has them replaced by U+FFFD.
+    /// not goes as the `BMSG` push of the same message, in a binary frame, and any other such line (an `ASK` or
+    /// `ANSWER` push, a `PONG` echoing such bytes) goes in a binary frame as TCP carries it, its LF included,
+    /// never altered.
     static func appendFrames(pushes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         ServerOutput.forEachUnit(in: pushes) { unit in
             switch unit {
@@ -146,54 +171,12 @@ final class WebSocketTransport: TransportAdapter {
                                        to: &push)
                     WebSocketEncoder.appendFrame(.binary, payload: push, to: &out)
                 } else {
-                    WebSocketEncoder.appendFrame(.text, payload: Array(String(decoding: line, as: UTF8.self).utf8), to: &out)
+                    // Any bytes are any bytes on every transport: the line goes exact, as TCP has it.
+                    WebSocketEncoder.appendFrame(.binary, payload: Array(line) + [0x0A], to: &out)
                 }
             case .binary(_, _, let whole):
                 WebSocketEncoder.appendFrame(.binary, payload: whole, to: &out)
             }
-        }
-    }
-
-    /// A binary message is one `BPUB` command whole: its header line, the announced bytes, LF or CRLF. The
-    /// header goes through the dispatch as any line; an accepted one publishes the bytes. A message whose bytes
-    /// do not match its header is `-ERR syntax`; the WebSocket's own framing is intact, so it stays open.
-    static func executeBinary(_ message: UnsafeRawBufferPointer, from connection: ClientConnection) {
-        let server = connection.server
-        guard let base = message.baseAddress,
-              let newline = memchr(base, 0x0A, message.count).map({ base.distance(to: UnsafeRawPointer($0)) }) else {
-            return server.execute(message, from: connection) == .goOn ? () : refuseBinary(connection)
-        }
-        var headerEnd = newline
-        if headerEnd > 0 && message[headerEnd - 1] == 0x0D { headerEnd -= 1 }
-        let next = server.execute(UnsafeRawBufferPointer(start: base, count: headerEnd), from: connection)
-        guard case .readPayload(let length) = next else { return }
-        // The bytes, then LF or CRLF (a missing line end at the frame's end is forgiven: the frame delimits).
-        let start = newline + 1
-        let rest = message.count - start
-        let ending = UnsafeRawBufferPointer(rebasing: message[min(message.count, start + length)...])
-        let endsWell = rest >= length && (ending.isEmpty || ending.elementsEqual([0x0A]) || ending.elementsEqual([0x0D, 0x0A]))
-        guard endsWell else { return refuseBinary(connection) }
-        server.publishBinary(UnsafeRawBufferPointer(start: base + start, count: length), from: connection)
-    }
-
-    private static func refuseBinary(_ connection: ClientConnection) {
-        connection.extras?.binarySubject = nil
-        connection.server.fanout.close()
-        connection.send(ProtocolError(.syntax, "a binary message must be one BPUB: header, LF, its bytes, LF").line)
-    }
-
-    /// Calls `body` with each line of a text message (LF-separated; CR before LF and a last LF dropped).
-    static func forEachLine(of message: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) {
-        guard let base = message.baseAddress else { return body(message) }
-        var start = 0
-        while true {
-            var end = start
-            while end < message.count && base.load(fromByteOffset: end, as: UInt8.self) != 0x0A { end += 1 }
-            var lineEnd = end
-            if lineEnd > start && base.load(fromByteOffset: lineEnd - 1, as: UInt8.self) == 0x0D { lineEnd -= 1 }
-            if end < message.count || end > start { body(UnsafeRawBufferPointer(start: base + start, count: lineEnd - start)) }
-            start = end + 1
-            if start >= message.count { return }
         }
     }
 }
