@@ -245,8 +245,9 @@ class Subscriber(threading.Thread):
 class Publisher(threading.Thread):
     """Sends PUBs a window at a time and records each one acknowledged (with the time its window was sent)."""
 
-    def __init__(self, port, rng, tag, window):
+    def __init__(self, port, rng, tag, window, pad, rate=None):
         super().__init__(daemon=True)
+        self.pad, self.rate = pad, rate
         self.connection = Connection(port)
         self.rng = random.Random(rng.random())
         self.tag, self.window = tag, window
@@ -262,9 +263,12 @@ class Publisher(threading.Thread):
                 for _ in range(self.window):
                     number += 1
                     subject = self.rng.choice(SUBJECTS)
-                    payload = f"{self.tag}.{number}." + "%x" % self.rng.getrandbits(64) + "p" * self.rng.randrange(80)
+                    payload = f"{self.tag}.{number}." + "%x" % self.rng.getrandbits(64) + "p" * self.rng.randrange(self.pad)
                     batch.append((subject, payload))
                 sent = time.monotonic()
+                if self.rate:
+                    # Paced, so that the history stays small next to a 3 MiB disk whatever history_fsync is.
+                    self.halt.wait(sum(len(p) for _, p in batch) / self.rate)
                 self.connection.sock.sendall("".join(f"PUB {s} {p}\n" for s, p in batch).encode())
                 for index, (subject, payload) in enumerate(batch):
                     try:
@@ -375,7 +379,10 @@ class Round:
         if load:
             self.subscriber = Subscriber(self.daemon.port)
             window = self.rng.choice([1, 10, 50])
-            self.publisher = Publisher(self.daemon.port, self.rng, f"r{self.number}c{self.cycle}", window)
+            # Payloads of up to 80 or up to 2,000 bytes: larger ones make a writer's pass span many pages.
+            pad = self.rng.choice([80, 80, 2000])
+            rate = 400000 if self.kind == "enospc" else None
+            self.publisher = Publisher(self.daemon.port, self.rng, f"r{self.number}c{self.cycle}", window, pad, rate)
         return self.daemon
 
     def settle(self, durable):
@@ -458,6 +465,8 @@ class Round:
 
     # -- the disk ----------------------------------------------------------------------------------------------
     def fill(self):
+        # While the disk is full, the load goes unpaced: a writer's pass meets the full disk with many records.
+        self.publisher.rate = None
         self.filler = os.path.join(self.run.mount, f"filler-{self.number}")
         chunk = b"\xa5" * 65536
         with open(self.filler, "wb", buffering=0) as file:
@@ -471,12 +480,19 @@ class Round:
                     file.write(b"\xa5" * 512)
             except OSError:
                 pass
+            # A few pages left most of the time: the writer then fills the disk itself, mid-write (a short
+            # write), not only at a write's start.
+            room = self.rng.choice([0, self.rng.randrange(1, 16 * 4096)])
+            file.truncate(max(0, file.tell() - room))
+        self.notes.append(f"filled, {room} bytes left")
         return time.monotonic()
 
     def free(self):
         if self.filler and os.path.exists(self.filler):
             os.remove(self.filler)
         self.filler = None
+        if self.publisher:
+            self.publisher.rate = 400000
         return time.monotonic()
 
     def segments(self):
@@ -538,7 +554,7 @@ class Round:
         self.final()
 
     def kind_enospc(self):
-        variant = self.rng.choice(["kill-full", "free-stop", "start-full"])
+        variant = self.rng.choice(["kill-full", "free-stop", "free-stop", "start-full"])
         self.fsync = "always" if variant == "kill-full" else self.rng.choice(["always", "everysec"])
         always = self.fsync == "always"
         self.notes.append(f"{variant} {self.fsync}")
@@ -652,6 +668,7 @@ def main():
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--first-round", type=int, default=0)
     parser.add_argument("--kinds", default=",".join(ALL_KINDS))
+    parser.add_argument("--verbose", action="store_true", help="a line for every round, not only failing ones")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory (logs, history dirs)")
     options = parser.parse_args()
     seed = options.seed if options.seed is not None else random.randrange(1 << 31)
@@ -687,6 +704,8 @@ def main():
             this = Round(run, number, kind, random.Random(f"{seed}:{number}"))
             if this.play():
                 passed += 1
+                if options.verbose:
+                    print(f"ok round {number} {kind} [{'; '.join(this.notes)}]", flush=True)
                 shutil.rmtree(this.directory, ignore_errors=True)
             else:
                 failed += 1
