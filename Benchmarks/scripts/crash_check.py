@@ -342,8 +342,9 @@ class Run:
 
 
 class Round:
-    def __init__(self, run, number, kind, rng):
-        self.run, self.number, self.kind, self.rng = run, number, kind, rng
+    def __init__(self, run, number, kind, rng, turn):
+        # `turn` counts the rounds of this kind: a kind's variants take turns, so that a few rounds cover them.
+        self.run, self.number, self.kind, self.rng, self.turn = run, number, kind, rng, turn
         base = run.mount if kind == "enospc" else run.work
         self.directory = os.path.join(base, f"r{number}")
         self.config_path = os.path.join(run.work, f"r{number}.yaml")
@@ -514,8 +515,9 @@ class Round:
         if not candidates:
             self.notes.append(f"no site for {how}")
             return
-        weights = [3 if c[0] == last else 1 for c in candidates]
-        path, data, records, usable = self.rng.choices(candidates, weights)[0]
+        # Two rounds in three damage the segment being written (if it has records to spare), one an earlier one.
+        wanted = [c for c in candidates if (c[0] == last) == (self.turn % 3 != 2)] or candidates
+        path, data, records, usable = self.rng.choice(wanted)
         name = os.path.basename(path)
         self.damaged = True
         if how == "flip":
@@ -554,8 +556,8 @@ class Round:
         self.final()
 
     def kind_enospc(self):
-        variant = self.rng.choice(["kill-full", "free-stop", "free-stop", "start-full"])
-        self.fsync = "always" if variant == "kill-full" else self.rng.choice(["always", "everysec"])
+        variant, self.fsync = [("kill-full", "always"), ("free-stop", "everysec"), ("start-full", "always"),
+                               ("free-stop", "always"), ("start-full", "everysec")][self.turn % 5]
         always = self.fsync == "always"
         self.notes.append(f"{variant} {self.fsync}")
         self.begin()
@@ -610,8 +612,8 @@ class Round:
         self.rules = rules
 
     def kind_reload(self):
-        steps = self.rng.choice([["removed"], ["narrowed"], ["one"], ["removed", "full"], ["narrowed", "full"],
-                                 ["one", "full"]])
+        steps = [["one"], ["removed"], ["narrowed"], ["one", "full"], ["removed", "full"],
+                 ["narrowed", "full"]][self.turn % 6]
         self.notes.append("rules " + ">".join(["full"] + steps))
         self.begin()
         self.pause()
@@ -627,7 +629,7 @@ class Round:
         self.final()
 
     def kind_seam(self):
-        what = self.rng.choice(["write", "sync", "tear"])
+        what = ["write", "sync", "tear"][self.turn % 3]
         if what == "tear":
             faults = f"tear={self.rng.randrange(1, 400000)}"
         else:
@@ -701,7 +703,7 @@ def main():
                 print(f"crash_check: stopped after {options.max_seconds:.0f} s", flush=True)
                 break
             kind = kinds[number % len(kinds)]
-            this = Round(run, number, kind, random.Random(f"{seed}:{number}"))
+            this = Round(run, number, kind, random.Random(f"{seed}:{number}"), number // len(kinds))
             if this.play():
                 passed += 1
                 if options.verbose:
