@@ -377,9 +377,9 @@ class Round:
         self.cycle += 1
         self.daemon = Daemon(self.run.binary, self.config_path, self.log_path, faults)
         self.run.daemons.append(self.daemon)
+        self.check_damaged_folder()
         if self.epochs:
             self.verify()
-        self.check_damaged_folder()
         if load:
             self.subscriber = Subscriber(self.daemon.port)
             window = self.rng.choice([1, 10, 50])
