@@ -514,7 +514,16 @@ class Round:
         if room.f_bavail * room.f_frsize < (1 << 20):
             self.notes.append("refilled by the writer's backlog: nothing after required")
             return float("inf")
+        self.failures = self.info().get("history_disk_failures")
         return time.monotonic()
+
+    def still_room(self, freed, always):
+        """`freed`, or never if a write failed since (under everysec, a write that fails loses its records: the
+        writer's backlog or a compaction may fill a small disk again)."""
+        if always or freed == float("inf") or self.info().get("history_disk_failures") == self.failures:
+            return freed
+        self.notes.append("the disk filled again: nothing after required")
+        return float("inf")
 
     def info(self):
         connection = Connection(self.daemon.port)
@@ -585,7 +594,8 @@ class Round:
 
     def kind_enospc(self):
         variant, self.fsync = [("kill-full", "always"), ("free-stop", "everysec"), ("start-full", "always"),
-                               ("free-stop", "always"), ("start-full", "everysec")][self.turn % 5]
+                               ("free-stop", "always"), ("start-full", "everysec"),
+                               ("free-stop-small", "everysec")][self.turn % 6]
         always = self.fsync == "always"
         self.notes.append(f"{variant} {self.fsync}")
         self.begin()
@@ -604,9 +614,11 @@ class Round:
             self.daemon.kill9()
             self.settle(lambda sent: True)
             self.free()
-        elif variant == "free-stop":
+        elif variant.startswith("free-stop"):
+            # -small: no burst, so that the writer's backlog fits the disk once it has room.
             freed = self.room_again(always)
             self.pause(0.2, 0.5)
+            freed = self.still_room(freed, always)
             self.daemon.term()
             self.settle(lambda sent: always or sent > freed)
         else:
@@ -622,6 +634,7 @@ class Round:
             self.pause(0.1, 0.3)
             freed = self.room_again(always)
             self.pause(0.2, 0.5)
+            freed = self.still_room(freed, always)
             self.daemon.term()
             self.settle(lambda sent: always or sent > freed)
         self.final()
