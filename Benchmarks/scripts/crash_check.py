@@ -557,6 +557,7 @@ class Round:
         path, data, records, usable = self.rng.choice(wanted)
         name = os.path.basename(path)
         self.damaged = True
+        shutil.copyfile(path, os.path.join(self.run.work, f"r{self.number}-{name}.before-damage"))
         if how == "flip":
             start, length = self.rng.choice(usable)
             at = start + self.rng.randrange(length)
