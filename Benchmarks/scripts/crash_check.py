@@ -2,7 +2,7 @@
 """Crash-and-damage check of history on disk: rounds of load, a fault, a restart and a check of the promise.
 
 Usage: python3 Benchmarks/scripts/crash_check.py [--fanoutd PATH] [--rounds N] [--max-seconds S] [--seed N]
-                                                 [--first-round R] [--kinds K,K,...] [--keep]
+                                                 [--first-round R] [--kinds K,K,...] [--verbose] [--keep]
 
 Each round gets a fresh history directory and a real `fanoutd --config FILE --listen 127.0.0.1:0`. A
 publisher sends PUBs with unique payloads to cc.a, cc.b, cc.c (history rules) and cp.x (none), a window at a
@@ -124,7 +124,11 @@ class Daemon:
         self.port = None
         line = self.wait_line("listening on ", 0)
         if line is None:
-            code = self.process.wait(timeout=TIMEOUT)
+            if self.process.poll() is None:
+                self.process.kill()
+                self.finish()
+                raise Violation(f"fanoutd did not listen within {TIMEOUT} s")
+            code = self.finish()
             raise Violation(f"fanoutd did not start: exit {code}: {' | '.join(l for l in self.lines[-4:] if l)}")
         self.port = int(line.split("listening on ")[1].split()[0].rsplit(":", 1)[1])
 
@@ -264,7 +268,8 @@ class Publisher(threading.Thread):
                 for _ in range(self.window):
                     number += 1
                     subject = self.rng.choice(SUBJECTS)
-                    payload = f"{self.tag}.{number}." + "%x" % self.rng.getrandbits(64) + "p" * self.rng.randrange(self.pad)
+                    payload = (f"{self.tag}.{number}." + "%x" % self.rng.getrandbits(64)
+                               + "p" * self.rng.randrange(self.pad))
                     batch.append((subject, payload))
                 sent = time.monotonic()
                 if self.rate:
@@ -700,7 +705,7 @@ class Round:
             getattr(self, "kind_" + ("damage" if self.kind in ("flip", "zero", "truncate") else self.kind))()
         except Violation as violation:
             self.problems.append(str(violation))
-        except (OSError, EOFError, ValueError, KeyError) as error:
+        except (OSError, EOFError, ValueError, KeyError, subprocess.TimeoutExpired) as error:
             self.problems.append(f"start {self.cycle}: {type(error).__name__}: {error}")
         finally:
             for part in (self.publisher, self.subscriber):

@@ -20,7 +20,8 @@ struct CrashCheckTests {
     /// disk is a real one, never a simulation.
     static let tmpfsMounts: Bool = {
         guard getuid() == 0 else { return false }
-        let point = FileManager.default.temporaryDirectory.appendingPathComponent("crash-check-probe-\(UUID().uuidString)")
+        let point = FileManager.default.temporaryDirectory
+            .appendingPathComponent("crash-check-probe-\(UUID().uuidString)")
         guard (try? FileManager.default.createDirectory(at: point, withIntermediateDirectories: true)) != nil else {
             return false
         }
@@ -51,7 +52,7 @@ struct CrashCheckTests {
         try check(kinds: "kill,flip,zero,truncate,reload,seam", rounds: 12, seconds: 45)
     }
 
-    @Test(.enabled(if: tmpfsMounts, "needs root and a mountable tmpfs for a real full disk (the other kinds run anyway)"))
+    @Test(.enabled(if: tmpfsMounts, "needs root and a tmpfs it can mount (a real full disk); the other kinds ran"))
     func aFullDiskLosesNothingAcknowledgedAndNeverStopsTheServer() throws {
         try check(kinds: "enospc", rounds: 6, seconds: 25)
     }
