@@ -565,11 +565,20 @@ class Round:
         shutil.copyfile(path, os.path.join(self.run.work, f"r{self.number}-{name}.before-damage"))
         if how == "flip":
             start, length = self.rng.choice(usable)
-            at = start + self.rng.randrange(length)
             with open(path, "r+b") as file:
-                file.seek(at)
-                file.write(bytes([data[at] ^ self.rng.randrange(1, 256)]))
-            self.notes.append(f"flipped byte {at} of {name} ({len(records)} records, {len(data)} bytes)")
+                if self.turn % 3 == 1:
+                    # One round in three damages a record's length so that it runs past the file's end, as a
+                    # torn write's last record does, though whole records follow it.
+                    past = len(data) - start - 8 + self.rng.randrange(1, 4096)
+                    file.seek(start)
+                    file.write(past.to_bytes(4, "little"))
+                    self.notes.append(f"length of the record at {start} of {name} set to {past}, past the end "
+                                      f"({len(records)} records, {len(data)} bytes)")
+                else:
+                    at = start + self.rng.randrange(length)
+                    file.seek(at)
+                    file.write(bytes([data[at] ^ self.rng.randrange(1, 256)]))
+                    self.notes.append(f"flipped byte {at} of {name} ({len(records)} records, {len(data)} bytes)")
         elif how == "zero":
             end = records[-1][0] if path == last else records[-1][0] + records[-1][1]
             blocks = [b for b in range(0, end, 4096) if b + 4096 <= end or path != last]
