@@ -108,7 +108,7 @@ def segment_records(path):
 class Daemon:
     """One fanoutd process; its stderr is kept, and `port` is read from its "listening on" line."""
 
-    def __init__(self, binary, config, log_path, faults=None):
+    def __init__(self, binary, config, log_path, registry, faults=None):
         environment = {k: v for k, v in os.environ.items() if not k.startswith("FANOUTD_")}
         if faults:
             environment["FANOUTD_HISTORY_FAULTS"] = faults
@@ -119,6 +119,7 @@ class Daemon:
         self.process = subprocess.Popen([binary, "--config", config, "--listen", "127.0.0.1:0"],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.PIPE, env=environment)
+        registry.append(self)  # stopped at the end of the run, whatever happens from here
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
         self.port = None
@@ -380,8 +381,7 @@ class Round:
         """Starts the server, checks what it kept, and starts the subscriber and the publisher."""
         self.write_config()
         self.cycle += 1
-        self.daemon = Daemon(self.run.binary, self.config_path, self.log_path, faults)
-        self.run.daemons.append(self.daemon)
+        self.daemon = Daemon(self.run.binary, self.config_path, self.log_path, self.run.daemons, faults)
         self.check_damaged_folder()
         if self.epochs:
             self.verify()
@@ -745,6 +745,8 @@ def main():
     if not os.access(options.fanoutd, os.X_OK):
         parser.error(f"no fanoutd at {options.fanoutd}")
     run = Run(options)
+    # A run stopped by SIGTERM still stops its servers and unmounts its tmpfs (the `finally` below).
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(143))
     print(f"crash_check: {options.fanoutd}, seed {seed}, kinds {','.join(kinds)}, scratch {run.work}", flush=True)
     if "enospc" in kinds:
         why = "not root" if os.geteuid() != 0 else run.mount_tmpfs()
