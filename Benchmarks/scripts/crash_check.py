@@ -125,7 +125,10 @@ class Daemon:
         self.port = None
         line = self.wait_line("listening on ", 0)
         if line is None:
-            if self.process.poll() is None:
+            # Its output ended (it is exiting: a few seconds for that) or the time passed.
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.finish()
                 raise Violation(f"fanoutd did not listen within {TIMEOUT} s")
