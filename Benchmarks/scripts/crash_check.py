@@ -13,21 +13,24 @@ directory and checks, with `RESUME <subject> <old epoch> 0` and new PUBs:
   - no (subject, epoch, seq) is ever seen with two payloads, across all rounds (one map for the whole run);
   - under the old epoch, the numbering never goes back below a seq already delivered (the next PUB would
     reuse it), and replayed + missed = seq (what is not replayed is counted as missed, not silently gone);
-  - every PUB acknowledged under `always` (and under `everysec` before a clean stop, while the disk had room)
-    that the rules still retain is replayed with its exact payload, whatever the epoch;
+  - every PUB acknowledged under `always` that the rules still retain is replayed with its exact payload,
+    whatever the epoch; under `everysec`, so is every PUB acknowledged before a clean stop once a freed disk's
+    writer had drained with room left (if no write failed since);
   - nothing is moved to damaged/ unless the round damaged a file.
 
 Kinds (all by default; a kind the machine cannot run is skipped with a message):
   kill     `always`, kill -9 under load, twice
-  enospc   a 3 MiB tmpfs filled by a filler file under load (root and mount needed): kill -9 while full and
-           restart after freeing it; or free, more load, clean stop (`everysec` or `always`); or a restart
-           while the disk is still full
+  enospc   a 3 MiB tmpfs filled by a filler file under load (root and mount needed), a few pages left or
+           none: kill -9 while full and restart after freeing it; or free, more load, clean stop (`everysec`,
+           with or without a burst past half the writer's queue while full, or `always`); or a restart while
+           the disk is still full
   flip     `always`, a clean stop, then load and kill -9, then one byte flipped in a record that has whole
-           records after it (in the last segment) or anywhere in an earlier segment
+           records after it (in the last segment) or anywhere in an earlier segment; one round in three sets
+           such a record's length past the file's end instead
   zero     the same with a 4 KiB block zeroed
   truncate the same with an earlier segment (never the last: there a cut is a torn write) cut at a byte that is
            not a record boundary
-  reload   `always`, SIGHUP with the history rule removed, narrowed or restored under load, then kill -9
+  reload   `always`, SIGHUP with the history rules removed, narrowed or restored under load, then kill -9
   seam     the writer's fault seam (FANOUTD_HISTORY_FAULTS: writes or syncs failing with ENOSPC or EIO, a
            write torn at a byte), when the binary has it; else skipped with a message
 
@@ -37,7 +40,6 @@ Exit status 1 on any violation, 2 when no round could run.
 import argparse
 import os
 import random
-import re
 import shutil
 import signal
 import socket
