@@ -36,24 +36,29 @@ struct CrashCheckTests {
     }()
 
     /// Runs the script for `kinds`, at most `rounds` rounds and `seconds` seconds, and expects no violation.
-    private func check(kinds: String, rounds: Int, seconds: Int) throws {
+    /// The wait is on a thread of its own: a test that held one of the few threads that run tests for a minute
+    /// would hold up every test waiting for one.
+    private func check(kinds: String, rounds: Int, seconds: Int) async throws {
         let program = try ExternalProgram("python3", [
             Self.script, "--fanoutd", Daemon.executable.path, "--seed", Self.seed, "--kinds", kinds,
             "--rounds", String(rounds), "--max-seconds", String(seconds),
         ])
-        let result = program.finish(timeout: TimeInterval(seconds + 40))
+        let result = await withCheckedContinuation { continuation in
+            let timeout = TimeInterval(seconds + 40)
+            Thread.detachNewThread { continuation.resume(returning: program.finish(timeout: timeout)) }
+        }
         let output = (result.stdout + result.stderr).joined(separator: "\n")
         let summary = result.stdout.last { $0.hasSuffix(" failed") && $0.contains(" passed, ") } ?? ""
         let passed = Int(summary.split(separator: " ").first ?? "") ?? 0
         #expect(result.status == 0 && summary.hasSuffix(" passed, 0 failed") && passed > 0, "\(output)")
     }
 
-    @Test func killDamageAndReloadsLoseNothingAcknowledgedAndNeverReuseASeq() throws {
-        try check(kinds: "kill,flip,zero,truncate,reload,seam", rounds: 12, seconds: 45)
+    @Test func killDamageAndReloadsLoseNothingAcknowledgedAndNeverReuseASeq() async throws {
+        try await check(kinds: "kill,flip,zero,truncate,reload,seam", rounds: 12, seconds: 45)
     }
 
     @Test(.enabled(if: tmpfsMounts, "needs root and a tmpfs it can mount (a real full disk); the other kinds ran"))
-    func aFullDiskLosesNothingAcknowledgedAndNeverStopsTheServer() throws {
-        try check(kinds: "enospc", rounds: 6, seconds: 25)
+    func aFullDiskLosesNothingAcknowledgedAndNeverStopsTheServer() async throws {
+        try await check(kinds: "enospc", rounds: 6, seconds: 25)
     }
 }
