@@ -1,15 +1,27 @@
+/// How a group member's caller sees its load when a pick looks at it: `ready` to take work, `busy` (its queued
+/// output is over a mark, or waits for the kernel to take it), or `stalled` (busy, and nothing it queued has
+/// drained for a while: it has likely stopped reading).
+public enum MemberLoad: Sendable {
+    case ready, busy, stalled
+}
+
 /// Ask one member: a set of members held weakly, each at most once, of which `pick` chooses one per call,
 /// in turn. The multicast delegate's second shape (a queue group): a job goes to one worker, not to all.
 ///
 /// Bound: `add`, `remove`, `markReady` O(1); `pick` O(1) amortised, however many members the group holds. A
 /// pick looks at members from a cursor, and every member it looks at without choosing it leaves the part it
 /// looked in: a dead one is removed (paid for by its `add`), a busy one moves from the ready part to the busy
-/// part (paid for by the `add` or `markReady` that put it in the ready part). So a group of 100,000 members
-/// costs a pick what a group of 2 does; `probes` counts the members looked at, for the test that holds it.
+/// part, a stalled one to the stalled part (paid for by the `add` or `markReady` that put it in the ready part).
+/// So a group of 100,000 members costs a pick what a group of 2 does; `probes` counts the members looked at, for
+/// the test that holds it. The one exception is a member the caller passes over for this pick only (a user who
+/// may not see the subject): it stays where it is, so each pick pays one probe per such member it meets, and
+/// a pick that finds no member at all looks at every member once, O(members).
 ///
-/// Members that are busy (their caller says so: queued output over a mark) are chosen only when no member
-/// of the ready part is left; the caller moves a member back with `markReady` once it is not busy any more.
-/// Like `MulticastDelegate`, a member that dies stops being chosen at once, with no call to remove it.
+/// Members that are busy (their caller says so: queued output over a mark, or the kernel refusing it) are chosen
+/// only when no member of the ready part is left, and stalled ones only when no busy one is left either: a
+/// message is never held back, it goes to the least loaded part. The caller moves a member back with
+/// `markReady` once it drained. Like `MulticastDelegate`, a member that dies stops being chosen at once, with no
+/// call to remove it.
 ///
 /// Not thread-safe: one thread owns a group.
 public final class MulticastGroup<Member: AnyObject> {
@@ -24,12 +36,15 @@ public final class MulticastGroup<Member: AnyObject> {
         }
     }
 
-    /// `entries[0..<ready]` were not busy when last looked at; `entries[ready...]` were.
+    /// `entries[0..<ready]` were ready when last looked at, `entries[ready..<stalledStart]` busy, and
+    /// `entries[stalledStart...]` stalled. O(members) words.
     private var entries: ContiguousArray<Entry> = []
     private var slotByMember: [ObjectIdentifier: Int] = [:]
     private var ready = 0
+    private var stalledStart = 0
     private var cursor = 0
     private var busyCursor = 0
+    private var stalledCursor = 0
     /// Members looked at by `pick`, ever: for the test of the bound.
     public private(set) var probes = 0
     /// How widely the caller spreads a run of messages over the members: kept with the group, from run to run.
@@ -58,8 +73,7 @@ public final class MulticastGroup<Member: AnyObject> {
         }
         entries.append(Entry(member: member, id: id))
         slotByMember[id] = entries.count - 1
-        swapSlots(entries.count - 1, ready)
-        ready += 1
+        moveToReady(entries.count - 1)
         return true
     }
 
@@ -74,16 +88,22 @@ public final class MulticastGroup<Member: AnyObject> {
     /// Moves `member` back to the ready part: it is not busy any more.
     public func markReady(_ member: Member) {
         guard let slot = slotByMember[ObjectIdentifier(member)], slot >= ready else { return }
-        swapSlots(slot, ready)
-        ready += 1
+        moveToReady(slot)
     }
 
-    /// Chooses the next member in turn that is not `excluded` and not busy, or, when every other member is
-    /// busy, the next busy one; nil when no other live member is left.
+    /// `pick(excluding:passingOver:load:)` for a caller that knows busy or not only.
     public func pick(excluding excluded: Member? = nil, isBusy: (Member) -> Bool) -> Member? {
+        pick(excluding: excluded, passingOver: { _ in false }, load: { isBusy($0) ? .busy : .ready })
+    }
+
+    /// Chooses the next member in turn that is not `excluded`, not passed over (`passingOver` true: it may not
+    /// take this one) and ready; when no such member is ready, the next busy one, then the next stalled one;
+    /// nil when no other live member is left.
+    public func pick(excluding excluded: Member? = nil, passingOver: (Member) -> Bool,
+                     load: (Member) -> MemberLoad) -> Member? {
         let excludedID = excluded.map(ObjectIdentifier.init)
-        var excludedSeen = false
-        while ready > 0 {
+        var skipped = 0
+        while ready > 0 && skipped < ready {
             if cursor >= ready { cursor = 0 }
             let entry = entries[cursor]
             probes &+= 1
@@ -91,43 +111,81 @@ public final class MulticastGroup<Member: AnyObject> {
                 removeSlot(cursor)
                 continue
             }
-            if entry.id == excludedID {
-                // Passed over once; seen again, the ready part holds nobody else.
-                if excludedSeen { break }
-                excludedSeen = true
+            if entry.id == excludedID || passingOver(member) {
+                skipped += 1
                 cursor += 1
                 continue
             }
-            if isBusy(member) {
-                let slot = cursor
+            switch load(member) {
+            case .ready:
+                cursor += 1
+                return member
+            case .busy:
                 ready -= 1
-                swapSlots(slot, ready)
-                continue
+                swapSlots(cursor, ready)
+            case .stalled:
+                ready -= 1
+                swapSlots(cursor, ready)
+                stalledStart -= 1
+                swapSlots(ready, stalledStart)
             }
-            cursor += 1
-            return member
         }
-        excludedSeen = false
-        while entries.count > ready {
-            if busyCursor < ready || busyCursor >= entries.count { busyCursor = ready }
+        skipped = 0
+        while stalledStart - ready > skipped {
+            if busyCursor < ready || busyCursor >= stalledStart { busyCursor = ready }
             let entry = entries[busyCursor]
             probes &+= 1
             guard let member = entry.member else {
                 removeSlot(busyCursor)
                 continue
             }
-            if entry.id == excludedID {
-                if excludedSeen { return nil }
-                excludedSeen = true
+            if entry.id == excludedID || passingOver(member) {
+                skipped += 1
                 busyCursor += 1
                 continue
             }
-            if !isBusy(member) {
-                markReady(member)
+            switch load(member) {
+            case .ready:
+                moveToReady(busyCursor)
                 return member
+            case .busy:
+                busyCursor += 1
+                return member
+            case .stalled:
+                stalledStart -= 1
+                swapSlots(busyCursor, stalledStart)
             }
-            busyCursor += 1
+        }
+        skipped = 0
+        while entries.count - stalledStart > skipped {
+            if stalledCursor < stalledStart || stalledCursor >= entries.count { stalledCursor = stalledStart }
+            let entry = entries[stalledCursor]
+            probes &+= 1
+            guard let member = entry.member else {
+                removeSlot(stalledCursor)
+                continue
+            }
+            if entry.id == excludedID || passingOver(member) {
+                skipped += 1
+                stalledCursor += 1
+                continue
+            }
+            switch load(member) {
+            case .ready:
+                moveToReady(stalledCursor)
+            case .busy:
+                swapSlots(stalledCursor, stalledStart)
+                stalledStart += 1
+            case .stalled:
+                stalledCursor += 1
+            }
             return member
+        }
+        // A member passed over can shift into a place a loop above had passed (a busy one's swap): one look at
+        // every member settles it, only when nothing else was found.
+        for entry in entries where entry.id != excludedID {
+            probes &+= 1
+            if let member = entry.member, !passingOver(member) { return member }
         }
         return nil
     }
@@ -147,6 +205,18 @@ public final class MulticastGroup<Member: AnyObject> {
         return removed
     }
 
+    /// Moves the entry at `slot` (in the busy or stalled part) to the end of the ready part.
+    private func moveToReady(_ slot: Int) {
+        var slot = slot
+        if slot >= stalledStart {
+            swapSlots(slot, stalledStart)
+            slot = stalledStart
+            stalledStart += 1
+        }
+        swapSlots(slot, ready)
+        ready += 1
+    }
+
     /// Swaps two slots, keeping `slotByMember` right.
     private func swapSlots(_ first: Int, _ second: Int) {
         guard first != second else { return }
@@ -155,13 +225,18 @@ public final class MulticastGroup<Member: AnyObject> {
         slotByMember[entries[second].id] = second
     }
 
-    /// Removes the entry at `slot`, keeping both parts contiguous.
+    /// Removes the entry at `slot`, keeping the three parts contiguous.
     private func removeSlot(_ slot: Int) {
         var slot = slot
         if slot < ready {
-            swapSlots(slot, ready - 1)
             ready -= 1
+            swapSlots(slot, ready)
             slot = ready
+        }
+        if slot < stalledStart {
+            stalledStart -= 1
+            swapSlots(slot, stalledStart)
+            slot = stalledStart
         }
         swapSlots(slot, entries.count - 1)
         slotByMember[entries[entries.count - 1].id] = nil

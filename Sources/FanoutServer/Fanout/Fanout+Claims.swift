@@ -99,7 +99,7 @@ extension Fanout {
         subjectBytes.withUTF8 { subjectBuffer in
             for message in messages {
                 var placed = false
-                forEachChosenMember(of: groups, excluding: nil) { member, _ in
+                forEachChosenMember(of: groups, excluding: nil, subject: subject) { member, _ in
                     placed = true
                     guard member.deliveryMark != plainMark else { return }
                     var push: [UInt8] = []
