@@ -1,6 +1,6 @@
 /// How a group member's caller sees its load when a pick looks at it: `ready` to take work, `busy` (its queued
-/// output is over a mark, or waits for the kernel to take it), or `stalled` (busy, and nothing it queued has
-/// drained for a while: it has likely stopped reading).
+/// output is over a mark, or waits for the kernel to take it), or `stalled` (it cannot take work at all). The
+/// group itself counts a busy member as stalled once other members came back from busy while it did not.
 public enum MemberLoad: Sendable {
     case ready, busy, stalled
 }
@@ -20,8 +20,11 @@ public enum MemberLoad: Sendable {
 /// Members that are busy (their caller says so: queued output over a mark, or the kernel refusing it) are chosen
 /// only when no member of the ready part is left, and stalled ones only when no busy one is left either: a
 /// message is never held back, it goes to the least loaded part. The caller moves a member back with
-/// `markReady` once it drained. Like `MulticastDelegate`, a member that dies stops being chosen at once, with no
-/// call to remove it.
+/// `markReady` once it drained. A busy member that stays busy while `stallAfterComebacks` `markReady`s bring
+/// other members back is stalled: it has stopped reading, or reads far slower than they do, and is handed work
+/// only when every other member is stalled too, and then the stalled member that came back last (among the next
+/// `stalledLook`, so that the pick stays O(1)) is chosen. Like `MulticastDelegate`, a member that dies stops
+/// being chosen at once, with no call to remove it.
 ///
 /// Not thread-safe: one thread owns a group.
 public final class MulticastGroup<Member: AnyObject> {
@@ -29,6 +32,10 @@ public final class MulticastGroup<Member: AnyObject> {
     final class Entry {
         @usableFromInline weak var member: Member?
         let id: ObjectIdentifier
+        /// The group's `comebacks` when this member left the ready part.
+        var busyFrom = 0
+        /// The group's `comebacks` when this member last came back to the ready part (or joined).
+        var cameBack = 0
 
         init(member: Member, id: ObjectIdentifier) {
             self.member = member
@@ -45,6 +52,13 @@ public final class MulticastGroup<Member: AnyObject> {
     private var cursor = 0
     private var busyCursor = 0
     private var stalledCursor = 0
+    /// Members moved back to the ready part by `markReady` (or found ready again by a pick), ever: the clock by
+    /// which a busy member is found stalled, counted in the others' progress rather than in time.
+    private var comebacks = 0
+    /// Comebacks of other members after which a member still busy counts as stalled.
+    public static var stallAfterComebacks: Int { 2 }
+    /// Stalled members a pick compares, when only stalled ones are left.
+    static var stalledLook: Int { 8 }
     /// Members looked at by `pick`, ever: for the test of the bound.
     public private(set) var probes = 0
     /// How widely the caller spreads a run of messages over the members: kept with the group, from run to run.
@@ -71,7 +85,9 @@ public final class MulticastGroup<Member: AnyObject> {
             guard entries[slot].member == nil else { return false }
             removeSlot(slot)
         }
-        entries.append(Entry(member: member, id: id))
+        let entry = Entry(member: member, id: id)
+        entry.cameBack = comebacks
+        entries.append(entry)
         slotByMember[id] = entries.count - 1
         moveToReady(entries.count - 1)
         return true
@@ -88,6 +104,8 @@ public final class MulticastGroup<Member: AnyObject> {
     /// Moves `member` back to the ready part: it is not busy any more.
     public func markReady(_ member: Member) {
         guard let slot = slotByMember[ObjectIdentifier(member)], slot >= ready else { return }
+        comebacks &+= 1
+        entries[slot].cameBack = comebacks
         moveToReady(slot)
     }
 
@@ -121,6 +139,7 @@ public final class MulticastGroup<Member: AnyObject> {
                 cursor += 1
                 return member
             case .busy:
+                entry.busyFrom = comebacks
                 ready -= 1
                 swapSlots(cursor, ready)
             case .stalled:
@@ -146,39 +165,40 @@ public final class MulticastGroup<Member: AnyObject> {
             }
             switch load(member) {
             case .ready:
+                comebacks &+= 1
+                entry.cameBack = comebacks
                 moveToReady(busyCursor)
                 return member
-            case .busy:
+            case .busy where comebacks &- entry.busyFrom < Self.stallAfterComebacks:
                 busyCursor += 1
                 return member
-            case .stalled:
+            case .busy, .stalled:
                 stalledStart -= 1
                 swapSlots(busyCursor, stalledStart)
             }
         }
-        skipped = 0
-        while entries.count - stalledStart > skipped {
-            if stalledCursor < stalledStart || stalledCursor >= entries.count { stalledCursor = stalledStart }
-            let entry = entries[stalledCursor]
+        // Every member left is stalled: the one that most recently came back among the next `stalledLook`,
+        // so that a member that never drained since it stalled is the last one chosen.
+        let stalledCount = entries.count - stalledStart
+        var slot = stalledCursor
+        var best = -1
+        for _ in 0..<min(stalledCount, Self.stalledLook) {
+            if slot < stalledStart || slot >= entries.count { slot = stalledStart }
+            let entry = entries[slot]
             probes &+= 1
-            guard let member = entry.member else {
-                removeSlot(stalledCursor)
-                continue
+            if let member = entry.member, entry.id != excludedID, !passingOver(member) {
+                if load(member) == .ready {
+                    comebacks &+= 1
+                    entry.cameBack = comebacks
+                    moveToReady(slot)
+                    return member
+                }
+                if best < 0 || entry.cameBack > entries[best].cameBack { best = slot }
             }
-            if entry.id == excludedID || passingOver(member) {
-                skipped += 1
-                stalledCursor += 1
-                continue
-            }
-            switch load(member) {
-            case .ready:
-                moveToReady(stalledCursor)
-            case .busy:
-                swapSlots(stalledCursor, stalledStart)
-                stalledStart += 1
-            case .stalled:
-                stalledCursor += 1
-            }
+            slot += 1
+        }
+        if best >= 0, let member = entries[best].member {
+            stalledCursor = best + 1
             return member
         }
         // A member passed over can shift into a place a loop above had passed (a busy one's swap): one look at

@@ -27,8 +27,6 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     var isBacklogWatched = false
     /// A group found it busy: it is told its groups when its output drains under the mark.
     var waitsForGroupDrain = false
-    /// When a group found it busy, with nothing drained since: how long it has been stalled (`Fanout.groupLoad`).
-    var groupBusySince: ContinuousClock.Instant?
     /// The subscriber → patterns direction of the index.
     var subscriptions = SubscriptionSet()
     /// Whether it reads commands now, and what stops it (`stopReading`, `resumeReading`).

@@ -93,8 +93,11 @@ extension Fanout {
             let position = run.groups[group].next % run.groups[group].chosen.count
             run.groups[group].next &+= 1
             let choice = run.groups[group].chosen[position]
-            if choice.isConnected, choice.socket._withUnsafeGuaranteedRef({ $0.outputCount })
-                + run.groupDeliveries[choice.slot].bytes.count <= busyMark {
+            // As `groupLoad` sees it, with what the run holds for it counted: a member that turned busy during
+            // the run (its earlier share flushed, and the kernel refused some) gives way to the group's next choice.
+            if choice.isConnected, choice.socket._withUnsafeGuaranteedRef({
+                !$0.waitsForKernel && $0.outputCount + run.groupDeliveries[choice.slot].bytes.count <= busyMark
+            }) {
                 return choice
             }
             if let replacement = chooseMember(for: group, replacing: position) { return replacement }
@@ -177,36 +180,27 @@ extension Fanout {
     }
 
     /// How loaded a group member is (`MemberLoad`): busy when its queued output is over the busy mark or the
-    /// kernel refused part of it (its peer reads slower than it is written to), stalled when it has stayed busy
-    /// for `groupStallAfter` with no write drained in between. A group chooses a ready member while it has
-    /// one, then a busy one, and a stalled one last: so a member that stopped reading is handed no more work
-    /// while any other member takes it, and what it holds is at most what it took before it was found busy
-    /// (see docs/shapes.md). A member found busy is told when a write drains (`groupMemberDrained`).
-    /// Cost: a few loads for a ready member; one clock read for a busy one.
+    /// kernel refused part of it (its peer reads slower than it is written to). A group chooses a ready member
+    /// while it has one, then a busy one, and last a stalled one (busy while other members came back from busy,
+    /// `MulticastGroup.stallAfterComebacks`): so a member that stopped reading is handed no more work while any
+    /// other member takes it, and what it holds is about what it took before it was found busy (docs/shapes.md).
+    /// A member found busy is told when a write of its output drains (`groupMemberDrained`). Cost: a few loads.
     func groupLoad(_ member: ClientConnection) -> MemberLoad {
         guard let socket = member.socket else { return .stalled }
         let mark = server.configuration.limits.groupBusyBytes
         guard socket.waitsForKernel || member.pendingBytes > mark else { return .ready }
-        let now = ContinuousClock.now
-        guard member.waitsForGroupDrain, let since = member.groupBusySince else {
+        if !member.waitsForGroupDrain {
             member.waitsForGroupDrain = true
-            member.groupBusySince = now
             socket.setWriteLowWatermark(mark)
             socket.reportsDirectDrains = true
-            return .busy
         }
-        return now - since >= Self.groupStallAfter ? .stalled : .busy
+        return .busy
     }
 
-    /// How long a member stays busy with nothing drained before it counts as stalled: far longer than a reading
-    /// peer takes to make room (microseconds on loopback, a round trip elsewhere), far shorter than the
-    /// `write_timeout` after which a stalled one is dropped.
-    static let groupStallAfter: Duration = .milliseconds(20)
-
-    /// A member that was busy drained under the mark, or made progress writing: its groups may choose it again.
+    /// A member that was busy drained under the mark, or the kernel took more of it: its groups may choose it
+    /// again.
     func groupMemberDrained(_ member: ClientConnection) {
         member.waitsForGroupDrain = false
-        member.groupBusySince = nil
         for (pattern, group) in member.extras?.groupOfPattern ?? [:] {
             server.index.group(group, of: pattern)?.markReady(member)
         }
