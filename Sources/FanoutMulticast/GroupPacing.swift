@@ -18,8 +18,10 @@
 public struct GroupPacing: Sendable {
     /// Bytes of a turn under sustained load: what one write to one member carries at least.
     public static let turnBytes = 4096
-    /// Members one run is spread over at most.
+    /// Members one paced run is spread over at most.
     public static let widest = 16
+    /// The spread of a run that is not paced: every member, message by message, however many the group holds.
+    public static let everyMember = Int.max
     /// A run that starts within this of the group's previous run's end continues a streak.
     public static let backToBack: Duration = .milliseconds(1)
     /// Runs back to back, and the time they span, after which a group counts as under sustained load: one
@@ -37,7 +39,7 @@ public struct GroupPacing: Sendable {
     public init() {}
 
     /// Starts a run at `now`: how many members it may be spread over to begin with (`spread(forBytes:)` of
-    /// the previous run under sustained load, `widest` otherwise).
+    /// the previous run under sustained load, `everyMember` otherwise).
     public mutating func beginRun(at now: ContinuousClock.Instant) -> Int {
         if let lastEnd, now - lastEnd <= Self.backToBack, let streakStart {
             streak = min(streak + 1, Self.sustainedAfter)
@@ -47,7 +49,7 @@ public struct GroupPacing: Sendable {
             streakStart = now
             isSustainedNow = false
         }
-        return isSustainedNow ? Self.spread(forBytes: lastBytes) : Self.widest
+        return isSustainedNow ? Self.spread(forBytes: lastBytes) : Self.everyMember
     }
 
     /// Whether the runs came back to back, often enough and for long enough, for turns to be paced.

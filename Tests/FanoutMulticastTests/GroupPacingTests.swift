@@ -21,9 +21,9 @@ struct GroupPacingTests {
 
     @Test func anIdleGroupSpreadsOverEveryMemberItCan() {
         var pacing = GroupPacing()
-        #expect(pacing.beginRun(at: start) == GroupPacing.widest, "the first run ever")
+        #expect(pacing.beginRun(at: start) == GroupPacing.everyMember, "the first run ever")
         var time = start
-        #expect(runs(&pacing, count: 20, bytes: 16384, gap: .milliseconds(5), from: &time) == GroupPacing.widest,
+        #expect(runs(&pacing, count: 20, bytes: 16384, gap: .milliseconds(5), from: &time) == GroupPacing.everyMember,
                 "runs far apart never pace")
         #expect(!pacing.isSustained)
     }
@@ -32,9 +32,9 @@ struct GroupPacingTests {
         var pacing = GroupPacing()
         var time = start
         #expect(runs(&pacing, count: GroupPacing.sustainedAfter, bytes: 16384, gap: .microseconds(20), from: &time)
-                == GroupPacing.widest, "not before the streak is long enough")
+                == GroupPacing.everyMember, "not before the streak is long enough")
         // 70 µs a run: the streak spans 2 ms after about 29 runs.
-        #expect(runs(&pacing, count: 20, bytes: 16384, gap: .microseconds(20), from: &time) == GroupPacing.widest,
+        #expect(runs(&pacing, count: 20, bytes: 16384, gap: .microseconds(20), from: &time) == GroupPacing.everyMember,
                 "not before the streak has lasted")
         #expect(runs(&pacing, count: 10, bytes: 16384, gap: .microseconds(20), from: &time) == 4, "16 KiB: four turns")
         #expect(pacing.isSustained)
@@ -43,7 +43,7 @@ struct GroupPacingTests {
         #expect(runs(&pacing, count: 1, bytes: 100, gap: .microseconds(20), from: &time) == 1,
                 "a small run: one member")
         // A pause ends the streak: the next burst is spread message by message again.
-        #expect(runs(&pacing, count: 1, bytes: 100, gap: .milliseconds(2), from: &time) == GroupPacing.widest)
+        #expect(runs(&pacing, count: 1, bytes: 100, gap: .milliseconds(2), from: &time) == GroupPacing.everyMember)
         #expect(!pacing.isSustained)
     }
 
@@ -53,7 +53,7 @@ struct GroupPacingTests {
         var pacing = GroupPacing()
         var time = start
         #expect(runs(&pacing, count: 500, bytes: 64, gap: .nanoseconds(500), length: .microseconds(1),
-                     from: &time) == GroupPacing.widest)
+                     from: &time) == GroupPacing.everyMember)
         #expect(!pacing.isSustained)
     }
 

@@ -45,6 +45,44 @@ struct MulticastGroupTests {
         for _ in 0..<3 { #expect(group.pick { $0.busy } === workers[0]) }
     }
 
+    @Test func aMemberPassedOverIsNeverChosenForThatPick() {
+        let group = MulticastGroup<Worker>()
+        let workers = (0..<3).map { _ in Worker() }
+        for worker in workers { group.add(worker) }
+        let picks = (0..<6).compactMap { _ in group.pick(passingOver: { $0 === workers[0] }, load: { _ in .ready }) }
+        #expect(picks.count == 6 && !picks.contains { $0 === workers[0] }, "the others take every pick")
+        #expect(group.pick(passingOver: { _ in true }, load: { _ in .ready }) == nil, "nobody may take it")
+        #expect(group.pick { _ in false } != nil, "passed over for one pick only")
+    }
+
+    /// A member that stays busy while the others come back from busy is stalled: while another member is busy
+    /// but coming back, the stalled one is never chosen; when all are stalled, the one that came back last is.
+    @Test func aStalledMemberIsChosenLast() {
+        let group = MulticastGroup<Worker>()
+        let stalled = Worker()
+        let others = (0..<3).map { _ in Worker() }
+        group.add(stalled)
+        for worker in others { group.add(worker) }
+        stalled.busy = true
+        var picks: [Worker] = []
+        for round in 0..<30 {
+            // The others turn busy and come back in turn; at times all of them are busy at once.
+            for (index, worker) in others.enumerated() { worker.busy = (round + index) % 3 != 0 || round % 5 == 4 }
+            for worker in others where !worker.busy { group.markReady(worker) }
+            if let picked = group.pick(isBusy: { $0.busy }) { picks.append(picked) }
+        }
+        let late = picks.dropFirst(6)
+        let stalledPicks = late.filter { $0 === stalled }.count
+        #expect(stalledPicks == 0, "stalled, it was chosen \(stalledPicks) times")
+        // Every member stalled: the one that came back most recently is chosen, not the one that never did.
+        for worker in others { worker.busy = true }
+        for _ in 0..<8 { _ = group.pick { $0.busy } }
+        group.markReady(others[1])
+        _ = group.pick { $0.busy }
+        for _ in 0..<8 { _ = group.pick { $0.busy } }
+        #expect(group.pick { $0.busy } !== stalled)
+    }
+
     /// The bound stated where `MulticastGroup` is declared: a pick costs a group of 100,000 what it costs a
     /// group of 2, counted in members looked at.
     @Test func aPickCostsAHugeGroupWhatItCostsASmallOne() {

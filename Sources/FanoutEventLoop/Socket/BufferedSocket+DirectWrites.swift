@@ -9,6 +9,11 @@ extension BufferedSocket {
     /// Bytes queued for the peer and not yet written to the kernel.
     public var outputCount: Int { evbuffer_get_length(output) }
 
+    /// Whether queued output waits for the kernel to take it: a direct write left some that the kernel refused,
+    /// so the peer reads slower than it is written to. Always false for a TLS socket, whose writes the
+    /// bufferevent makes as they come.
+    public var waitsForKernel: Bool { writeEventArmed && writesDirectly && !isLingering }
+
     /// Queues a copy of `bytes`; they are written at the end of the loop pass.
     public func write(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress else { return }

@@ -13,6 +13,11 @@ final class ClusterNode {
     /// Runs of a group's messages this node claimed and delivered, and runs another node took (1.2).
     var groupClaimsWon: UInt64 = 0
     var groupClaimsLost: UInt64 = 0
+    /// Claims told to wait for another node's turn, and the timers that claim those runs again: one per run
+    /// waiting, each gone within `RedisEngine.turnWaitMilliseconds`.
+    var groupClaimsWaited: UInt64 = 0
+    var turnRetries: [Int: LoopTimer] = [:]
+    var nextTurnRetry = 0
     /// Claimed messages of a group handed back because this node's members had all left (sent), handed-back
     /// messages this node's claim took, and messages handed back too often to try again.
     var groupHandBacks: UInt64 = 0

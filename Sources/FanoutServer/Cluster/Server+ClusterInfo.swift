@@ -16,6 +16,7 @@ extension Server {
             ("cluster_resets", String(stats.resets)),
             ("cluster_group_claims_won", String(node.groupClaimsWon)),
             ("cluster_group_claims_lost", String(node.groupClaimsLost)),
+            ("cluster_group_claims_waited", String(node.groupClaimsWaited)),
             ("cluster_group_handbacks", String(node.groupHandBacks)),
             ("cluster_group_handbacks_taken", String(node.groupHandBacksTaken)),
             ("cluster_group_handbacks_dropped", String(node.groupHandBacksDropped)),

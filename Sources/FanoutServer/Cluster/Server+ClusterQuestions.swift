@@ -163,7 +163,9 @@ extension Server {
                 self.index.forEachGroup(of: subject) { groupName, members in
                     if groupName == name { groups.append((groupName, members)) }
                 }
-                self.fanout.forEachChosenMember(of: groups, excluding: asker) { member, _ in put(to: member) }
+                self.fanout.forEachChosenMember(of: groups, excluding: asker, subject: subject) { member, _ in
+                    put(to: member)
+                }
             }
         }
     }

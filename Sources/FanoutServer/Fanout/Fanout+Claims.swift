@@ -1,3 +1,4 @@
+import FanoutEventLoop
 import FanoutEngine
 import FanoutMulticast
 import FanoutProtocol
@@ -7,17 +8,19 @@ import FanoutRedisEngine
 /// run's messages and claims them for each of the run's groups on the subject's shard; the node whose claim
 /// wins hands them to one member each (`RedisEngine+Groups.swift`).
 extension Fanout {
-    /// Keeps a delivered message for the run's group claim: a claim per epoch, and per 256 messages at most.
+    /// Keeps a delivered message for the run's group claim: a claim per epoch, and per 64 messages at most, so that
+    /// the nodes' turns (`RedisEngine.claim`) spread even a short burst over them.
     func gatherForClaims(_ message: NumberedMessage, epoch: String) {
         if run.clusterEpoch != epoch { claimForGroups() }
         run.clusterEpoch = epoch
         run.groupMessages.append((message.seq, Array(message.payload)))
-        if run.groupMessages.count >= 256 { claimForGroups() }
+        if run.groupMessages.count >= 64 { claimForGroups() }
     }
 
     /// Claims the run's messages so far for each of its groups on the subject's shard; for each group whose
     /// claim this node wins, one member per message gets them, chosen when the claim comes back (a member
-    /// that vanished meanwhile is not chosen). Messages go in claim order, which is seq order.
+    /// that vanished meanwhile is not chosen). Messages go in claim order, which is seq order. A claim carries
+    /// the node's member count for the group, by which the shard takes turns between nodes (`RedisEngine.claim`).
     func claimForGroups() {
         guard let node = server.cluster, !run.groupMessages.isEmpty else { return }
         let messages = run.groupMessages
@@ -28,16 +31,46 @@ extension Fanout {
         // take the messages from another node's live members. Cost: a scan of the group's member sets until
         // a live member, per claim (per run), which a sweep keeps short. Members that leave while the claim is
         // on its way are the hand-back's case.
-        let names = run.groups.filter { group in group.sets.contains { $0.hasLiveMember } }.map(\.name)
-        for name in names {
-            node.engine.claim(subject: subject, group: name, epoch: epoch,
-                              first: messages[0].seq, last: messages[messages.count - 1].seq) { [weak self] claimedAfter in
-                guard let claimedAfter, let self, self.server.cluster === node else {
-                    if claimedAfter == nil { node.groupClaimsLost += 1 }
-                    return
+        for group in run.groups where group.sets.contains(where: { $0.hasLiveMember }) {
+            // Members stored, O(1) per set: dead ones not yet swept count until the sweep, which is near enough
+            // for a weight.
+            let members = group.sets.reduce(0) { $0 + $1.storedCount }
+            claim(messages, subject: subject, group: group.name, epoch: epoch, members: members, takingOver: false,
+                  node: node)
+        }
+    }
+
+    /// Claims `messages` for group `name`; told to wait for another node's turn, claims them again after
+    /// `RedisEngine.turnWaitMilliseconds`, taking whatever that node has not taken; behind a run that waits,
+    /// claims them again soon.
+    private func claim(_ messages: [(seq: UInt64, payload: [UInt8])], subject: String, group name: String,
+                       epoch: String, members: Int, takingOver: Bool, node: ClusterNode) {
+        node.engine.claim(subject: subject, group: name, epoch: epoch, first: messages[0].seq,
+                          last: messages[messages.count - 1].seq, members: members,
+                          takingOver: takingOver) { [weak self] outcome in
+            guard let self, self.server.cluster === node else { return }
+            switch outcome {
+            case .lost:
+                node.groupClaimsLost += 1
+            case .wait, .behind:
+                node.groupClaimsWaited += 1
+                let number = node.nextTurnRetry
+                node.nextTurnRetry &+= 1
+                let turn = outcome == .wait
+                let timer = LoopTimer(loop: self.server.loop) { [weak self, weak node] in
+                    guard let node else { return }
+                    node.turnRetries[number] = nil
+                    guard let self, self.server.cluster === node else { return }
+                    self.claim(messages, subject: subject, group: name, epoch: epoch, members: members,
+                               takingOver: turn || takingOver, node: node)
                 }
+                node.turnRetries[number] = timer
+                timer.schedule(after: .milliseconds(turn ? RedisEngine.turnWaitMilliseconds
+                                                         : RedisEngine.behindMilliseconds))
+            case .won(let claimedAfter):
                 node.groupClaimsWon += 1
-                let unplaced = self.deliverClaimed(messages.filter { $0.seq > claimedAfter }, subject: subject, group: name)
+                let unplaced = self.deliverClaimed(messages.filter { $0.seq > claimedAfter }, subject: subject,
+                                                   group: name)
                 for message in unplaced {
                     self.handBack(.init(subject: subject, group: name, epoch: epoch, seq: message.seq, attempt: 0,
                                         payload: message.payload), node: node)
@@ -99,7 +132,7 @@ extension Fanout {
         subjectBytes.withUTF8 { subjectBuffer in
             for message in messages {
                 var placed = false
-                forEachChosenMember(of: groups, excluding: nil) { member, _ in
+                forEachChosenMember(of: groups, excluding: nil, subject: subject) { member, _ in
                     placed = true
                     guard member.deliveryMark != plainMark else { return }
                     var push: [UInt8] = []

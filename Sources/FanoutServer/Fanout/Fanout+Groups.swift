@@ -28,7 +28,7 @@ extension Fanout {
         let now = ContinuousClock.now
         for group in run.groups.indices {
             let spread = run.groups[group].sets[0].pacing.beginRun(at: now)
-            guard spread < GroupPacing.widest else { continue }
+            guard spread != GroupPacing.everyMember else { continue }
             run.groups[group].spread = spread
             server.stats.groupPacedRuns &+= 1
         }
@@ -64,8 +64,8 @@ extension Fanout {
                                       to: &run.groupDeliveries[choice.slot].bytes)
             }
             run.groups[group].bytes &+= run.groupDeliveries[choice.slot].bytes.count &- before
-            // A paced run widens as it outgrows its turns (unpaced, `spread` is already the widest).
-            if run.groups[group].spread < GroupPacing.widest {
+            // A paced run widens as it outgrows its turns (unpaced, `spread` is already every member).
+            if run.groups[group].spread != GroupPacing.everyMember {
                 run.groups[group].spread = max(run.groups[group].spread,
                                                GroupPacing.spread(forBytes: run.groups[group].bytes))
             }
@@ -77,8 +77,9 @@ extension Fanout {
     }
 
     /// The member of group `group`'s rotation that takes the next message: the next in the rotation while it
-    /// grows to the run's `spread`, then each in turn, a member that left or is busy being replaced by the
-    /// group's next choice. Nil when the group has no live member.
+    /// grows to the run's `spread` (unpaced: until it holds every member the group gives, so that a burst to an
+    /// idle group goes message by message to all its members), then each in turn, a member that left or is busy
+    /// being replaced by the group's next choice. Nil when the group has no member that may take it.
     private func nextChoice(in group: Int) -> RunGroup.Choice? {
         let count = run.groups[group].chosen.count
         if count < run.groups[group].spread && !run.groups[group].isComplete {
@@ -92,8 +93,11 @@ extension Fanout {
             let position = run.groups[group].next % run.groups[group].chosen.count
             run.groups[group].next &+= 1
             let choice = run.groups[group].chosen[position]
-            if choice.isConnected, choice.socket._withUnsafeGuaranteedRef({ $0.outputCount })
-                + run.groupDeliveries[choice.slot].bytes.count <= busyMark {
+            // As `groupLoad` sees it, with what the run holds for it counted: a member that turned busy during
+            // the run (its earlier share flushed, and the kernel refused some) gives way to the group's next choice.
+            if choice.isConnected, choice.socket._withUnsafeGuaranteedRef({
+                !$0.waitsForKernel && $0.outputCount + run.groupDeliveries[choice.slot].bytes.count <= busyMark
+            }) {
                 return choice
             }
             if let replacement = chooseMember(for: group, replacing: position) { return replacement }
@@ -109,15 +113,19 @@ extension Fanout {
         let turn = sets.count > 1 ? Int(groupTurn % UInt64(sets.count)) : 0
         if sets.count > 1 { groupTurn &+= 1 }
         let withholds = server.auth.anyUserWithholds
+        let subject = run.subjectString
         for offset in 0..<sets.count {
             let members = sets[(turn + offset) % sets.count]
-            guard let member = members.pick(isBusy: isBusyInGroups), let socket = member.socket else { continue }
-            if withholds && member.permissions?.withholds(run.subjectString) == true { continue }
+            // A member whose user may not see the subject is passed over, not chosen and skipped: the message
+            // goes to a member that may take it.
+            guard let member = members.pick(passingOver: { withholds && $0.permissions?.withholds(subject) == true },
+                                            load: groupLoad),
+                  let socket = member.socket else { continue }
             let id = ObjectIdentifier(member)
-            if let existing = run.groups[group].chosen.first(where: { $0.id == id }) {
+            if let existing = run.groups[group].position(of: id) {
                 // The sets came round: the rotation holds every member they give.
                 if position == nil { run.groups[group].isComplete = true }
-                return existing
+                return run.groups[group].chosen[existing]
             }
             let slot: Int
             if let known = run.groupDeliverySlots[id] {
@@ -127,23 +135,25 @@ extension Fanout {
                 run.groupDeliveries.append(.init(connection: member, socket: socket, members: members))
                 run.groupDeliverySlots[id] = slot
             }
-            let choice = RunGroup.Choice(connection: .passUnretained(member), socket: .passUnretained(socket), slot: slot,
-                                         isPlainReceiver: member.deliveryMark == server.index.lastMark)
+            let choice = RunGroup.Choice(connection: .passUnretained(member), socket: .passUnretained(socket), id: id,
+                                         slot: slot, isPlainReceiver: member.deliveryMark == server.index.lastMark)
             if let position {
-                run.groups[group].chosen[position] = choice
+                run.groups[group].replace(at: position, with: choice)
             } else {
-                run.groups[group].chosen.append(choice)
+                run.groups[group].append(choice)
             }
             return choice
         }
         return nil
     }
 
-    /// Calls `body` with one member per group name among the run's groups (`excluded` never chosen): the
-    /// next in turn that is not busy, from the group's first pattern that has one.
+    /// Calls `body` with one member per group name among the run's groups (`excluded` never chosen, nor a
+    /// member whose user may not see `subject`): the next in turn that is not busy, from the group's first
+    /// pattern that has one.
     func forEachChosenMember(of groups: [(name: String, members: MulticastGroup<ClientConnection>)],
-                             excluding excluded: ClientConnection?,
+                             excluding excluded: ClientConnection?, subject: String,
                              _ body: (ClientConnection, MulticastGroup<ClientConnection>) -> Void) {
+        let withholds = server.auth.anyUserWithholds
         var start = 0
         while start < groups.count {
             var end = start + 1
@@ -155,7 +165,11 @@ extension Fanout {
             if sets > 1 { groupTurn &+= 1 }
             for offset in 0..<sets {
                 let position = start + (first + offset) % sets
-                if let member = groups[position].members.pick(excluding: excluded, isBusy: isBusyInGroups) {
+                let passingOver = { (member: ClientConnection) in
+                    withholds && member.permissions?.withholds(subject) == true
+                }
+                if let member = groups[position].members.pick(excluding: excluded, passingOver: passingOver,
+                                                              load: groupLoad) {
                     choice = (member, groups[position].members)
                     break
                 }
@@ -165,21 +179,26 @@ extension Fanout {
         }
     }
 
-    /// Whether a group member's queued output is over the busy mark: then another member is chosen while one
-    /// is under it. A member found busy is told when it drains (`groupMemberDrained`).
-    func isBusyInGroups(_ member: ClientConnection) -> Bool {
-        guard let socket = member.socket else { return true }
+    /// How loaded a group member is (`MemberLoad`): busy when its queued output is over the busy mark or the
+    /// kernel refused part of it (its peer reads slower than it is written to). A group chooses a ready member
+    /// while it has one, then a busy one, and last a stalled one (busy while other members came back from busy,
+    /// `MulticastGroup.stallAfterComebacks`): so a member that stopped reading is handed no more work while any
+    /// other member takes it, and what it holds is about what it took before it was found busy (docs/shapes.md).
+    /// A member found busy is told when a write of its output drains (`groupMemberDrained`). Cost: a few loads.
+    func groupLoad(_ member: ClientConnection) -> MemberLoad {
+        guard let socket = member.socket else { return .stalled }
         let mark = server.configuration.limits.groupBusyBytes
-        guard member.pendingBytes > mark else { return false }
+        guard socket.waitsForKernel || member.pendingBytes > mark else { return .ready }
         if !member.waitsForGroupDrain {
             member.waitsForGroupDrain = true
             socket.setWriteLowWatermark(mark)
             socket.reportsDirectDrains = true
         }
-        return true
+        return .busy
     }
 
-    /// A member that was busy drained under the mark: its groups may choose it again.
+    /// A member that was busy drained under the mark, or the kernel took more of it: its groups may choose it
+    /// again.
     func groupMemberDrained(_ member: ClientConnection) {
         member.waitsForGroupDrain = false
         for (pattern, group) in member.extras?.groupOfPattern ?? [:] {
@@ -195,17 +214,18 @@ extension Fanout {
         run.groupDeliveries.removeAll(keepingCapacity: true)
         run.groupDeliverySlots.removeAll(keepingCapacity: true)
         // The rotations name slots of what was just written: they start again, where each group's order is.
-        for group in run.groups.indices {
-            run.groups[group].chosen.removeAll(keepingCapacity: true)
-            run.groups[group].isComplete = false
-        }
+        for group in run.groups.indices { run.groups[group].restart() }
         needsGroupFlush = false
         for delivery in deliveries {
             var connection = delivery.connection
             if connection.socket == nil {
                 // The member left during the run (a slow consumer dropped): another member of the group that
                 // chose it takes its messages, so that none of the group's messages is lost while one is alive.
-                guard let other = delivery.members.pick(excluding: connection, isBusy: isBusyInGroups),
+                let subject = run.subjectString
+                let withholds = server.auth.anyUserWithholds
+                guard let other = delivery.members.pick(excluding: connection, passingOver: {
+                          withholds && $0.permissions?.withholds(subject) == true
+                      }, load: groupLoad),
                       other.socket != nil, other.deliveryMark != server.index.lastMark else { continue }
                 connection = other
             }

@@ -112,10 +112,9 @@ extension Server {
         index.forEachGroup(of: subject) { groups.append(($0, $1)) }
         groups.sort { $0.name < $1.name }
         var chosen: Set<ObjectIdentifier> = []
-        fanout.forEachChosenMember(of: groups, excluding: asker) { member, _ in
+        fanout.forEachChosenMember(of: groups, excluding: asker, subject: subject) { member, _ in
             guard member.deliveryMark != mark || member === asker, member !== asker else { return }
             guard chosen.insert(ObjectIdentifier(member)).inserted, member.transport.canAnswer else { return }
-            if withholds && member.permissions?.withholds(subject) == true { return }
             receivers.append(.passUnretained(member))
         }
     }
