@@ -65,7 +65,13 @@ public final class HistoryWriter: Sendable {
         var diskBytes = 0
         var unsyncedSince: Int64 = 0
         var failures: UInt64 = 0
+        var failingSince: Int64 = 0
+        var failingErrno: Int32 = 0
         var durableRecords: UInt64 = 0
+        /// Records (by submission count) that were not written or not synced, newest last (`FailedRecords`).
+        var failedRecords = FailedRecords()
+        /// Why writes fail, while they do: `always` refuses new records meanwhile (`refusal`).
+        var failing: String?
         /// Buffers written and emptied, for the loop to fill again (`submit`).
         var spares = RecordBytesPool()
     }
@@ -85,11 +91,20 @@ public final class HistoryWriter: Sendable {
 
     /// The directory's lock (`HistoryDisk.lock`), closed after the clean stop's last write; -1 for none.
     private let lockDescriptor: Int32
+    /// Where `state` says whether a crash may keep epochs; turned off at the first doubt (`DiskState`).
+    private let stateMark: StateMark?
+    /// Failures a test asked for (`DiskFaults`).
+    private let faults: DiskFaults?
+    /// Whether writes fail now (`failing` set): read per publish run under `always`, without the lock.
+    private let refusing = Atomic<Bool>(false)
 
     /// Starts the thread; `diskBytes` is what the directory's segments hold already.
+    /// `epoch` names the directory's `state` for marking a doubt (none: not marked, for tests of the writer).
     public init(directory: String, policy: FsyncPolicy, maxQueueBytes: Int, diskBytes: Int, lockDescriptor: Int32 = -1,
-                logger: Logger) {
+                epoch: String? = nil, faults: DiskFaults? = nil, logger: Logger) {
         self.directory = directory
+        self.faults = faults
+        stateMark = epoch.map { StateMark(directory: directory, epoch: $0) }
         self.lockDescriptor = lockDescriptor
         self.policy = policy
         self.maxQueueBytes = maxQueueBytes
@@ -153,8 +168,34 @@ public final class HistoryWriter: Sendable {
         if post { sem_post(wakeup.pointer) }
     }
 
-    /// How many of the records submitted so far (in order) are synced: a ticket for holding acknowledgements.
+    /// How many of the records submitted so far (in order) are settled, synced or failed: a ticket for holding
+    /// acknowledgements. A failed one is in `anyFailed`; the doubt it casts is on disk before it counts here.
     public var durableRecords: UInt64 { shared.withLock { $0.durableRecords } }
+
+    /// Whether any record with a ticket in `range` failed to be written or synced.
+    public func anyFailed(_ range: ClosedRange<UInt64>) -> Bool {
+        shared.withLock { $0.failedRecords.overlaps(range) }
+    }
+
+    /// Under `always`, while writes fail: why, for the `-ERR` that refuses a record meanwhile. Nil otherwise.
+    public var refusal: String? {
+        guard policy == .always, refusing.load(ordering: .relaxed) else { return nil }
+        return shared.withLock { $0.failing }
+    }
+
+    /// Marks `state` so that a crash renews every epoch; synced before it returns (the loop calls it at a
+    /// reload that drops a history rule, before any later message is numbered). False when it could not be.
+    @discardableResult
+    public func markDoubt(_ why: String) -> Bool {
+        guard let stateMark else { return true }
+        do {
+            if try stateMark.mark() { logger.notice("history: \(why): a crash from now on renews every epoch") }
+            return true
+        } catch {
+            logger.error("history: \(why), and \(error): a crash may not renew the epochs it should")
+            return false
+        }
+    }
 
     public var figures: Figures {
         shared.withLock { state in
@@ -191,7 +232,7 @@ public final class HistoryWriter: Sendable {
 
 
     private func runThread() {
-        var files = SegmentFiles(directory: directory)
+        var files = SegmentFiles(directory: directory, faults: faults)
         var file: (id: UInt32, fd: Int32)? { files.current.map { ($0.id, $0.fd) } }
         var lastSync = Self.monotonicNanoseconds()
         var dirty = false
@@ -230,6 +271,10 @@ public final class HistoryWriter: Sendable {
                     due = min(due ?? syncDue, syncDue)
                 }
                 worked = false
+                // While writes fail under `always`, nothing comes to try them with: look every 100 ms whether
+                // to take records again.
+                let failing = policy == .always && refusing.load(ordering: .relaxed)
+                if failing { due = min(due ?? .max, now + 100_000_000) }
                 if let due {
                     var deadline = timespec()
                     clock_gettime(CLOCK_REALTIME, &deadline)
@@ -242,6 +287,7 @@ public final class HistoryWriter: Sendable {
                     _ = sem_wait(wakeup.pointer)
                 }
                 shared.withLock { $0.rest = .working }
+                if failing && retryDue() { recovered() }
                 continue
             }
             worked = !commands.isEmpty
@@ -255,9 +301,12 @@ public final class HistoryWriter: Sendable {
             // staging buffer's worth at a time: sealed and copied while they are still in the cache.
             var gathered: [RecordBytes] = []
             var gatheredBytes = 0
+            // The tickets of the gathered records: those after `gatheredFrom`, up to `written`.
+            var gatheredFrom = written
             func writeGathered() {
-                guard !gathered.isEmpty else { return }
-                write(gathered, to: &files, throughCache: behind)
+                defer { gatheredFrom = written }
+                guard !gathered.isEmpty || gatheredFrom < written else { return }
+                if !write(gathered, to: &files, throughCache: behind) { recordsFailed(gatheredFrom + 1...written) }
                 shared.withLock { state in
                     for buffer in gathered { state.spares.keep(buffer) }
                 }
@@ -280,8 +329,8 @@ public final class HistoryWriter: Sendable {
                     HistoryRecord.seal(batch.bytes.bytes, segment: batch.segment)
                     if batch.bytes.count > 0 { gathered.append(batch.bytes) }
                     gatheredBytes += batch.bytes.count
-                    if gatheredBytes >= DirectWrites.capacity { writeGathered() }
                     written += UInt64(batch.count)
+                    if gatheredBytes >= DirectWrites.capacity { writeGathered() }
                     wroteBytes = true
                 case .delete(let id):
                     writeGathered()
@@ -313,14 +362,24 @@ public final class HistoryWriter: Sendable {
         }
     }
 
-    private func write(_ batches: [RecordBytes], to files: inout SegmentFiles, throughCache: Bool) {
+    /// Whether the batches were written (the file is cut back to its records when not: `SegmentFiles.append`).
+    private func write(_ batches: [RecordBytes], to files: inout SegmentFiles, throughCache: Bool) -> Bool {
         do {
             // The buffers outlive the call: `batches` holds them.
             let grown = try files.append(batches.map { UnsafeRawBufferPointer($0.bytes) }, throughCache: throughCache)
             if grown > 0 { shared.withLock { $0.diskBytes += grown } }
+            return true
         } catch {
             failed(error)
+            return false
         }
+    }
+
+    /// Records that will never be on disk as written: the doubt goes to `state` first, then they are known to
+    /// the loop (before `durableRecords` passes them), which refuses their acknowledgements.
+    private func recordsFailed(_ tickets: ClosedRange<UInt64>) {
+        markDoubt("records \(tickets.lowerBound)...\(tickets.upperBound) of this run were not written")
+        shared.withLock { $0.failedRecords.add(tickets) }
     }
 
     private func cutToWritten(_ files: inout SegmentFiles) {
@@ -332,11 +391,25 @@ public final class HistoryWriter: Sendable {
         }
     }
 
-    /// Syncs the open segment; `written` records are durable after it.
+    /// Syncs the open segment; `written` records are settled after it. A sync that fails leaves every record
+    /// since the last one that worked in doubt (Linux may have dropped their pages): they count as failed.
     private func sync(_ file: (id: UInt32, fd: Int32)?, _ dirty: inout Bool, _ lastSync: inout Int64, _ written: UInt64) {
         lastSync = Self.monotonicNanoseconds()
         if dirty, let file {
-            do { try syscall("fsync", DiskFiles.segmentPath(file.id, in: directory)) { fdatasync(file.fd) } } catch { failed(error) }
+            do {
+                try syscall("fsync", DiskFiles.segmentPath(file.id, in: directory)) {
+                    if let code = faults?.beforeSync() {
+                        errno = code
+                        return Int32(-1)
+                    }
+                    return fdatasync(file.fd)
+                }
+                recovered()
+            } catch {
+                failed(error)
+                let from = shared.withLock { $0.durableRecords } + 1
+                if from <= written { recordsFailed(from...written) }
+            }
         }
         dirty = false
         shared.withLock {
@@ -357,6 +430,8 @@ public final class HistoryWriter: Sendable {
         do {
             let removed = try files.remove(id)
             if removed > 0 { shared.withLock { $0.diskBytes -= removed } }
+            let how = removed > 0 ? "deleted (\(removed) bytes)" : "kept as the spare"
+            logger.info("history: segment \(DiskFiles.segmentName(id)) holds nothing retained; \(how)")
         } catch {
             failed(error)
         }
@@ -377,12 +452,43 @@ public final class HistoryWriter: Sendable {
     }
 
     private func failed(_ error: any Error) {
-        let count = shared.withLock { state -> UInt64 in
+        let (count, first) = shared.withLock { state -> (UInt64, Bool) in
             state.failures += 1
-            return state.failures
+            let first = state.failing == nil
+            state.failing = "\(error)"
+            state.failingSince = Self.monotonicNanoseconds()
+            state.failingErrno = (error as? DiskError)?.errno ?? EIO
+            return (state.failures, first)
         }
+        refusing.store(true, ordering: .relaxed)
         // Throttled: a full disk fails every batch.
         if count.nonzeroBitCount == 1 { logger.error("history: \(error) (failure \(count))") }
+        if first && policy == .always {
+            logger.error("history: writes to \(directory) fail; PUBs to subjects with history answer -ERR unavailable until they work again")
+        }
+    }
+
+    /// A write and its sync worked: records are taken again.
+    private func recovered() {
+        let was = shared.withLock { state -> Bool in
+            defer { state.failing = nil }
+            return state.failing != nil
+        }
+        guard was else { return }
+        refusing.store(false, ordering: .relaxed)
+        logger.notice("history: writes to \(directory) work again")
+    }
+
+    /// While writes fail and nothing is written, whether to try again: a full disk once it has room (1 MiB
+    /// free), any other failure after a second.
+    private func retryDue() -> Bool {
+        let (since, code) = shared.withLock { ($0.failingSince, $0.failingErrno) }
+        if code == ENOSPC || code == EDQUOT {
+            var info = statvfs()
+            guard statvfs(directory, &info) == 0 else { return false }
+            return UInt64(info.f_bavail) * UInt64(info.f_frsize) >= 1 << 20
+        }
+        return Self.monotonicNanoseconds() - since >= 1_000_000_000
     }
 
     static func monotonicNanoseconds() -> Int64 {
