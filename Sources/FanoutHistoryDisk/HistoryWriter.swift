@@ -41,6 +41,8 @@ public final class HistoryWriter: Sendable {
 
     private enum Command: Sendable {
         case records(EncodedRecords)
+        /// Records whose write failed, written again first in a later pass (their tickets counted already).
+        case retry(EncodedRecords)
         case delete(UInt32)
     }
 
@@ -238,8 +240,14 @@ public final class HistoryWriter: Sendable {
         var dirty = false
         var written: UInt64 = 0
         var worked = false
+        // Records whose write failed, kept to be written again, in order, before anything newer: a disk that
+        // fills and then has room again keeps them (history after a restart starts after a gap otherwise).
+        // Bound: `maxQueueBytes`; past it the oldest go for good.
+        var retry: [EncodedRecords] = []
+        var retryBytes = 0
+        var retryNow = false
         while true {
-            let (commands, stopping) = shared.withLock { state -> ([Command], Bool) in
+            var (commands, stopping) = shared.withLock { state -> ([Command], Bool) in
                 let taken = state.commands
                 state.commands.removeAll()
                 state.queuedBytes = 0
@@ -258,6 +266,13 @@ public final class HistoryWriter: Sendable {
                 state.rest = .working
                 return (taken, state.stopping)
             }
+            if !retry.isEmpty && (retryNow || !commands.isEmpty || stopping) {
+                shared.withLock { $0.rest = .working }
+                commands = retry.map { .retry($0) } + commands
+                retry.removeAll()
+                retryBytes = 0
+            }
+            retryNow = false
             if commands.isEmpty && !stopping {
                 let now = Self.monotonicNanoseconds()
                 var due: Int64? = worked ? now + Self.napNanoseconds : nil
@@ -287,7 +302,10 @@ public final class HistoryWriter: Sendable {
                     _ = sem_wait(wakeup.pointer)
                 }
                 shared.withLock { $0.rest = .working }
-                if failing && retryDue() { recovered() }
+                if failing && retryDue() {
+                    recovered()
+                    retryNow = true
+                }
                 continue
             }
             worked = !commands.isEmpty
@@ -295,27 +313,40 @@ public final class HistoryWriter: Sendable {
             // Behind: a pass of more than half the queue. It goes through the page cache, which takes it at
             // memory speed, where direct writes would hold the queue full for as long as the device takes.
             var passBytes = 0
-            for case .records(let batch) in commands { passBytes += batch.bytes.count }
+            for command in commands {
+                if case .records(let batch) = command { passBytes += batch.bytes.count }
+                if case .retry(let batch) = command { passBytes += batch.bytes.count }
+            }
             let behind = passBytes > maxQueueBytes / 2
             // The open segment's sealed batches, written together before anything else touches the file, a
             // staging buffer's worth at a time: sealed and copied while they are still in the cache.
-            var gathered: [RecordBytes] = []
+            var gathered: [EncodedRecords] = []
             var gatheredBytes = 0
-            // The tickets of the gathered records: those after `gatheredFrom`, up to `written`.
+            // The tickets of the gathered records new in this pass: those after `gatheredFrom`, up to `written`.
             var gatheredFrom = written
             func writeGathered() {
                 defer { gatheredFrom = written }
                 guard !gathered.isEmpty || gatheredFrom < written else { return }
-                if !write(gathered, to: &files, throughCache: behind) { recordsFailed(gatheredFrom + 1...written) }
-                shared.withLock { state in
-                    for buffer in gathered { state.spares.keep(buffer) }
+                // After a failure in this pass, the rest waits behind the failed records: the file keeps seq order.
+                if retry.isEmpty && write(gathered.map(\.bytes), to: &files, throughCache: behind) {
+                    shared.withLock { state in
+                        for batch in gathered { state.spares.keep(batch.bytes) }
+                    }
+                } else {
+                    if gatheredFrom < written { recordsFailed(gatheredFrom + 1...written) }
+                    retry += gathered
+                    retryBytes += gathered.reduce(0) { $0 + $1.bytes.count }
+                    while retryBytes > maxQueueBytes, let oldest = retry.first {
+                        retry.removeFirst()
+                        retryBytes -= oldest.bytes.count
+                    }
                 }
                 gathered.removeAll(keepingCapacity: true)
                 gatheredBytes = 0
             }
             for command in commands {
                 switch command {
-                case .records(let batch):
+                case .records(let batch), .retry(let batch):
                     if files.current?.id != batch.segment {
                         writeGathered()
                         if let open = file {
@@ -327,9 +358,9 @@ public final class HistoryWriter: Sendable {
                         openSegment(batch.segment, in: &files)
                     }
                     HistoryRecord.seal(batch.bytes.bytes, segment: batch.segment)
-                    if batch.bytes.count > 0 { gathered.append(batch.bytes) }
+                    if batch.bytes.count > 0 { gathered.append(batch) }
                     gatheredBytes += batch.bytes.count
-                    written += UInt64(batch.count)
+                    if case .records = command { written += UInt64(batch.count) }
                     if gatheredBytes >= DirectWrites.capacity { writeGathered() }
                     wroteBytes = true
                 case .delete(let id):
