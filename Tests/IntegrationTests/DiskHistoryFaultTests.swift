@@ -313,6 +313,34 @@ struct DiskHistoryFaultTests {
         #expect(!late.isEmpty && late.allSatisfy { payloads.contains($0) }, "\(reply)")
     }
 
+    // MARK: A write torn anywhere
+
+    /// The seam tears a write at a byte and kills the process there, as a power cut would, in each mode: no
+    /// seq the subscriber was given names another message after the restart.
+    @Test(arguments: [("always", 150_000), ("always", 400_001), ("everysec", 300_007), ("no", 200_003)])
+    func aWriteTornAnywhereNeverNumbersASeqAgain(_ fsync: String, _ byte: Int) throws {
+        let scratch = try Scratch()
+        let daemon = try start(scratch, fsync: fsync, faults: "tear=\(byte)")
+        var (subscriber, given) = try subscribe(daemon, "f.t")
+        let publisher = try connect(daemon)
+        let pad = String(repeating: "t", count: 200)
+        var lines: [String] = []
+        publishing: for batch in 0..<200 {
+            guard (try? publisher.send((0..<100).map { "PUB f.t t-\(batch * 100 + $0)-\(pad)\n" }.joined())) != nil
+            else { break }
+            for _ in 0..<100 {
+                guard let line = try? publisher.readLineOrEOF() else { break publishing }
+                lines.append(line)
+            }
+        }
+        while let line = try? subscriber.readLineOrEOF() { given.take([line], subject: "f.t") }
+        #expect(daemon.waitForExit(timeout: 20) != 0, "the tear did not happen")
+        #expect(!given.payloads.isEmpty)
+
+        let second = try start(scratch, fsync: fsync)
+        try expectNoSeqGivenTwice(second, "f.t", given)
+    }
+
     // MARK: Start-up
 
     @Test(.enabled(if: SmallDisk.available, Comment(rawValue: mountReason)), arguments: ["always", "everysec"])
