@@ -65,7 +65,9 @@ public final class DiskFaults: Sendable {
         let codes: [String: Int32] = ["ENOSPC": ENOSPC, "EIO": EIO, "EDQUOT": EDQUOT]
         guard parts.count == 2, let code = codes[parts[0]] else { throw DiskFaultsError(item: String(item)) }
         let range = parts[1].split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
-        guard let from = range.first ?? nil, from >= 1, range.count <= 2 else { throw DiskFaultsError(item: String(item)) }
+        guard let from = range.first ?? nil, from >= 1, range.count <= 2 else {
+            throw DiskFaultsError(item: String(item))
+        }
         let count = range.count == 2 ? (range[1] ?? -1) : Int.max
         guard count >= 0 else { throw DiskFaultsError(item: String(item)) }
         return Rule(errno: code, from: from, count: count)

@@ -242,7 +242,8 @@ public struct HistoryRecordReader {
             guard body > HistoryRecord.fixedBodyBytes, body <= bytes.count - start - HistoryRecord.headerBytes,
                   bytes[start + HistoryRecord.headerBytes] == HistoryRecord.kindMessage else { continue }
             let crc = bytes.loadUnaligned(fromByteOffset: start + 4, as: UInt32.self).littleEndian
-            let fields = UnsafeRawBufferPointer(rebasing: bytes[(start + HistoryRecord.headerBytes)..<(start + HistoryRecord.headerBytes + body)])
+            let first = start + HistoryRecord.headerBytes
+            let fields = UnsafeRawBufferPointer(rebasing: bytes[first..<(first + body)])
             if CRC32C.checksum(fields, continuing: seed) == crc { return true }
         }
         return false

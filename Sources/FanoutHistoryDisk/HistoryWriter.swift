@@ -39,7 +39,7 @@ public final class HistoryWriter: Sendable {
         public var failures: UInt64
     }
 
-    private enum Command: Sendable {
+    enum Command: Sendable {
         case records(EncodedRecords)
         /// Records whose write failed, written again first in a later pass (their tickets counted already).
         case retry(EncodedRecords)
@@ -47,7 +47,7 @@ public final class HistoryWriter: Sendable {
     }
 
     /// What the writer is doing, for the loop to know whether to wake it.
-    private enum Rest: Sendable {
+    enum Rest: Sendable {
         /// Taking or writing a batch: it looks at the queue again when done.
         case working
         /// Waiting a moment for more (everysec, no): woken early only past `wakeBytes`.
@@ -56,7 +56,7 @@ public final class HistoryWriter: Sendable {
         case idle
     }
 
-    private struct Shared: Sendable {
+    struct Shared: Sendable {
         var commands: [Command] = []
         var queuedBytes = 0
         var queuedRecords = 0
@@ -85,20 +85,20 @@ public final class HistoryWriter: Sendable {
     static let wakeBytes = 1 << 20
     /// How long the writer waits for more after a batch, under everysec and no.
     static let napNanoseconds: Int64 = 10_000_000
-    private let shared: Mutex<Shared>
+    let shared: Mutex<Shared>
     /// Posted by the loop when the writer rests and work arrives.
     private let wakeup: Semaphore
     private let thread = Mutex<pthread_t?>(nil)
-    private let logger: Logger
+    let logger: Logger
 
     /// The directory's lock (`HistoryDisk.lock`), closed after the clean stop's last write; -1 for none.
-    private let lockDescriptor: Int32
+    let lockDescriptor: Int32
     /// Where `state` says whether a crash may keep epochs; turned off at the first doubt (`DiskState`).
-    private let stateMark: StateMark?
+    let stateMark: StateMark?
     /// Failures a test asked for (`DiskFaults`).
-    private let faults: DiskFaults?
+    let faults: DiskFaults?
     /// Whether writes fail now (`failing` set): read per publish run under `always`, without the lock.
-    private let refusing = Atomic<Bool>(false)
+    let refusing = Atomic<Bool>(false)
 
     /// Starts the thread; `diskBytes` is what the directory's segments hold already.
     /// `epoch` names the directory's `state` for marking a doubt (none: not marked, for tests of the writer).
@@ -173,31 +173,6 @@ public final class HistoryWriter: Sendable {
     /// How many of the records submitted so far (in order) are settled, synced or failed: a ticket for holding
     /// acknowledgements. A failed one is in `anyFailed`; the doubt it casts is on disk before it counts here.
     public var durableRecords: UInt64 { shared.withLock { $0.durableRecords } }
-
-    /// Whether any record with a ticket in `range` failed to be written or synced.
-    public func anyFailed(_ range: ClosedRange<UInt64>) -> Bool {
-        shared.withLock { $0.failedRecords.overlaps(range) }
-    }
-
-    /// Under `always`, while writes fail: why, for the `-ERR` that refuses a record meanwhile. Nil otherwise.
-    public var refusal: String? {
-        guard policy == .always, refusing.load(ordering: .relaxed) else { return nil }
-        return shared.withLock { $0.failing }
-    }
-
-    /// Marks `state` so that a crash renews every epoch; synced before it returns (the loop calls it at a
-    /// reload that drops a history rule, before any later message is numbered). False when it could not be.
-    @discardableResult
-    public func markDoubt(_ why: String) -> Bool {
-        guard let stateMark else { return true }
-        do {
-            if try stateMark.mark() { logger.notice("history: \(why): a crash from now on renews every epoch") }
-            return true
-        } catch {
-            logger.error("history: \(why), and \(error): a crash may not renew the epochs it should")
-            return false
-        }
-    }
 
     public var figures: Figures {
         shared.withLock { state in
@@ -391,135 +366,6 @@ public final class HistoryWriter: Sendable {
                 return
             }
         }
-    }
-
-    /// Whether the batches were written (the file is cut back to its records when not: `SegmentFiles.append`).
-    private func write(_ batches: [RecordBytes], to files: inout SegmentFiles, throughCache: Bool) -> Bool {
-        do {
-            // The buffers outlive the call: `batches` holds them.
-            let grown = try files.append(batches.map { UnsafeRawBufferPointer($0.bytes) }, throughCache: throughCache)
-            if grown > 0 { shared.withLock { $0.diskBytes += grown } }
-            return true
-        } catch {
-            failed(error)
-            return false
-        }
-    }
-
-    /// Records that will never be on disk as written: the doubt goes to `state` first, then they are known to
-    /// the loop (before `durableRecords` passes them), which refuses their acknowledgements.
-    private func recordsFailed(_ tickets: ClosedRange<UInt64>) {
-        markDoubt("records \(tickets.lowerBound)...\(tickets.upperBound) of this run were not written")
-        shared.withLock { $0.failedRecords.add(tickets) }
-    }
-
-    private func cutToWritten(_ files: inout SegmentFiles) {
-        do {
-            let cut = try files.cutToWritten()
-            if cut > 0 { shared.withLock { $0.diskBytes -= cut } }
-        } catch {
-            failed(error)
-        }
-    }
-
-    /// Syncs the open segment; `written` records are settled after it. A sync that fails leaves every record
-    /// since the last one that worked in doubt (Linux may have dropped their pages): they count as failed.
-    private func sync(_ file: (id: UInt32, fd: Int32)?, _ dirty: inout Bool, _ lastSync: inout Int64, _ written: UInt64) {
-        lastSync = Self.monotonicNanoseconds()
-        if dirty, let file {
-            do {
-                try syscall("fsync", DiskFiles.segmentPath(file.id, in: directory)) {
-                    if let code = faults?.beforeSync() {
-                        errno = code
-                        return Int32(-1)
-                    }
-                    return fdatasync(file.fd)
-                }
-                recovered()
-            } catch {
-                failed(error)
-                let from = shared.withLock { $0.durableRecords } + 1
-                if from <= written { recordsFailed(from...written) }
-            }
-        }
-        dirty = false
-        shared.withLock {
-            $0.unsyncedSince = 0
-            $0.durableRecords = written
-        }
-    }
-
-    private func openSegment(_ id: UInt32, in files: inout SegmentFiles) {
-        do {
-            try files.open(id, syncDirectory: policy != .no)
-        } catch {
-            failed(error)
-        }
-    }
-
-    private func removeSegment(_ id: UInt32, in files: inout SegmentFiles) {
-        do {
-            let removed = try files.remove(id)
-            if removed > 0 { shared.withLock { $0.diskBytes -= removed } }
-            let how = removed > 0 ? "deleted (\(removed) bytes)" : "kept as the spare"
-            logger.info("history: segment \(DiskFiles.segmentName(id)) holds nothing retained; \(how)")
-        } catch {
-            failed(error)
-        }
-    }
-
-    private func finish() {
-        let (snapshot, final) = shared.withLock { ($0.snapshot, $0.finalState) }
-        do {
-            if let snapshot {
-                try DiskFiles.replace(directory + "/" + HistoryDisk.numberingFile, with: snapshot.encoded(),
-                                      directory: directory)
-            }
-            if let final { try DiskFiles.replace(directory + "/" + HistoryDisk.stateFile, with: final.encoded(), directory: directory) }
-        } catch {
-            failed(error)
-        }
-        if lockDescriptor >= 0 { close(lockDescriptor) }
-    }
-
-    private func failed(_ error: any Error) {
-        let (count, first) = shared.withLock { state -> (UInt64, Bool) in
-            state.failures += 1
-            let first = state.failing == nil
-            state.failing = "\(error)"
-            state.failingSince = Self.monotonicNanoseconds()
-            state.failingErrno = (error as? DiskError)?.errno ?? EIO
-            return (state.failures, first)
-        }
-        refusing.store(true, ordering: .relaxed)
-        // Throttled: a full disk fails every batch.
-        if count.nonzeroBitCount == 1 { logger.error("history: \(error) (failure \(count))") }
-        if first && policy == .always {
-            logger.error("history: writes to \(directory) fail; PUBs to subjects with history answer -ERR unavailable until they work again")
-        }
-    }
-
-    /// A write and its sync worked: records are taken again.
-    private func recovered() {
-        let was = shared.withLock { state -> Bool in
-            defer { state.failing = nil }
-            return state.failing != nil
-        }
-        guard was else { return }
-        refusing.store(false, ordering: .relaxed)
-        logger.notice("history: writes to \(directory) work again")
-    }
-
-    /// While writes fail and nothing is written, whether to try again: a full disk once it has room (1 MiB
-    /// free), any other failure after a second.
-    private func retryDue() -> Bool {
-        let (since, code) = shared.withLock { ($0.failingSince, $0.failingErrno) }
-        if code == ENOSPC || code == EDQUOT {
-            var info = statvfs()
-            guard statvfs(directory, &info) == 0 else { return false }
-            return UInt64(info.f_bavail) * UInt64(info.f_frsize) >= 1 << 20
-        }
-        return Self.monotonicNanoseconds() - since >= 1_000_000_000
     }
 
     static func monotonicNanoseconds() -> Int64 {

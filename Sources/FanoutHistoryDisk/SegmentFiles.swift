@@ -122,7 +122,8 @@ struct SegmentFiles {
         current = file
     }
 
-    private mutating func appendWhole(_ batches: [UnsafeRawBufferPointer], throughCache: Bool) throws(DiskError) -> Int {
+    private mutating func appendWhole(_ batches: [UnsafeRawBufferPointer],
+                                      throughCache: Bool) throws(DiskError) -> Int {
         guard var file = current else { return 0 }
         if throughCache, file.direct != nil {
             Self.stopWritingDirect(&file)
@@ -204,7 +205,8 @@ struct SegmentFiles {
     }
 
     /// A positioned write of `bytes` at `offset`, through `faults` when a test set some.
-    private static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int, faults: DiskFaults?) -> Int {
+    private static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int,
+                              faults: DiskFaults?) -> Int {
         guard let faults else { return pwrite(fd, bytes.baseAddress, bytes.count, off_t(offset)) }
         let (code, allowed) = faults.beforeWrite(length: bytes.count)
         if let code {

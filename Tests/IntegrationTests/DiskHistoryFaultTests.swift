@@ -255,7 +255,9 @@ struct DiskHistoryFaultTests {
         try eventually("the writer took the first burst") { try settled() }
         let filler = disk.fill()
         try burst("full", 3000)
-        try eventually("writes failed") { Int(infoFields(try publisher.command("INFO"))["history_disk_failures"] ?? "") ?? 0 > 0 }
+        try eventually("writes failed") {
+            Int(infoFields(try publisher.command("INFO"))["history_disk_failures"] ?? "") ?? 0 > 0
+        }
         try FileManager.default.removeItem(atPath: filler)
         try burst("after", 500)
         try eventually("the writer took the last burst") { try settled() }
@@ -307,7 +309,8 @@ struct DiskHistoryFaultTests {
         let client = try connect(second)
         let reply = try client.command("LAST f.c 1000")
         let replayed = try #require(Int(infoFields(reply)["replayed"] ?? ""))
-        let payloads = Set(try (0..<replayed).map { _ in try client.readLine() }.map { $0.split(separator: " ").last.map(String.init) ?? "" })
+        let replies = try (0..<replayed).map { _ in try client.readLine() }
+        let payloads = Set(replies.map { $0.split(separator: " ").last.map(String.init) ?? "" })
         // What was acknowledged after the failure is all there.
         let late = acknowledged.filter { $0.hasPrefix("r7-") }
         #expect(!late.isEmpty && late.allSatisfy { payloads.contains($0) }, "\(reply)")

@@ -6,7 +6,8 @@ final class SmallDisk {
 
     /// Whether this machine lets the tests mount one (root, and `mount` allowed): tried once.
     static let available: Bool = {
-        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-probe-\(UUID().uuidString)").path
+        let name = "fanout-probe-\(UUID().uuidString)"
+        let probe = FileManager.default.temporaryDirectory.appendingPathComponent(name).path
         guard let disk = SmallDisk(megabytes: 1, at: probe) else { return false }
         _ = disk
         return true
