@@ -343,6 +343,12 @@ public final class HistoryWriter: Sendable {
                     // The copies of its retained records (a compaction) are synced before it goes, whatever
                     // the policy: a crash must find them or the old segment, never neither.
                     if dirty { sync(file, &dirty, &lastSync, written) }
+                    // While writes fail, the copies may not be on disk: the segment stays (a restart reads it
+                    // and deletes it once nothing in it is retained).
+                    if !retry.isEmpty || shared.withLock({ $0.failing != nil }) {
+                        logger.warning("history: \(DiskFiles.segmentName(id)) kept while writes fail")
+                        continue
+                    }
                     if files.current?.id == id { files.close() }
                     removeSegment(id, in: &files)
                 }
