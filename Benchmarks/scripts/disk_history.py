@@ -181,7 +181,13 @@ def timed_start(config, port):
     started = time.monotonic()
     process = launch(config, port)
     wait_greeting(process, port)
-    return process, time.monotonic() - started
+    elapsed = time.monotonic() - started
+    # The server's own CPU up to its first greeting: on a shared machine the wall time counts the others too.
+    cpu_seconds.append(cpu_ticks(process.pid) / HZ)
+    return process, elapsed
+
+
+cpu_seconds = []
 
 
 def part2():
@@ -203,11 +209,13 @@ def part2():
         process, seconds = timed_start(config, port)
         times.append(seconds)
         assert info(port)["history_messages"] == str(messages)
-    print("   start after SIGTERM, exec to first greeting: %s s (median %.3f s)" % (
-        " ".join("%.3f" % t for t in times), statistics.median(times)))
+    print("   start after SIGTERM, exec to first greeting: %s s (median %.3f s); server CPU %s s" % (
+        " ".join("%.3f" % t for t in times), statistics.median(times), " ".join("%.3f" % t for t in cpu_seconds)))
     stop(process, signal.SIGKILL)
     process, seconds = timed_start(config, port)
-    print("   start after SIGKILL: %.3f s, %s messages recovered" % (seconds, info(port)["history_messages"]))
+    print("   start after SIGKILL: %.3f s (server CPU %.3f s), %s messages recovered" % (
+        seconds, cpu_seconds[-1], info(port)["history_messages"]))
+    print("   load average at the end: %.1f" % os.getloadavg()[0])
     stop(process)
 
 

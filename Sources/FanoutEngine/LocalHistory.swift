@@ -28,6 +28,10 @@ public protocol LocalHistory: Engine {
     var recordedTicket: UInt64 { get }
     var durableTicket: UInt64 { get }
     func submitWaitingRecords()
+    /// Whether a record among tickets `range` failed to be written or synced: its `+OK` must not go.
+    func recordsFailed(_ range: ClosedRange<UInt64>) -> Bool
+    /// The history directory and fsync mode this process writes, or nil for none.
+    var diskInUse: (directory: String, policy: FsyncPolicy)? { get }
 }
 
 public struct HistoryFigures: Sendable {

@@ -10,6 +10,12 @@ public struct DiskError: Error, CustomStringConvertible, Sendable {
     public let path: String
     public let errno: Int32
 
+    public init(operation: String, path: String, errno: Int32) {
+        self.operation = operation
+        self.path = path
+        self.errno = errno
+    }
+
     public var description: String {
         "\(operation) \(path): \(String(cString: strerror(errno)))"
     }

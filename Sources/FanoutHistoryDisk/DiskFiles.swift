@@ -95,6 +95,23 @@ enum DiskFiles {
         try syncDirectory(directory)
     }
 
+    /// Writes `bytes` over the start of `path` (made if missing), cuts what is left after them, and syncs: no
+    /// temporary file, so that a full disk still takes it when the file already holds as many bytes. A crash
+    /// in the middle leaves a mix that no reader takes for a valid file (`DiskState` checks every line).
+    static func overwrite(_ path: String, with bytes: [UInt8]) throws(DiskError) {
+        let fd = try syscall("open", path) { open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o640) }
+        defer { close(fd) }
+        var done = 0
+        while done < bytes.count {
+            let wrote = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
+            if wrote < 0 && errno == EINTR { continue }
+            if wrote < 0 { throw DiskError(operation: "write", path: path, errno: errno) }
+            done += wrote
+        }
+        try syscall("truncate", path) { ftruncate(fd, off_t(bytes.count)) }
+        try syscall("fsync", path) { fsync(fd) }
+    }
+
     static func syncDirectory(_ directory: String) throws(DiskError) {
         let fd = try syscall("open directory", directory) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { close(fd) }

@@ -26,6 +26,9 @@ public struct HistoryDisk: Sendable {
     public let existed: Bool
     /// Whether the last stop was clean: every record written and the numbering snapshot valid.
     public let clean: Bool
+    /// Whether the last run, had it crashed, let the subjects found on disk keep their epochs (`DiskState`):
+    /// it ran with `history_fsync: always` and nothing happened that its records do not prove.
+    public let epochsKept: Bool
     /// Every subject's numbering at the clean stop (nil after a crash).
     public let numbering: NumberingSnapshot?
     /// Whether a segment was damaged and moved aside.
@@ -41,8 +44,10 @@ public struct HistoryDisk: Sendable {
     public let lockDescriptor: Int32
 
     /// Reads and repairs `directory` (made if missing), then marks it in use (`state` says not clean until the
-    /// next clean stop). Throws when the directory cannot be made, read or written.
-    public static func open(directory: String, freshEpoch: () -> String) throws(DiskError) -> HistoryDisk {
+    /// next clean stop, and `epochsKept` whether a crash of this run may keep epochs). Throws when the directory
+    /// cannot be made, read or written. A segment that cannot be read is moved aside like a damaged one.
+    public static func open(directory: String, epochsKept: Bool = false,
+                            freshEpoch: () -> String) throws(DiskError) -> HistoryDisk {
         try DiskFiles.makeDirectory(directory)
         let lockDescriptor = try lock(directory)
         let statePath = directory + "/" + stateFile
@@ -56,8 +61,6 @@ public struct HistoryDisk: Sendable {
             if numbering == nil { notes.append("history: the numbering snapshot is missing or damaged") }
         }
         let epoch = parsed?.epoch ?? freshEpoch()
-        // From here on a crash is a crash: the snapshot is only good until the numbering moves on.
-        try DiskFiles.replace(statePath, with: DiskState(epoch: epoch, clean: false).encoded(), directory: directory)
 
         var segments: [Segment] = []
         var damaged = false
@@ -68,16 +71,46 @@ public struct HistoryDisk: Sendable {
         let ids = names.compactMap(DiskFiles.segmentID(of:)).sorted()
         for id in ids {
             let path = DiskFiles.segmentPath(id, in: directory)
-            guard var bytes = try DiskFiles.read(path) else { continue }
+            let read: [UInt8]?
+            do {
+                read = try DiskFiles.read(path)
+            } catch {
+                // One unreadable file costs its records and the epochs, not the server.
+                notes.append("history: \(path) cannot be read (\(error)); its records are unused, and every " +
+                             "subject starts under a new epoch")
+                damaged = true
+                try? moveAside(path, id: id, in: directory)
+                continue
+            }
+            guard var bytes = read else { continue }
             var stop = bytes.withUnsafeBytes { raw in
                 var reader = HistoryRecordReader(raw, segment: id)
                 while reader.next() != nil {}
                 return reader.stop!
             }
             // After a crash, the segment being written may end in a torn write or, in a reused file, in bytes of
-            // its earlier use not yet written over: there the first record that does not check out ends it.
-            // Anywhere else, and after a clean stop (which cuts the file to its records), such a record is damage.
-            if case .corrupt(let offset) = stop, parsed?.clean != true, id == ids.last { stop = .truncated(offset: offset) }
+            // its earlier use not yet written over: there the first record that does not check out ends it, as
+            // long as no record of this segment follows it. One that does makes it damage, not a torn end: the
+            // writer appends in order, so what lies before a record it wrote was written whole. Anywhere else,
+            // and after a clean stop (which cuts the file to its records), such a record is damage.
+            if case .corrupt(let offset) = stop, parsed?.clean != true, id == ids.last {
+                if bytes.withUnsafeBytes({ HistoryRecordReader.holdsRecord(in: $0, segment: id, after: offset) }) {
+                    // Damage in the segment being written: the records before it are kept (acknowledged ones
+                    // among them), the rest is kept aside for a look, and no epoch is trusted.
+                    let aside = directory + "/" + DiskFiles.damagedFolder + "/" + DiskFiles.segmentName(id) + ".rest"
+                    try? DiskFiles.makeDirectory(directory + "/" + DiskFiles.damagedFolder)
+                    try? DiskFiles.overwrite(aside, with: Array(bytes[offset...]))
+                    notes.append("history: \(path): damaged record at byte \(offset), with whole records after it; " +
+                                 "cut there (\(bytes.count - offset) bytes, kept in \(aside)), and every subject " +
+                                 "starts under a new epoch")
+                    try DiskFiles.truncate(path, to: offset)
+                    bytes.removeLast(bytes.count - offset)
+                    damaged = true
+                    stop = .end
+                } else {
+                    stop = .truncated(offset: offset)
+                }
+            }
             switch stop {
             case .end:
                 break
@@ -86,9 +119,7 @@ public struct HistoryDisk: Sendable {
                 try DiskFiles.truncate(path, to: offset)
                 bytes.removeLast(bytes.count - offset)
             case .corrupt(let offset):
-                try DiskFiles.makeDirectory(directory + "/" + DiskFiles.damagedFolder)
-                let aside = directory + "/" + DiskFiles.damagedFolder + "/" + DiskFiles.segmentName(id)
-                try syscall("move", path) { rename(path, aside) }
+                let aside = try moveAside(path, id: id, in: directory)
                 notes.append("history: \(path): damaged record at byte \(offset); moved to \(aside), its " +
                              "\(bytes.count) bytes unused, and every subject starts under a new epoch")
                 damaged = true
@@ -97,10 +128,29 @@ public struct HistoryDisk: Sendable {
             diskBytes += bytes.count
             segments.append(Segment(id: id, bytes: bytes))
         }
-        return HistoryDisk(directory: directory, epoch: epoch, existed: parsed != nil, clean: parsed?.clean == true && numbering != nil,
+        // This run may keep epochs after a crash only when what it starts from is proven too: a new directory,
+        // a clean stop, or a crash that kept them, with nothing damaged. After a recovery that renewed epochs,
+        // older records under the old ones stay on disk, and a crash must not take them up again.
+        let clean = parsed?.clean == true && numbering != nil
+        let proven = (parsed == nil && ids.isEmpty) || clean || parsed?.epochsKept == true
+        // From here on a crash is a crash: the snapshot is only good until the numbering moves on. Written in
+        // place: a full disk has room for it where a temporary file and a rename would need a new block.
+        let mine = DiskState(epoch: epoch, clean: false, epochsKept: epochsKept && proven && !damaged)
+        try DiskFiles.overwrite(statePath, with: mine.encoded())
+        return HistoryDisk(directory: directory, epoch: epoch, existed: parsed != nil, clean: clean,
+                           epochsKept: parsed?.epochsKept == true,
                            numbering: numbering, damaged: damaged, segments: segments,
                            nextSegment: (ids.last ?? 0) + 1, diskBytes: diskBytes, notes: notes,
                            lockDescriptor: lockDescriptor)
+    }
+
+    /// Moves segment `id` to `damaged/`; returns where it went.
+    @discardableResult
+    static func moveAside(_ path: String, id: UInt32, in directory: String) throws(DiskError) -> String {
+        try DiskFiles.makeDirectory(directory + "/" + DiskFiles.damagedFolder)
+        let aside = directory + "/" + DiskFiles.damagedFolder + "/" + DiskFiles.segmentName(id)
+        try syscall("move", path) { rename(path, aside) }
+        return aside
     }
 
     /// Takes the directory for this process: two servers writing one directory would interleave their records

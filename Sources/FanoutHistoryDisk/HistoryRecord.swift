@@ -229,6 +229,26 @@ public struct HistoryRecordReader {
 
     private var storedStop: Stop?
 
+    /// Whether a whole, valid record of `segment` starts anywhere in `bytes` after `offset`: a record that does
+    /// not check out with one after it is damage, not the torn end of the writes. Every byte is tried, since
+    /// the damage may have hit a length; a start is checked only when its length fits and its kind is a
+    /// message's, so the cost is about one checksum of a record per record of the rest.
+    public static func holdsRecord(in bytes: UnsafeRawBufferPointer, segment: UInt32, after offset: Int) -> Bool {
+        let seed = HistoryRecord.checksumSeed(segment: segment)
+        var start = offset + 1
+        while start + HistoryRecord.headerBytes + HistoryRecord.fixedBodyBytes < bytes.count {
+            defer { start += 1 }
+            let body = Int(bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self).littleEndian)
+            guard body > HistoryRecord.fixedBodyBytes, body <= bytes.count - start - HistoryRecord.headerBytes,
+                  bytes[start + HistoryRecord.headerBytes] == HistoryRecord.kindMessage else { continue }
+            let crc = bytes.loadUnaligned(fromByteOffset: start + 4, as: UInt32.self).littleEndian
+            let first = start + HistoryRecord.headerBytes
+            let fields = UnsafeRawBufferPointer(rebasing: bytes[first..<(first + body)])
+            if CRC32C.checksum(fields, continuing: seed) == crc { return true }
+        }
+        return false
+    }
+
     private func isZero(from start: Int) -> Bool {
         for index in start..<bytes.count where bytes[index] != 0 { return false }
         return true

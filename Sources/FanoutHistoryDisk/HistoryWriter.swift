@@ -39,13 +39,15 @@ public final class HistoryWriter: Sendable {
         public var failures: UInt64
     }
 
-    private enum Command: Sendable {
+    enum Command: Sendable {
         case records(EncodedRecords)
+        /// Records whose write failed, written again first in a later pass (their tickets counted already).
+        case retry(EncodedRecords)
         case delete(UInt32)
     }
 
     /// What the writer is doing, for the loop to know whether to wake it.
-    private enum Rest: Sendable {
+    enum Rest: Sendable {
         /// Taking or writing a batch: it looks at the queue again when done.
         case working
         /// Waiting a moment for more (everysec, no): woken early only past `wakeBytes`.
@@ -54,7 +56,7 @@ public final class HistoryWriter: Sendable {
         case idle
     }
 
-    private struct Shared: Sendable {
+    struct Shared: Sendable {
         var commands: [Command] = []
         var queuedBytes = 0
         var queuedRecords = 0
@@ -65,7 +67,13 @@ public final class HistoryWriter: Sendable {
         var diskBytes = 0
         var unsyncedSince: Int64 = 0
         var failures: UInt64 = 0
+        var failingSince: Int64 = 0
+        var failingErrno: Int32 = 0
         var durableRecords: UInt64 = 0
+        /// Records (by submission count) that were not written or not synced, newest last (`FailedRecords`).
+        var failedRecords = FailedRecords()
+        /// Why writes fail, while they do: `always` refuses new records meanwhile (`refusal`).
+        var failing: String?
         /// Buffers written and emptied, for the loop to fill again (`submit`).
         var spares = RecordBytesPool()
     }
@@ -77,19 +85,28 @@ public final class HistoryWriter: Sendable {
     static let wakeBytes = 1 << 20
     /// How long the writer waits for more after a batch, under everysec and no.
     static let napNanoseconds: Int64 = 10_000_000
-    private let shared: Mutex<Shared>
+    let shared: Mutex<Shared>
     /// Posted by the loop when the writer rests and work arrives.
     private let wakeup: Semaphore
     private let thread = Mutex<pthread_t?>(nil)
-    private let logger: Logger
+    let logger: Logger
 
     /// The directory's lock (`HistoryDisk.lock`), closed after the clean stop's last write; -1 for none.
-    private let lockDescriptor: Int32
+    let lockDescriptor: Int32
+    /// Where `state` says whether a crash may keep epochs; turned off at the first doubt (`DiskState`).
+    let stateMark: StateMark?
+    /// Failures a test asked for (`DiskFaults`).
+    let faults: DiskFaults?
+    /// Whether writes fail now (`failing` set): read per publish run under `always`, without the lock.
+    let refusing = Atomic<Bool>(false)
 
     /// Starts the thread; `diskBytes` is what the directory's segments hold already.
+    /// `epoch` names the directory's `state` for marking a doubt (none: not marked, for tests of the writer).
     public init(directory: String, policy: FsyncPolicy, maxQueueBytes: Int, diskBytes: Int, lockDescriptor: Int32 = -1,
-                logger: Logger) {
+                epoch: String? = nil, faults: DiskFaults? = nil, logger: Logger) {
         self.directory = directory
+        self.faults = faults
+        stateMark = epoch.map { StateMark(directory: directory, epoch: $0) }
         self.lockDescriptor = lockDescriptor
         self.policy = policy
         self.maxQueueBytes = maxQueueBytes
@@ -153,7 +170,8 @@ public final class HistoryWriter: Sendable {
         if post { sem_post(wakeup.pointer) }
     }
 
-    /// How many of the records submitted so far (in order) are synced: a ticket for holding acknowledgements.
+    /// How many of the records submitted so far (in order) are settled, synced or failed: a ticket for holding
+    /// acknowledgements. A failed one is in `anyFailed`; the doubt it casts is on disk before it counts here.
     public var durableRecords: UInt64 { shared.withLock { $0.durableRecords } }
 
     public var figures: Figures {
@@ -191,14 +209,20 @@ public final class HistoryWriter: Sendable {
 
 
     private func runThread() {
-        var files = SegmentFiles(directory: directory)
+        var files = SegmentFiles(directory: directory, faults: faults)
         var file: (id: UInt32, fd: Int32)? { files.current.map { ($0.id, $0.fd) } }
         var lastSync = Self.monotonicNanoseconds()
         var dirty = false
         var written: UInt64 = 0
         var worked = false
+        // Records whose write failed, kept to be written again, in order, before anything newer: a disk that
+        // fills and then has room again keeps them (history after a restart starts after a gap otherwise).
+        // Bound: `maxQueueBytes`; past it the oldest go for good.
+        var retry: [EncodedRecords] = []
+        var retryBytes = 0
+        var retryNow = false
         while true {
-            let (commands, stopping) = shared.withLock { state -> ([Command], Bool) in
+            var (commands, stopping) = shared.withLock { state -> ([Command], Bool) in
                 let taken = state.commands
                 state.commands.removeAll()
                 state.queuedBytes = 0
@@ -217,6 +241,13 @@ public final class HistoryWriter: Sendable {
                 state.rest = .working
                 return (taken, state.stopping)
             }
+            if !retry.isEmpty && (retryNow || !commands.isEmpty || stopping) {
+                shared.withLock { $0.rest = .working }
+                commands = retry.map { .retry($0) } + commands
+                retry.removeAll()
+                retryBytes = 0
+            }
+            retryNow = false
             if commands.isEmpty && !stopping {
                 let now = Self.monotonicNanoseconds()
                 var due: Int64? = worked ? now + Self.napNanoseconds : nil
@@ -230,6 +261,10 @@ public final class HistoryWriter: Sendable {
                     due = min(due ?? syncDue, syncDue)
                 }
                 worked = false
+                // While writes fail under `always`, nothing comes to try them with: look every 100 ms whether
+                // to take records again.
+                let failing = policy == .always && refusing.load(ordering: .relaxed)
+                if failing { due = min(due ?? .max, now + 100_000_000) }
                 if let due {
                     var deadline = timespec()
                     clock_gettime(CLOCK_REALTIME, &deadline)
@@ -242,6 +277,10 @@ public final class HistoryWriter: Sendable {
                     _ = sem_wait(wakeup.pointer)
                 }
                 shared.withLock { $0.rest = .working }
+                if failing && retryDue() {
+                    recovered()
+                    retryNow = true
+                }
                 continue
             }
             worked = !commands.isEmpty
@@ -249,24 +288,40 @@ public final class HistoryWriter: Sendable {
             // Behind: a pass of more than half the queue. It goes through the page cache, which takes it at
             // memory speed, where direct writes would hold the queue full for as long as the device takes.
             var passBytes = 0
-            for case .records(let batch) in commands { passBytes += batch.bytes.count }
+            for command in commands {
+                if case .records(let batch) = command { passBytes += batch.bytes.count }
+                if case .retry(let batch) = command { passBytes += batch.bytes.count }
+            }
             let behind = passBytes > maxQueueBytes / 2
             // The open segment's sealed batches, written together before anything else touches the file, a
             // staging buffer's worth at a time: sealed and copied while they are still in the cache.
-            var gathered: [RecordBytes] = []
+            var gathered: [EncodedRecords] = []
             var gatheredBytes = 0
+            // The tickets of the gathered records new in this pass: those after `gatheredFrom`, up to `written`.
+            var gatheredFrom = written
             func writeGathered() {
-                guard !gathered.isEmpty else { return }
-                write(gathered, to: &files, throughCache: behind)
-                shared.withLock { state in
-                    for buffer in gathered { state.spares.keep(buffer) }
+                defer { gatheredFrom = written }
+                guard !gathered.isEmpty || gatheredFrom < written else { return }
+                // After a failure in this pass, the rest waits behind the failed records: the file keeps seq order.
+                if retry.isEmpty && write(gathered.map(\.bytes), to: &files, throughCache: behind) {
+                    shared.withLock { state in
+                        for batch in gathered { state.spares.keep(batch.bytes) }
+                    }
+                } else {
+                    if gatheredFrom < written { recordsFailed(gatheredFrom + 1...written) }
+                    retry += gathered
+                    retryBytes += gathered.reduce(0) { $0 + $1.bytes.count }
+                    while retryBytes > maxQueueBytes, let oldest = retry.first {
+                        retry.removeFirst()
+                        retryBytes -= oldest.bytes.count
+                    }
                 }
                 gathered.removeAll(keepingCapacity: true)
                 gatheredBytes = 0
             }
             for command in commands {
                 switch command {
-                case .records(let batch):
+                case .records(let batch), .retry(let batch):
                     if files.current?.id != batch.segment {
                         writeGathered()
                         if let open = file {
@@ -278,16 +333,22 @@ public final class HistoryWriter: Sendable {
                         openSegment(batch.segment, in: &files)
                     }
                     HistoryRecord.seal(batch.bytes.bytes, segment: batch.segment)
-                    if batch.bytes.count > 0 { gathered.append(batch.bytes) }
+                    if batch.bytes.count > 0 { gathered.append(batch) }
                     gatheredBytes += batch.bytes.count
+                    if case .records = command { written += UInt64(batch.count) }
                     if gatheredBytes >= DirectWrites.capacity { writeGathered() }
-                    written += UInt64(batch.count)
                     wroteBytes = true
                 case .delete(let id):
                     writeGathered()
                     // The copies of its retained records (a compaction) are synced before it goes, whatever
                     // the policy: a crash must find them or the old segment, never neither.
                     if dirty { sync(file, &dirty, &lastSync, written) }
+                    // While writes fail, the copies may not be on disk: the segment stays (a restart reads it
+                    // and deletes it once nothing in it is retained).
+                    if !retry.isEmpty || shared.withLock({ $0.failing != nil }) {
+                        logger.warning("history: \(DiskFiles.segmentName(id)) kept while writes fail")
+                        continue
+                    }
                     if files.current?.id == id { files.close() }
                     removeSegment(id, in: &files)
                 }
@@ -311,78 +372,6 @@ public final class HistoryWriter: Sendable {
                 return
             }
         }
-    }
-
-    private func write(_ batches: [RecordBytes], to files: inout SegmentFiles, throughCache: Bool) {
-        do {
-            // The buffers outlive the call: `batches` holds them.
-            let grown = try files.append(batches.map { UnsafeRawBufferPointer($0.bytes) }, throughCache: throughCache)
-            if grown > 0 { shared.withLock { $0.diskBytes += grown } }
-        } catch {
-            failed(error)
-        }
-    }
-
-    private func cutToWritten(_ files: inout SegmentFiles) {
-        do {
-            let cut = try files.cutToWritten()
-            if cut > 0 { shared.withLock { $0.diskBytes -= cut } }
-        } catch {
-            failed(error)
-        }
-    }
-
-    /// Syncs the open segment; `written` records are durable after it.
-    private func sync(_ file: (id: UInt32, fd: Int32)?, _ dirty: inout Bool, _ lastSync: inout Int64, _ written: UInt64) {
-        lastSync = Self.monotonicNanoseconds()
-        if dirty, let file {
-            do { try syscall("fsync", DiskFiles.segmentPath(file.id, in: directory)) { fdatasync(file.fd) } } catch { failed(error) }
-        }
-        dirty = false
-        shared.withLock {
-            $0.unsyncedSince = 0
-            $0.durableRecords = written
-        }
-    }
-
-    private func openSegment(_ id: UInt32, in files: inout SegmentFiles) {
-        do {
-            try files.open(id, syncDirectory: policy != .no)
-        } catch {
-            failed(error)
-        }
-    }
-
-    private func removeSegment(_ id: UInt32, in files: inout SegmentFiles) {
-        do {
-            let removed = try files.remove(id)
-            if removed > 0 { shared.withLock { $0.diskBytes -= removed } }
-        } catch {
-            failed(error)
-        }
-    }
-
-    private func finish() {
-        let (snapshot, final) = shared.withLock { ($0.snapshot, $0.finalState) }
-        do {
-            if let snapshot {
-                try DiskFiles.replace(directory + "/" + HistoryDisk.numberingFile, with: snapshot.encoded(),
-                                      directory: directory)
-            }
-            if let final { try DiskFiles.replace(directory + "/" + HistoryDisk.stateFile, with: final.encoded(), directory: directory) }
-        } catch {
-            failed(error)
-        }
-        if lockDescriptor >= 0 { close(lockDescriptor) }
-    }
-
-    private func failed(_ error: any Error) {
-        let count = shared.withLock { state -> UInt64 in
-            state.failures += 1
-            return state.failures
-        }
-        // Throttled: a full disk fails every batch.
-        if count.nonzeroBitCount == 1 { logger.error("history: \(error) (failure \(count))") }
     }
 
     static func monotonicNanoseconds() -> Int64 {

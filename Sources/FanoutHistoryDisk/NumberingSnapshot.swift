@@ -80,30 +80,44 @@ public struct NumberingSnapshot: Equatable, Sendable {
     }
 }
 
-/// The `state` file: the server's epoch, and whether the last stop was clean (a clean stop wrote every record
-/// and the numbering snapshot; anything else is a crash). A few lines of text, for an operator to read.
+/// The `state` file: the server's epoch, whether the last stop was clean (a clean stop wrote every record and
+/// the numbering snapshot; anything else is a crash), and whether a crash may keep the subjects' epochs. A few
+/// lines of text, for an operator to read.
+///
+/// `epochs 1` is written at start under `history_fsync: always` only; it turns to `epochs 0`, in place and
+/// synced, before anything is let out that the records on disk do not prove: a record that could not be written
+/// or synced, a history rule that a reload removed while its subjects' numbering goes on. Each of those can
+/// leave a subject whose disk holds fewer seqs than clients saw, and a crash must not number those seqs again.
+/// Both forms have the same length, so the change is one write over bytes the file already has: it takes no
+/// space, and works on a full disk.
 public struct DiskState: Equatable, Sendable {
     public var epoch: String
     public var clean: Bool
+    /// Whether, after a crash, the subjects found on disk may keep their epochs (see above).
+    public var epochsKept: Bool
 
-    public init(epoch: String, clean: Bool) {
+    public init(epoch: String, clean: Bool, epochsKept: Bool = false) {
         self.epoch = epoch
         self.clean = clean
+        self.epochsKept = epochsKept
     }
 
     public func encoded() -> [UInt8] {
-        Array("fanout-history 1\nepoch \(epoch)\nclean \(clean ? 1 : 0)\n".utf8)
+        Array("fanout-history 1\nepoch \(epoch)\nclean \(clean ? 1 : 0)\nepochs \(epochsKept ? 1 : 0)\n".utf8)
     }
 
+    /// The state in `bytes`; a file of an earlier version, without its `epochs` line, keeps no epochs.
     public init?(decoding bytes: [UInt8]) {
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
-        guard lines.count == 3, lines[0] == "fanout-history 1", lines[1].hasPrefix("epoch "),
+        guard lines.count == 3 || lines.count == 4, lines[0] == "fanout-history 1", lines[1].hasPrefix("epoch "),
               lines[2] == "clean 0" || lines[2] == "clean 1" else { return nil }
+        guard lines.count == 3 || lines[3] == "epochs 0" || lines[3] == "epochs 1" else { return nil }
         let epoch = String(lines[1].dropFirst(6))
         guard (1...64).contains(epoch.utf8.count),
               epoch.utf8.allSatisfy({ $0 == 0x2E || $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0)
                                       || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else { return nil }
         self.epoch = epoch
         self.clean = lines[2] == "clean 1"
+        self.epochsKept = lines.count == 4 && lines[3] == "epochs 1"
     }
 }

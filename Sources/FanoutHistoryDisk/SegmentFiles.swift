@@ -35,12 +35,15 @@ struct SegmentFiles {
     let directory: String
     /// Whether segments are written with `O_DIRECT` where the file system takes it (`DirectWrites`).
     let writesDirect: Bool
+    /// Failures to meet, for tests (`DiskFaults`).
+    let faults: DiskFaults?
     private(set) var current: OpenSegment?
     private var hasSpare = false
 
-    init(directory: String, writesDirect: Bool = true) {
+    init(directory: String, writesDirect: Bool = true, faults: DiskFaults? = nil) {
         self.directory = directory
         self.writesDirect = writesDirect && DirectWrites.openFlag != nil
+        self.faults = faults
     }
 
     func path(_ id: UInt32) -> String { DiskFiles.segmentPath(id, in: directory) }
@@ -91,7 +94,36 @@ struct SegmentFiles {
     /// `throughCache` writes these batches through the page cache even where direct writes work: the writer
     /// asks it when it has fallen behind, since the cache takes a burst at memory speed where a direct write
     /// waits for the device. The next append without it goes direct again.
+    ///
+    /// A write that fails leaves the file as it was before the call: cut back to where its records ended, so
+    /// that what is written next follows the last whole record. Without that cut, the records after a failure
+    /// (a disk that filled, then had room again) followed a torn one, and the segment read as damaged.
     mutating func append(_ batches: [UnsafeRawBufferPointer], throughCache: Bool = false) throws(DiskError) -> Int {
+        guard let file = current else {
+            throw DiskError(operation: "write", path: directory + " (no segment open)", errno: EBADF)
+        }
+        let start = file.offset
+        do {
+            return try appendWhole(batches, throughCache: throughCache)
+        } catch {
+            rewind(to: start)
+            throw error
+        }
+    }
+
+    /// Cuts the open segment back to `offset` after a failed write, and starts its staging again from there.
+    private mutating func rewind(to offset: Int) {
+        guard var file = current else { return }
+        Self.stopWritingDirect(&file)
+        _ = ftruncate(file.fd, off_t(offset))
+        file.offset = offset
+        file.size = offset
+        if !file.paused { file.direct = directWrites(file.fd, path(file.id), from: offset) }
+        current = file
+    }
+
+    private mutating func appendWhole(_ batches: [UnsafeRawBufferPointer],
+                                      throughCache: Bool) throws(DiskError) -> Int {
         guard var file = current else { return 0 }
         if throughCache, file.direct != nil {
             Self.stopWritingDirect(&file)
@@ -104,7 +136,10 @@ struct SegmentFiles {
         current = file
         if let direct = file.direct {
             do {
-                let end = try direct.append(batches) { bytes, offset in pwrite(file.fd, bytes.baseAddress, bytes.count, off_t(offset)) }
+                let faults = faults
+                let end = try direct.append(batches) { bytes, offset in
+                    Self.write(file.fd, bytes, at: offset, faults: faults)
+                }
                 file.offset = direct.offset
                 let grown = max(0, end - file.size)
                 file.size += grown
@@ -142,6 +177,10 @@ struct SegmentFiles {
                     let base = UnsafeMutableRawPointer(mutating: bytes.baseAddress)
                     vectors[index - first] = iovec(iov_base: base.map { $0 + start }, iov_len: bytes.count - start)
                 }
+                if let faults {
+                    return Self.write(file.fd, UnsafeBufferPointer(rebasing: vectors[0..<(end - first)]),
+                                      at: file.offset, faults: faults)
+                }
                 return pwritev(file.fd, vectors.baseAddress, Int32(end - first), off_t(file.offset))
             }
             if wrote < 0 && errno == EINTR { continue }
@@ -163,6 +202,38 @@ struct SegmentFiles {
         file.size += grown
         current = file
         return grown
+    }
+
+    /// A positioned write of `bytes` at `offset`, through `faults` when a test set some.
+    private static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int,
+                              faults: DiskFaults?) -> Int {
+        guard let faults else { return pwrite(fd, bytes.baseAddress, bytes.count, off_t(offset)) }
+        let (code, allowed) = faults.beforeWrite(length: bytes.count)
+        if let code {
+            errno = code
+            return -1
+        }
+        if allowed < bytes.count {
+            // Torn: what goes out is cut anywhere, so the alignment O_DIRECT asks for cannot hold.
+            if let flag = DirectWrites.openFlag { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~flag) }
+            _ = pwrite(fd, bytes.baseAddress, allowed, off_t(offset))
+            faults.tore()
+        }
+        return pwrite(fd, bytes.baseAddress, bytes.count, off_t(offset))
+    }
+
+    /// `pwritev`'s gathered form of `write`: the pieces one after another, through `faults`.
+    private static func write(_ fd: Int32, _ vectors: UnsafeBufferPointer<iovec>, at offset: Int,
+                              faults: DiskFaults) -> Int {
+        var done = 0
+        for vector in vectors {
+            let wrote = write(fd, UnsafeRawBufferPointer(start: vector.iov_base, count: vector.iov_len),
+                              at: offset + done, faults: faults)
+            if wrote < 0 { return done > 0 ? done : -1 }
+            done += wrote
+            if wrote < vector.iov_len { break }
+        }
+        return done
     }
 
     /// Cuts a reused file's old bytes after the segment's records; returns how many bytes went.

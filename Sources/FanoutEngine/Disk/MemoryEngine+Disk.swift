@@ -22,16 +22,18 @@ extension MemoryEngine {
         attach(disk: disk, policy: policy, logger: logger, segmentBytes: segmentBytes, writeQueueBytes: Self.writeQueueBytes)
     }
 
-    /// `attach` with a writer queue of `writeQueueBytes` (tests fill a small one).
+    /// `attach` with a writer queue of `writeQueueBytes` (tests fill a small one) and `faults` to meet.
     func attach(disk: HistoryDisk, policy: FsyncPolicy, logger: Logger, segmentBytes: Int,
-                writeQueueBytes: Int) -> [String] {
+                writeQueueBytes: Int, faults: DiskFaults? = nil) -> [String] {
         closeRun()
         var notes = disk.notes
         let ledger = SegmentLedger(first: disk.nextSegment, segmentBytes: segmentBytes)
         for segment in disk.segments { ledger.found(segment.id, bytes: segment.bytes.count) }
         history.ledger = ledger
         let trusted = disk.clean && !disk.damaged
-        let keepsEpochs = trusted || (policy == .always && !disk.damaged)
+        // After a crash, only a run that said so in `state` (`always`, and nothing its records do not prove)
+        // keeps epochs: the policy it ran under counts, not this start's.
+        let keepsEpochs = trusted || (disk.epochsKept && !disk.damaged)
         if let numbering = disk.numbering, trusted {
             for entry in numbering.entries { sequences.restore(entry.subject, last: entry.last, serial: entry.serial) }
             sequences.serialBase = numbering.serialBase
@@ -42,7 +44,8 @@ extension MemoryEngine {
         }
         let (messages, subjects) = restoreHistory(from: disk, ledger: ledger, keepsEpochs: keepsEpochs)
         let writer = HistoryWriter(directory: disk.directory, policy: policy, maxQueueBytes: writeQueueBytes,
-                                   diskBytes: disk.diskBytes, lockDescriptor: disk.lockDescriptor, logger: logger)
+                                   diskBytes: disk.diskBytes, lockDescriptor: disk.lockDescriptor, epoch: disk.epoch,
+                                   faults: faults, logger: logger)
         journal = HistoryJournal(writer: writer, ledger: ledger)
         // Segments that hold nothing retained any more (rules changed, messages aged out while stopped).
         for segment in disk.segments where ledger.isEmpty(segment.id) {
@@ -173,6 +176,31 @@ extension MemoryEngine {
         journal.flush()
         if seenAll && !ledger.holdsRecords(before: below) { journal.compactingBelow = nil }
         return journal.compactingBelow != nil
+    }
+
+    /// A reload that drops a history pattern (a subject's records stop while its numbering goes on) leaves
+    /// the disk short of seqs that clients will see: `state` is marked before any of them is numbered, so that
+    /// a crash renews the epochs rather than number them again (`DiskState`).
+    func noteRulesChange(from old: [HistoryRule], to fresh: [HistoryRule]) {
+        guard let journal, journal.writer.policy == .always else { return }
+        let kept = Set(fresh.map(\.subjects))
+        guard let dropped = old.first(where: { !kept.contains($0.subjects) }) else { return }
+        journal.writer.markDoubt("a reload dropped the history rule for \(dropped.subjects)")
+    }
+
+    /// Takes no history on disk this run, under `policy`: the directory could not be opened (`reason`). Under
+    /// `always`, publishes to subjects with history are refused, since their `+OK` would mean "on disk".
+    public func refuseDisk(_ reason: String, policy: FsyncPolicy) {
+        if policy == .always { diskRefusal = "history on disk is off: \(reason)" }
+    }
+
+    public var diskInUse: (directory: String, policy: FsyncPolicy)? {
+        journal.map { ($0.writer.directory, $0.writer.policy) }
+    }
+
+    /// Records that failed to be written or synced, among tickets `range` (`always`): their `+OK` must not go.
+    public func recordsFailed(_ range: ClosedRange<UInt64>) -> Bool {
+        journal?.writer.anyFailed(range) ?? false
     }
 
     /// Whether a PUB's acknowledgement waits until its record is synced (`history_fsync: always`).

@@ -32,6 +32,9 @@ public final class MemoryEngine: Engine, LocalHistory {
     }
     /// `journal`, for the publish path: reading the optional reference retained and released it per message.
     private var unretainedJournal: Unmanaged<HistoryJournal>?
+    /// Why publishes to subjects with history are refused now, under `history_fsync: always`: the directory
+    /// could not be opened at start, or the writer's writes fail (read as each run opens). Nil almost always.
+    var diskRefusal: String?
     /// Whether anyone subscribes to a subject: the numbering of one that nobody follows is forgotten first.
     public var isSubscribed: (String) -> Bool = { _ in false }
 
@@ -67,6 +70,8 @@ public final class MemoryEngine: Engine, LocalHistory {
     public func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, anyBytes: Bool,
                         receipt: @autoclosure () -> (receipts: any PublishReceipts, ticket: UInt64)) -> PublishOutcome {
         if !run.continues(with: subject) { openRun(subject) }
+        // Under `always`, a record that cannot be written is refused before it is numbered (`diskRefusal`).
+        if run.records, let refusal = diskRefusal { return .refused(refusal) }
         let seq = run.next()
         let recorded = run.records
         if recorded, let position = run.position { retain(position, subject: subject, seq: seq, payload: payload) }
@@ -82,6 +87,7 @@ public final class MemoryEngine: Engine, LocalHistory {
         closeRun()
         let name = String(decoding: subject, as: UTF8.self)
         runOpenedAt = .now
+        if let journal { diskRefusal = journal.writer.refusal.map { "history on disk cannot be written: \($0)" } }
         let opened = openPosition(subject: name)
         run.open(subject, name: name, lastSeq: opened.lastSeq, position: opened.position,
                  records: opened.position.log != nil)
@@ -159,6 +165,7 @@ public final class MemoryEngine: Engine, LocalHistory {
     /// New history rules and bound (SIGHUP): applied at once, trimming or dropping what they no longer keep.
     public func applyHistory(rules: [HistoryRule], maxBytes: Int) {
         closeRun()
+        noteRulesChange(from: history.rules, to: rules)
         history.apply(rules: rules, maxBytes: maxBytes, at: .now)
         journal?.flush()
     }

@@ -157,7 +157,7 @@ final class Fanout: EngineDeliveries {
     func flushReplies() {
         guard !run.replies.isEmpty else { return }
         if run.retains && server.engine.holdsAcknowledgements, let publisher = run.publisher {
-            server.holdUntilDurable(publisher)
+            server.holdUntilDurable(publisher, acknowledging: true)
         }
         if let publisher = run.publisher, publisher.socket != nil { publisher.send(run.replies) }
         run.replies.removeAll(keepingCapacity: true)

@@ -14,7 +14,11 @@ extension Server {
                                                   rules: settings.rules, maxBytes: settings.maxBytes,
                                                   directory: directory, fsync: settings.fsync, logger: logger)
         for note in notes {
-            note.contains("cut") || note.contains("damaged") ? logger.warning("\(note)") : logger.notice("\(note)")
+            if note.contains("is OFF") {
+                logger.error("\(note)")
+            } else {
+                note.contains("cut") || note.contains("damaged") ? logger.warning("\(note)") : logger.notice("\(note)")
+            }
         }
         if let directory {
             logger.info("history: \(directory), fsync \(settings.fsync.rawValue), read in \(ContinuousClock.now - started)")
@@ -34,10 +38,12 @@ extension Server {
         ]
     }
 
-    /// history_dir and history_fsync need a restart: the running server keeps what it started with.
+    /// history_dir and history_fsync need a restart: the running server keeps what it started with, which the
+    /// warning names (not the previous reload's file, which may never have been used).
     func warnIfHistoryDiskChanged(from old: HistorySettings, to fresh: HistorySettings) {
-        guard fresh.directory != old.directory || fresh.fsync != old.fsync else { return }
-        let kept = "\(old.directory ?? "off") with fsync \(old.fsync.rawValue)"
+        let used = local.diskInUse
+        guard fresh.directory != used?.directory || (used != nil && fresh.fsync != used?.policy) else { return }
+        let kept = used.map { "\($0.directory) with fsync \($0.policy.rawValue)" } ?? "history on disk off"
         logger.warning("history_dir and history_fsync take effect at the next start; keeping \(kept)")
     }
 
