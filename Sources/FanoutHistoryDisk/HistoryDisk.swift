@@ -93,7 +93,9 @@ public struct HistoryDisk: Sendable {
             // long as no record of this segment follows it. One that does makes it damage, not a torn end: the
             // writer appends in order, so what lies before a record it wrote was written whole. Anywhere else,
             // and after a clean stop (which cuts the file to its records), such a record is damage.
-            if case .corrupt(let offset) = stop, parsed?.clean != true, id == ids.last {
+            // A length that runs past the file's end (`truncated`) is judged the same way: damage to a length
+            // field looks like a torn end until a whole record is found after it.
+            if let offset = stop.badRecordOffset, parsed?.clean != true, id == ids.last {
                 if bytes.withUnsafeBytes({ HistoryRecordReader.holdsRecord(in: $0, segment: id, after: offset) }) {
                     // Damage in the segment being written: the records before it are kept (acknowledged ones
                     // among them), the rest is kept aside for a look, and no epoch is trusted.

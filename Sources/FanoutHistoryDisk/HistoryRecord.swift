@@ -168,6 +168,14 @@ public struct HistoryRecordReader {
         case truncated(offset: Int)
         /// The record at `offset` is whole but fails its checksum or makes no sense: the file is damaged.
         case corrupt(offset: Int)
+
+        /// Where a record that is not whole or not valid starts, or nil when reading reached the end.
+        public var badRecordOffset: Int? {
+            switch self {
+            case .end: return nil
+            case .truncated(let offset), .corrupt(let offset): return offset
+            }
+        }
     }
 
     public let bytes: UnsafeRawBufferPointer
