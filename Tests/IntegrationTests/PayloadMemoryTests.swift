@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-/// Bytes held for an unfinished BPUB payload count toward `max_memory` like every other byte: headers whose
-/// payloads would pass it are refused with `-ERR limit`, and the memory of payloads cut off by their
-/// connection's close goes back to the system.
+/// Bytes held for an unfinished BPUB payload count toward `max_memory` like every other byte, as they arrive:
+/// over the bound, the largest holders are dropped with `-ERR limit` and new headers refused, a header alone
+/// holds nothing, and the memory of payloads cut off by their connection's close goes back to the system.
 @Suite("Unfinished payloads are inside max_memory", .timeLimit(.minutes(2)))
 struct PayloadMemoryTests {
     /// Lines that arrive within `timeout` on any of `clients`, by client index.
@@ -25,9 +25,9 @@ struct PayloadMemoryTests {
     }
 
     /// The report, scaled down: under max_memory 32 MiB, 96 connections each send a 1 MiB BPUB but its last
-    /// byte. Without the bound they held 96 MiB; now those past it are refused at once (their bytes read and
-    /// dropped), RSS grows by about the bound at most, a bystander is served, the admitted payloads still
-    /// publish when their last byte comes, and after the holders close, RSS comes back down.
+    /// byte. Without the bound they held 96 MiB; now, past it, the largest holders are dropped and new headers
+    /// refused (`-ERR limit` either way), RSS grows by about the bound at most, a bystander is served, the
+    /// payloads still held publish when their last byte comes, and after the holders close, RSS comes back down.
     @Test func manyHalfSentPayloadsStayWithinTheBound() throws {
         let bound = 32 << 20
         let length = 1 << 20
@@ -57,8 +57,8 @@ struct PayloadMemoryTests {
         let finished = holders[admitted[0]]
         try finished.send("p\n")
         #expect(try finished.readLine() == "+OK 0")
-        // A refused one's bytes are dropped as they come, its framing kept: once they are all in, it is usable.
-        if let refused = replies.keys.first {
+        // A refused header's bytes are dropped as they come, its framing kept: once they are all in, it is usable.
+        if let refused = replies.first(where: { !$0.value.contains("disconnected") })?.key {
             try holders[refused].send("p\n")
             #expect(try holders[refused].command("PING") == "+PONG")
         }
@@ -68,5 +68,41 @@ struct PayloadMemoryTests {
         try eventually(timeout: 10, "the memory of the cut-off payloads went back") {
             try daemon.residentBytes() - before < 8 << 20
         }
+    }
+
+    /// A header alone holds nothing: connections that announce 1 MiB payloads and send none of them (with a
+    /// subscription, so no idle timeout takes them) cannot use up max_memory, so another client's BPUB is still
+    /// taken and a subscriber well under its own limit is not dropped for the server's sake.
+    @Test func headersAloneHoldNothing() throws {
+        let bound = 8 << 20
+        let daemon = try Daemon(environment: ["FANOUTD_MAX_MEMORY": "\(bound)", "FANOUTD_MAX_PENDING_BYTES": "2097152",
+                                              "FANOUTD_SEND_BUFFER_BYTES": "4096"])
+        var announcers: [LineClient] = []
+        for _ in 0..<32 {
+            let announcer = try daemon.client()
+            #expect(try announcer.command("SUB keep") == "+OK 1")
+            try announcer.send("BPUB x \(1 << 20)\n")
+            announcers.append(announcer)
+        }
+        let subscriber = try LineClient(port: daemon.port, timeout: 30, receiveBuffer: 4096)
+        #expect(try subscriber.readLine().hasPrefix("+HELLO "))
+        #expect(try subscriber.command("SUB news") == "+OK 1")
+        let publisher = try daemon.client()
+        #expect(try publisher.command("PING") == "+PONG")
+        try publisher.send("BPUB news 5\nhello\n")
+        #expect(try publisher.readLine() == "+OK 1")
+        // About 300 KB queued to a reader that does not read yet: far under its own 2 MiB.
+        let line = String(repeating: "n", count: 1000)
+        try publisher.send((0..<300).map { _ in "PUB news \(line)\n" }.joined())
+        for _ in 0..<300 { #expect(try publisher.readLine() == "+OK 1") }
+        #expect(try publisher.command("PING") == "+PONG")
+        var received = 0
+        while received < 301 {
+            let push = try subscriber.readLine()
+            #expect(push.hasPrefix("MSG news "), "\(push)")
+            received += 1
+        }
+        #expect(infoFields(try publisher.command("INFO"))["memory_drops"] ?? "0" == "0")
+        for announcer in announcers { announcer.close() }
     }
 }

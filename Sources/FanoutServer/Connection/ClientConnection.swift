@@ -177,6 +177,10 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
                 return goesOn(after: &turn, countingLine: true, socket: socket) ? .goOn : .stop
             }
         }
+        // An unfinished BPUB's gathered bytes count toward max_memory (a refused one's are dropped, not held).
+        if adapter == nil, extras?.binarySubject != nil || extras?.binaryReserved ?? 0 > 0 {
+            server.notePayloadBuffered(extras?.binarySubject != nil ? framer.bufferedCount : 0, by: self)
+        }
         server.readEnded()
         adapter?.finishRead(of: self)
         if turn.isOver { server.continueLater(self) }

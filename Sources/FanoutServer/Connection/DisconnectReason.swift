@@ -24,6 +24,8 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
     case authFailures
     /// A BPUB's bytes were followed by something other than a line end: the stream's framing is lost.
     case framingLost
+    /// Among the largest holders of an unfinished payload while the server was over max_memory.
+    case memoryBound(String)
     /// A WebSocket's close handshake (the client's close, echoed) or a framing failure, with its close code.
     case webSocketClose(code: UInt16, reason: String)
 
@@ -40,6 +42,7 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .authFailures: "auth-failures"
         case .webSocketClose(let code, let reason): "websocket-close \(code) (\(reason))"
         case .framingLost: "framing-lost"
+        case .memoryBound(let detail): "memory-bound (\(detail))"
         }
     }
 
@@ -51,6 +54,7 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .shutdown: ProtocolError(.shuttingDown, "server is shutting down")
         case .authTimeout: ProtocolError(.authRequired, "disconnected: no AUTH within auth_timeout")
         case .framingLost: ProtocolError(.syntax, "a BPUB payload must be followed by LF or CRLF; closing")
+        case .memoryBound(let detail): ProtocolError(.limit, "disconnected: \(detail)")
         case .quit, .eof, .socketError, .authFailures, .handshakeTimeout, .webSocketClose: nil
         }
     }
@@ -59,7 +63,8 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
     /// debug when the client left by itself or the server is stopping.
     var logLevel: Logger.Level {
         switch self {
-        case .slowConsumer, .idleTimeout, .socketError, .authTimeout, .handshakeTimeout, .framingLost: .info
+        case .slowConsumer, .idleTimeout, .socketError, .authTimeout, .handshakeTimeout, .framingLost, .memoryBound:
+            .info
         // The failed AUTH was logged already, once per interval at most: a guesser must not fill the log here.
         case .quit, .eof, .shutdown, .authFailures, .webSocketClose: .debug
         }

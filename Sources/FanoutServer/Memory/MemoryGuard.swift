@@ -10,10 +10,14 @@ struct MemoryGuard {
     var checkTimer: LoopTimer?
     /// Bytes queued to clients when the bound was last checked.
     var bytesOutAtCheck: UInt64 = 0
-    /// Bytes held for BPUB payloads still being read, each counted at its announced length when its header is
-    /// accepted (the framer gathers it into a buffer of exactly that size) until it is published or its
-    /// connection goes. At most max_memory: a header that would pass the bound is refused.
+    /// Bytes held for BPUB payloads still being read, each counted as it arrives (not at its announced length:
+    /// a header alone holds nothing) until it is published or its connection goes. Over max_memory, the
+    /// largest holders are dropped with the largest backlogs, and a new header is refused.
     var payloadBytes = 0
+    /// The connections holding some of `payloadBytes`: at most max_connections, each once.
+    var payloadHolders: Set<UInt64> = []
+    /// `payloadBytes` when the bound was last checked: a check comes sooner when payloads grow fast.
+    var payloadBytesAtCheck = 0
 
     mutating func tearDown() {
         trimTimer = nil

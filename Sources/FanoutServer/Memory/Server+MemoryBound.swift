@@ -41,25 +41,45 @@ extension Server {
         memory.checkTimer?.schedule(after: Self.memoryCheckInterval)
     }
 
-    /// Counts `length` bytes of a BPUB payload about to be read toward max_memory, or refuses (false) when
-    /// they would pass it with what is queued and indexed: many connections that each send all of a payload
-    /// but its last byte hold at most the bound, not max_connections × max_payload.
-    func reservePayload(_ length: Int, for connection: ClientConnection) -> Bool {
+    /// Whether a BPUB header must be refused because the server is over max_memory already: its bytes would
+    /// only add to what the bound must then drop. A header alone holds nothing; its bytes are counted as they
+    /// arrive (`notePayloadBuffered`).
+    func payloadRefused() -> Bool {
         let bound = configuration.limits.maxMemory
-        if bound > 0 && indexBytes + memory.payloadBytes + memory.backlogWatch.lastQueued + length > bound {
-            stats.limitRefusals += 1
-            return false
-        }
-        memory.payloadBytes += length
-        connection.madeExtras.binaryReserved = length
+        let held = indexBytes + memory.payloadBytes + memory.backlogWatch.lastQueued
+        guard bound > 0, held >= bound else { return false }
+        stats.limitRefusals += 1
         return true
     }
 
-    /// The payload counted by `reservePayload` is published or dropped.
+    /// `bytes` of an unfinished payload are held for `connection` now (what its framer has gathered): counted
+    /// toward max_memory, so that many connections that each send all of a payload but its last byte hold at
+    /// most the bound, not max_connections × max_payload. O(1); checks the bound once the payloads have grown
+    /// by a thirty-second of it since the last check, or pass it (the check drops to nine tenths of it).
+    func notePayloadBuffered(_ bytes: Int, by connection: ClientConnection) {
+        let extras = connection.madeExtras
+        guard bytes != extras.binaryReserved else { return }
+        memory.payloadBytes += bytes - extras.binaryReserved
+        extras.binaryReserved = bytes
+        if bytes > 0 {
+            memory.payloadHolders.insert(connection.id)
+        } else {
+            memory.payloadHolders.remove(connection.id)
+        }
+        let bound = configuration.limits.maxMemory
+        guard bound > 0, bytes > 0 else { return }
+        if memory.payloadBytes - memory.payloadBytesAtCheck > bound / 32
+            || indexBytes + memory.payloadBytes + memory.backlogWatch.lastQueued > bound {
+            checkMemoryBound()
+        }
+    }
+
+    /// The payload counted by `notePayloadBuffered` is published or dropped.
     func releasePayload(of connection: ClientConnection) {
         guard let extras = connection.extras, extras.binaryReserved > 0 else { return }
         memory.payloadBytes -= extras.binaryReserved
         extras.binaryReserved = 0
+        memory.payloadHolders.remove(connection.id)
     }
 
     /// The index's estimated heap bytes, with the open questions'.
@@ -80,6 +100,7 @@ extension Server {
     /// Sums the watched backlogs, forgets the ones that drained or left, and drops the largest while over.
     func checkMemoryBound() {
         memory.bytesOutAtCheck = stats.bytesOut
+        memory.payloadBytesAtCheck = memory.payloadBytes
         var queued = 0
         var backlogs: [(pending: Int, connection: ClientConnection)] = []
         for id in memory.backlogWatch.watched {
@@ -94,21 +115,43 @@ extension Server {
         }
         memory.backlogWatch.lastQueued = queued
         let bound = configuration.limits.maxMemory
-        let held = indexBytes + memory.payloadBytes
-        if bound > 0 && queued + held > bound {
-            let target = max(0, (bound - held) * 9 / 10)
+        // Unfinished payloads are held bytes like queued output: their holders are dropped with the backlogs,
+        // largest first.
+        var holders: [(bytes: Int, connection: ClientConnection)] = []
+        if bound > 0 && queued + indexBytes + memory.payloadBytes > bound {
+            for id in memory.payloadHolders {
+                guard let connection = connections[id], let held = connection.extras?.binaryReserved, held > 0 else {
+                    continue
+                }
+                holders.append((held, connection))
+            }
+        }
+        var total = queued + memory.payloadBytes
+        if bound > 0 && total + indexBytes > bound {
+            let target = max(0, (bound - indexBytes) * 9 / 10)
             var freed = 0
-            for (pending, connection) in backlogs.sorted(by: { $0.pending > $1.pending }) where queued > target {
-                memory.backlogWatch.drops += 1
-                memory.backlogWatch.watched.remove(connection.id)
-                connection.isBacklogWatched = false
-                disconnect(connection, reason: .slowConsumer(
-                    "\(pending) bytes pending while the server is over max_memory=\(bound)"))
-                queued -= pending
-                freed += pending
+            let largest = (backlogs.map { ($0.pending, $0.connection, true) }
+                + holders.map { ($0.bytes, $0.connection, false) }).sorted { $0.0 > $1.0 }
+            for (bytes, connection, isBacklog) in largest where total > target {
+                if isBacklog {
+                    memory.backlogWatch.drops += 1
+                    memory.backlogWatch.watched.remove(connection.id)
+                    connection.isBacklogWatched = false
+                    disconnect(connection, reason: .slowConsumer(
+                        "\(bytes) bytes pending while the server is over max_memory=\(bound)"))
+                    queued -= bytes
+                } else {
+                    memory.backlogWatch.drops += 1
+                    disconnect(connection, reason: .memoryBound(
+                        "\(bytes) bytes of an unfinished BPUB held while the server is over max_memory=\(bound)"))
+                }
+                total -= bytes
+                freed += bytes
             }
             memory.backlogWatch.lastQueued = queued
-            logger.warning("over max_memory=\(bound): dropped the largest slow consumers, \(freed) bytes queued")
+            memory.payloadBytesAtCheck = memory.payloadBytes
+            logger.warning(
+                "over max_memory=\(bound): dropped the largest slow consumers and unfinished payloads, \(freed) bytes")
         }
         if !memory.backlogWatch.watched.isEmpty { memory.checkTimer?.schedule(after: Self.memoryCheckInterval) }
     }

@@ -137,7 +137,7 @@ final class WebSocketTransport: TransportAdapter {
             close(connection, code: code, reason: text)
         case .quit:
             close(connection, code: WebSocketCloseCode.normal)
-        case .shutdown, .idleTimeout:
+        case .shutdown, .idleTimeout, .memoryBound:
             if let farewell = reason.farewell { connection.write(farewell.line) }
             close(connection, code: WebSocketCloseCode.goingAway, reason: reason.description)
         case .authTimeout, .authFailures:
