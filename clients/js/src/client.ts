@@ -11,6 +11,7 @@ import {
     parseGreeting, parseReset, parseResumeReply, Payload, publishCommand, publishLine, ResumeReply, toBytes,
 } from "./protocol.js";
 import { Position, reportLines, ResumeReport, ResumeState } from "./resume.js";
+import { checkCount, checkGroup, checkOneLine, checkPattern, checkSubject, checkWord } from "./subjects.js";
 import { Subscription, SubscriptionOwner } from "./subscription.js";
 import { Opener, Transport } from "./transport.js";
 
@@ -101,6 +102,7 @@ export class Client implements SubscriptionOwner {
 
     /** Use `connect()`. */
     constructor(readonly address: string, private readonly open: Opener, private readonly options: ClientOptions) {
+        if (options.token !== undefined) checkWord("a token", options.token);
         this.timeout = options.timeout ?? 5000;
         this.maxLine = options.maxLine ?? defaultMaxLine;
         this.maxPending = options.maxPending ?? 1024;
@@ -401,7 +403,9 @@ export class Client implements SubscriptionOwner {
             else options = arg;
         }
         if (patterns.length === 0) throw new TypeError("subscribe needs at least one subject");
+        for (const pattern of patterns) checkPattern(pattern);
         const group = options.group ?? null;
+        if (group !== null) checkGroup(group);
         this.checkMode(patterns, group);
         let confirm!: (done: Promise<void>) => void;
         const confirmed = new Promise<void>((resolve) => (confirm = resolve as (done: Promise<void>) => void));
@@ -523,6 +527,11 @@ export class Client implements SubscriptionOwner {
      * UTF-8 on a WebSocket) goes as BPUB (1.2).
      */
     publish(subject: string, payload: Payload): Promise<number> {
+        try {
+            checkSubject(subject);
+        } catch (error) {
+            return Promise.reject(error);
+        }
         const transport = this.transport;
         if (!this.ready || !transport) return this.connected().then(() => this.publish(subject, payload));
         // Once the transport is over its high-water mark, later publishes wait for it to drain before they
@@ -554,6 +563,8 @@ export class Client implements SubscriptionOwner {
     /** The newest `count` retained messages of a concrete subject, oldest first (1.1). A later `subscribe` of
      * the subject goes on from the newest of them, with nothing repeated. */
     async last(subject: string, count = 1): Promise<Message[]> {
+        checkSubject(subject);
+        checkCount("a count", count, 0);
         // LAST subscribes plainly, which would take the subject out of a group this client holds it in.
         this.checkMode([subject], null);
         await this.connected();
@@ -603,10 +614,14 @@ export class Client implements SubscriptionOwner {
      * the server's error. For verbs this client has no method for; not for SUB, PUB and the like, whose
      * state the client keeps itself. */
     async request(line: string): Promise<string> {
+        checkOneLine("a command", line);
+        // An empty line gets no reply (PROTOCOL.md, Framing): the next command would be given this one's.
+        if (line.trim() === "") throw new TypeError("request needs a command");
         return this.command(line);
     }
 
     async ping(text = ""): Promise<string> {
+        checkOneLine("a PING text", text);
         return this.command(text ? `PING ${text}` : "PING");
     }
 
