@@ -297,91 +297,91 @@ class Question {
 
 return { Message, Question };
 })();
-const module_questions_js = (() => {
-// Questions (1.2): the ones this client asks, open until their DONE, and the responders answering the ones
-// put to it. Owned by the client, which hands over the ASK, ANSWER and DONE pushes and a lost connection.
-const { Question } = module_messages_js;
-const { concat, decode, encode, matches, NEWLINE, parseFields, toBytes } = module_protocol_js;
-/** The command that subscribes a responder: plainly, or as a member of its group. */
-function responderLine(responder) {
-    return responder.group !== null ? `QSUB ${responder.group} ${responder.subject}` : `SUB ${responder.subject}`;
+const module_subjects_js = (() => {
+// Checks every word the client puts on a line before anything is sent (PROTOCOL.md, Subjects; Groups): a word
+// taken from user input ("bad subject", "", "a\nPUB b") would otherwise become another subject, another word, or
+// a second command, after which every reply would be matched to the wrong command.
+const { BadSubject, Syntax } = module_errors_js;
+const maxSubjectLength = 255;
+const maxTokenLength = 64;
+const dot = 46;
+const star = 42;
+const greater = 62;
+/** Subjects and patterns found valid, so that a publish loop checks its subject once. Bound: `remembered`
+ * entries of each kind, then forgotten all at once. */
+const remembered = 4096;
+const validConcrete = new Set();
+const validPatterns = new Set();
+function shown(word) {
+    return JSON.stringify(word.length > 64 ? word.slice(0, 64) + "..." : word);
 }
-/** Bound: one open question per ASK awaiting its DONE (the server allows `max_asks` per connection), and one
- * responder per `respond` call. */
-class Questions {
-    constructor(owner) {
-        this.owner = owner;
-        this.responders = [];
-        this.open = new Map();
+/** Why `word` is not a subject or pattern, or null; `wildcard` tells whether it has a `*` or `>` token. */
+function problem(word) {
+    if (typeof word !== "string")
+        return { why: "is not a string", wildcard: false };
+    if (word.length === 0)
+        return { why: "is empty", wildcard: false };
+    // Only ASCII passes the loop below, so the length in characters is the length in bytes.
+    if (word.length > maxSubjectLength)
+        return { why: `is over ${maxSubjectLength} bytes`, wildcard: false };
+    let tokenStart = 0;
+    let wildcard = false;
+    for (let index = 0; index <= word.length; index++) {
+        const atEnd = index === word.length;
+        if (!atEnd) {
+            const code = word.charCodeAt(index);
+            if (code < 0x21 || code > 0x7e) {
+                return { why: "holds a character other than printable ASCII (no spaces, no line breaks)", wildcard };
+            }
+            if (code !== dot)
+                continue;
+        }
+        const length = index - tokenStart;
+        if (length === 0)
+            return { why: "has an empty token (a..b, .a and a. are not subjects)", wildcard };
+        if (length === 1) {
+            const code = word.charCodeAt(tokenStart);
+            if (code === star)
+                wildcard = true;
+            if (code === greater) {
+                if (!atEnd)
+                    return { why: "has '>' before its last token", wildcard };
+                wildcard = true;
+            }
+        }
+        tokenStart = index + 1;
     }
-    async ask(subject, payload, options) {
-        const bytes = toBytes(payload);
-        if (bytes.includes(10) || bytes[bytes.length - 1] === 13)
-            throw new TypeError("a question's payload must fit on one line");
-        let done;
-        const timeout = Math.max(1, Math.round(options.timeout ?? 500));
-        const line = concat(encode(`ASK ${subject} ${timeout} ${options.max ?? 0} `), bytes, NEWLINE);
-        await this.owner.command(line, (text) => {
-            // Registered as the reply is read, so the ANSWER and DONE pushes right behind it find it.
-            const [id, asked] = text.split(" ");
-            const result = { id, asked: Number(asked), answered: 0, gone: 0, answers: [] };
-            done = new Promise((resolve, reject) => this.open.set(id, { result, resolve, reject, onAnswer: options.onAnswer }));
-            return result;
-        });
-        return done;
+    return { why: null, wildcard };
+}
+/** Throws BadSubject unless `subject` is a concrete subject (no wildcard), as PUB, BPUB, ASK, RESUME and LAST
+ * take. */
+function checkSubject(subject) {
+    if (validConcrete.has(subject))
+        return;
+    const { why, wildcard } = problem(subject);
+    if (why !== null)
+        throw new BadSubject("bad-subject", `subject ${shown(subject)} ${why}`);
+    if (wildcard) {
+        throw new BadSubject("bad-subject", `subject ${shown(subject)}: wildcards are only allowed in subscriptions`);
     }
-    /** `ANSWER <id> <responder> <payload>`. */
-    answerPushed(line, frame) {
-        const [, id, responder] = line.split(" ", 3);
-        const payload = frame.slice(8 + id.length + responder.length + 1);
-        const ask = this.open.get(id);
-        if (!ask)
-            return;
-        const answer = { responder, payload, text: decode(payload) };
-        ask.result.answers.push(answer);
-        ask.onAnswer?.(answer);
-    }
-    /** `DONE <id> asked=<a> answered=<b> gone=<g>`. */
-    donePushed(line) {
-        const words = line.split(" ");
-        const ask = this.open.get(words[1]);
-        if (!ask)
-            return;
-        this.open.delete(words[1]);
-        const fields = parseFields(words.slice(2));
-        ask.result.asked = Number(fields.asked ?? ask.result.asked);
-        ask.result.answered = Number(fields.answered ?? ask.result.answers.length);
-        ask.result.gone = Number(fields.gone ?? 0);
-        ask.resolve(ask.result);
-    }
-    /** The connection is gone: open questions fail (the server closed them with it). */
-    lost(error) {
-        for (const ask of this.open.values())
-            ask.reject(error);
-        this.open.clear();
-    }
-    respond(subject, handler, group) {
-        this.owner.checkMode([subject], group);
-        const responder = {
-            subject,
-            group,
-            handler,
-            stop: async () => {
-                const index = this.responders.indexOf(responder);
-                if (index < 0)
-                    return;
-                this.responders.splice(index, 1);
-                if (!this.responders.some((r) => r.subject === subject))
-                    await this.owner.release([subject]);
-            },
-        };
-        this.responders.push(responder);
-        this.owner.command(responderLine(responder), "int").catch((error) => this.owner.warn(`fanout: ${error.message}`));
-        return responder;
-    }
-    /** `ASK <subject> <id> <payload>`: the first responder whose subject covers it answers. */
-    questionPushed(line, frame) {
-        const [, subject, id] = line.split(" ", 3);
-        const question = new Question(subject, id, frame.slice(5 + subject.length + id.length + 1));
+    if (validConcrete.size >= remembered)
+        validConcrete.clear();
+    validConcrete.add(subject);
+}
+/** Throws BadSubject unless `pattern` is a subject or a pattern with `*` tokens and a last `>`, as SUB, QSUB
+ * and UNSUB take. */
+function checkPattern(pattern) {
+    if (validPatterns.has(pattern))
+        return;
+    const { why } = problem(pattern);
+    if (why !== null)
+        throw new BadSubject("bad-subject", `subject pattern ${shown(pattern)} ${why}`);
+    if (validPatterns.size >= remembered)
+        validPatterns.clear();
+    validPatterns.add(pattern);
+}
+/** Throws Syntax unless `name` is a group name: 1 to 64 bytes of `[A-Za-z0-9_.-]`. */
+function checkGroup(name) {
+    if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
 """#
 }

@@ -3,6 +3,128 @@
 
 extension ConsoleClientScript {
     static let part3 = #"""
+        return { value: undefined, done: true };
+    }
+    [Symbol.asyncIterator]() {
+        return this;
+    }
+    /** Drops this subscription's patterns (those no other subscription holds); iteration ends once the queued
+     * messages are taken. */
+    async unsubscribe() {
+        this.end(unsubscribed);
+        await this.owner.unsubscribe(this);
+    }
+    wake() {
+        const waiter = this.waiter;
+        this.waiter = null;
+        waiter?.();
+    }
+}
+const unsubscribed = new Closed("unsubscribed");
+
+return { Subscription };
+})();
+const module_client_js = (() => {
+// The client: one connection at a time to a Fanout server, over any transport, reconnected with backoff, whose
+// subscriptions resume after a reconnect with no duplicate and with exact counts of what was missed.
+const { CannotConnect, Closed, closingCodes, ConnectionLost, ProtocolViolation, ServerError, serverError, } = module_errors_js;
+const { Message } = module_messages_js;
+const { Questions, responderLine } = module_questions_js;
+const { concat, decode, defaultMaxLine, encode, isWildcard, matches, NEWLINE, parseFields, parseGreeting, parseReset, parseResumeReply, publishCommand, publishLine, toBytes, } = module_protocol_js;
+const { reportLines, ResumeState } = module_resume_js;
+const { checkCount, checkGroup, checkOneLine, checkPattern, checkSubject, checkWord } = module_subjects_js;
+const { Subscription } = module_subscription_js;
+const routesKept = 4096;
+const silentLogger = { info: () => undefined, warn: (line) => console.warn(line) };
+class Client {
+    /** Use `connect()`. */
+    constructor(address, open, options) {
+        this.address = address;
+        this.open = open;
+        this.options = options;
+        this.greeting = null;
+        this.transport = null;
+        this.greeted = null;
+        /** One entry per command sent and not yet answered, in sending order. Bound: the commands the application
+         * has in flight. */
+        this.pending = [];
+        this.pendingHead = 0;
+        this.ready = false;
+        this.readyWaiters = [];
+        this.closed = false;
+        this.reconnecting = false;
+        this.reconnectTimer = null;
+        this.resume = new ResumeState();
+        this.subscriptions = [];
+        /** Which subscriptions each subject reaches; cleared whenever a subscription comes or goes, and when it holds
+         * routesKept subjects (a wildcard can reach any number). */
+        this.routes = new Map();
+        this.fullCount = 0;
+        /** The transport whose last write went over its high-water mark, until it drains. */
+        this.blocked = null;
+        /** LAST replays being gathered. */
+        this.collectors = new Map();
+        this.questions = new Questions({
+            command: (line, read) => this.command(line, read),
+            sendQuietly: (line) => {
+                if (this.transport)
+                    this.send(line, "int", true).catch(() => undefined);
+            },
+            release: async (patterns) => {
+                const held = this.plainPatterns();
+                const dropped = patterns.filter((p) => !held.includes(p));
+                if (dropped.length && this.ready)
+                    await this.send(`UNSUB ${dropped.join(" ")}`, "int");
+            },
+            warn: (line) => this.logger.warn(line),
+            checkMode: (patterns, group) => this.checkMode(patterns, group),
+        });
+        if (options.token !== undefined)
+            checkWord("a token", options.token);
+        this.timeout = options.timeout ?? 5000;
+        this.maxLine = options.maxLine ?? defaultMaxLine;
+        this.maxPending = options.maxPending ?? 1024;
+        this.logger = options.logger ?? silentLogger;
+        const reconnect = options.reconnect ?? true;
+        this.backoff = reconnect === false ? null
+            : { initial: 100, maximum: 5000, jitter: 0.5, ...(reconnect === true ? {} : reconnect) };
+    }
+    // Connecting
+    /** @internal Connects, reads the greeting and authenticates; the connection becomes the client's. */
+    async start() {
+        const greeting = new Promise((resolve, reject) => (this.greeted = { resolve, reject, reader: "text" }));
+        let transport;
+        try {
+            transport = await this.open({
+                frame: (frame) => {
+                    if (this.transport === transport)
+                        this.onFrame(frame);
+                },
+                closed: (reason) => {
+                    if (this.transport === transport)
+                        this.onLost(reason);
+                },
+            }, this.timeout);
+        }
+        catch (error) {
+            throw new CannotConnect(`cannot connect to ${this.address}: ${error.message}`);
+        }
+        this.transport = transport;
+        // Frames that came before `open` resolved were dropped above; a transport hands none over before then.
+        let timer;
+        try {
+            this.greeting = await Promise.race([greeting, new Promise((_, reject) => {
+                    timer = setTimeout(() => reject(new ConnectionLost("no greeting")), this.timeout);
+                })]);
+        }
+        catch (error) {
+            transport.close();
+            this.transport = null;
+            throw error instanceof ServerError || error instanceof ConnectionLost
+                ? new CannotConnect(`cannot connect to ${this.address}: ${error.message}`)
+                : error;
+        }
+        finally {
             clearTimeout(timer);
         }
         this.resume.connected(this.greeting.epoch);
@@ -261,127 +383,5 @@ extension ConsoleClientScript {
             const [verdict, expected] = this.resume.observe(subject, seq);
             if (verdict === "duplicate")
                 return;
-            if (verdict === "gap")
-                this.emit({ kind: "gap", detail: `gap on ${subject}: expected seq ${expected}, got ${seq}` });
-            else if (verdict === "restarted")
-                this.report({ subject, recovered: 0, missed: null, reason: "resume" });
-        }
-        for (const subscription of routes)
-            subscription.push(message);
-    }
-    // Subscriptions
-    /**
-     * Subscribes to subjects and patterns (`news.*`, `alerts.>`), or with `{ group }` as a member of that queue
-     * group (1.2). Returns at once; `sub.ready` settles when the server has confirmed. Concrete subjects are
-     * subscribed with RESUME, from the position `last` left if any.
-     */
-    subscribe(...args) {
-        const patterns = [];
-        let options = {};
-        for (const arg of args) {
-            if (typeof arg === "string")
-                patterns.push(arg);
-            else if (Array.isArray(arg))
-                patterns.push(...arg);
-            else
-                options = arg;
-        }
-        if (patterns.length === 0)
-            throw new TypeError("subscribe needs at least one subject");
-        const group = options.group ?? null;
-        this.checkMode(patterns, group);
-        let confirm;
-        const confirmed = new Promise((resolve) => (confirm = resolve));
-        const subscription = new Subscription(this, patterns, group, this.maxPending, () => this.transport?.canPause ?? true, confirmed);
-        this.subscriptions.push(subscription);
-        this.routes.clear();
-        confirm(this.confirmSubscription(subscription));
-        return subscription;
-    }
-    async confirmSubscription(subscription) {
-        const { patterns, group } = subscription;
-        try {
-            await this.connected();
-            const replies = [];
-            if (group !== null) {
-                replies.push(this.send(`QSUB ${group} ${patterns.join(" ")}`, "int"));
-            }
-            else {
-                const concrete = this.resume.canResume ? patterns.filter((p) => !isWildcard(p)) : [];
-                for (const subject of concrete) {
-                    const position = this.resume.position(subject);
-                    replies.push(this.send(resumeLine(subject, position), this.resumeReader(subject, position, false)));
-                }
-                const rest = patterns.filter((p) => !concrete.includes(p));
-                if (rest.length)
-                    replies.push(this.send(`SUB ${rest.join(" ")}`, "int"));
-            }
-            const results = await Promise.allSettled(replies);
-            const failure = results.find((r) => r.status === "rejected");
-            if (failure)
-                throw failure.reason;
-        }
-        catch (error) {
-            subscription.end(error);
-            await this.unsubscribe(subscription).catch(() => undefined);
-            throw error;
-        }
-    }
-    resumeReader(subject, position, report) {
-        return (text) => {
-            const reply = parseResumeReply(text);
-            const result = this.resume.answered(subject, position, reply);
-            if (result && (report || result.missed !== 0 || result.recovered))
-                this.report(result);
-            return reply;
-        };
-    }
-    /** @internal */
-    async unsubscribe(subscription) {
-        const index = this.subscriptions.indexOf(subscription);
-        if (index < 0)
-            return;
-        this.subscriptions.splice(index, 1);
-        this.routes.clear();
-        subscription.end(new Closed("unsubscribed"));
-        if (subscription.full) {
-            subscription.full = false;
-            this.subscriptionDrained();
-        }
-        const remaining = [...this.plainPatterns(), ...[...this.groupPatterns().values()].flat(),
-            ...this.questions.responders.map((r) => r.subject)];
-        const dropped = subscription.patterns.filter((p) => !remaining.includes(p));
-        const implicit = this.resume.implicitSubscriptions(dropped, remaining);
-        this.resume.forget(this.plainPatterns());
-        if ((dropped.length || implicit.length) && this.ready) {
-            await this.send(`UNSUB ${[...dropped, ...implicit].join(" ")}`, "int");
-        }
-    }
-    /** Refuses a pattern this client already holds in another mode (plainly, or in another group): the
-     * connection holds each pattern once, and a second SUB or QSUB of it would silently move the first
-     * subscription's pattern into the new mode (PROTOCOL.md, Groups). */
-    checkMode(patterns, group) {
-        const held = new Map();
-        for (const s of this.subscriptions)
-            for (const p of s.patterns)
-                held.set(p, s.group);
-        for (const r of this.questions.responders)
-            held.set(r.subject, r.group);
-        for (const pattern of patterns) {
-            const mode = held.get(pattern);
-            if (mode !== undefined && mode !== group) {
-                const current = mode === null ? "plainly" : `in group ${mode}`;
-                throw new TypeError(`${pattern} is already subscribed ${current} on this client, `
-                    + "and a connection holds a pattern in one mode only: use another client");
-            }
-        }
-    }
-    plainPatterns() {
-        const seen = new Set();
-        for (const s of this.subscriptions)
-            if (s.group === null)
-                for (const p of s.patterns)
-                    seen.add(p);
-        return [...seen];
 """#
 }
