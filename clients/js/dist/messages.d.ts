@@ -1,0 +1,39 @@
+import { ResumeReport } from "./resume.js";
+/** One message as delivered: its concrete subject, that subject's seq, and the payload's bytes. */
+export declare class Message {
+    readonly subject: string;
+    readonly seq: number;
+    readonly payload: Uint8Array;
+    constructor(subject: string, seq: number, payload: Uint8Array);
+    /** The payload as text (invalid UTF-8 replaced). */
+    get text(): string;
+}
+/** A question put to this client by ASK (1.2); the responder's return value is the answer. */
+export declare class Question {
+    readonly subject: string;
+    readonly id: string;
+    readonly payload: Uint8Array;
+    constructor(subject: string, id: string, payload: Uint8Array);
+    get text(): string;
+}
+export interface Answer {
+    /** The answering connection's id as CLIENTS shows it (`<node>/<id>` on several nodes). */
+    responder: string;
+    payload: Uint8Array;
+    text: string;
+}
+/** What `ask` gathered: the answers in arrival order; `asked` connections were asked, `gone` of them vanished
+ * before answering. */
+export interface AskResult {
+    id: string;
+    asked: number;
+    answered: number;
+    gone: number;
+    answers: Answer[];
+}
+/** A connection event, for `onEvent`. `report` is set for "resumed" and "reset". */
+export interface FanoutEvent {
+    kind: "connected" | "disconnected" | "reconnecting" | "resumed" | "reset" | "gap" | "server-closing" | "revoked" | "resubscribe-failed" | "slow-consumer";
+    detail: string;
+    report?: ResumeReport;
+}

@@ -1,0 +1,117 @@
+// TCP, TLS and Unix-socket connections in Node, through `net` and `tls`.
+import * as net from "node:net";
+import * as tls from "node:tls";
+import { Framer } from "./protocol.js";
+/** `host:port`, `[v6]:port`, a bare host (port 7411), or `unix:/path`. */
+export function parseAddress(text) {
+    if (text.startsWith("unix:"))
+        return { path: text.slice(5) };
+    const bare = text.replace(/^(tcp|tls):\/\//, "");
+    if (bare.startsWith("[")) {
+        const end = bare.indexOf("]");
+        const rest = bare.slice(end + 1);
+        return { host: bare.slice(1, end), port: rest.startsWith(":") ? Number(rest.slice(1)) : 7411 };
+    }
+    const colon = bare.lastIndexOf(":");
+    return colon < 0 ? { host: bare, port: 7411 } : { host: bare.slice(0, colon), port: Number(bare.slice(colon + 1)) };
+}
+export function nodeOpener(address, tlsSettings, maxLine, maxPayload) {
+    const target = parseAddress(address);
+    const secure = tlsSettings !== undefined && tlsSettings !== false || address.startsWith("tls://");
+    return (events, timeoutMs) => new Promise((resolve, reject) => {
+        const options = typeof tlsSettings === "object" ? tlsSettings : {};
+        const socket = secure
+            ? tls.connect({ host: target.host, port: target.port, servername: options.servername ?? target.host, ...options })
+            : net.createConnection(target);
+        const framer = new Framer(maxLine, maxPayload);
+        let open = false;
+        let closed = false;
+        const timer = setTimeout(() => fail(new Error("timed out")), timeoutMs);
+        function fail(error) {
+            clearTimeout(timer);
+            if (!open)
+                reject(error);
+            socket.destroy();
+        }
+        socket.once(secure ? "secureConnect" : "connect", () => {
+            clearTimeout(timer);
+            open = true;
+            socket.setNoDelay(true);
+            resolve(transport);
+        });
+        socket.on("data", (chunk) => {
+            if (closed)
+                return;
+            let frames;
+            try {
+                // A plain view: the framer's slices must copy, which a Buffer's do not.
+                frames = framer.feed(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+            }
+            catch (error) {
+                finish(`protocol violation: ${error.message}`);
+                socket.destroy();
+                return;
+            }
+            for (const frame of frames) {
+                if (closed)
+                    return;
+                events.frame(frame);
+            }
+        });
+        socket.on("error", (error) => {
+            if (!open)
+                fail(error);
+            else
+                finish(error.message);
+        });
+        socket.on("close", () => finish("closed by the server"));
+        let drain = null;
+        let drained = null;
+        function finish(reason) {
+            if (closed || !open)
+                return;
+            closed = true;
+            // Writers waiting for a drain go on, and find their replies failed with the connection.
+            drained?.();
+            events.closed(reason);
+        }
+        let corked = false;
+        const transport = {
+            canPause: true,
+            textOnly: false,
+            write(command) {
+                // Commands written in one turn of the event loop (a burst of pipelined publishes) go out in
+                // one send instead of one system call each.
+                if (!corked) {
+                    corked = true;
+                    socket.cork();
+                    queueMicrotask(() => {
+                        corked = false;
+                        socket.uncork();
+                    });
+                }
+                return socket.write(command);
+            },
+            drained() {
+                // A caller that comes after the drain must not wait for one that may never come.
+                if (!socket.writableNeedDrain || closed)
+                    return Promise.resolve();
+                drain ?? (drain = new Promise((done) => {
+                    drained = () => {
+                        drain = null;
+                        drained = null;
+                        done();
+                    };
+                    socket.once("drain", () => drained?.());
+                }));
+                return drain;
+            },
+            pause: () => void socket.pause(),
+            resume: () => void socket.resume(),
+            close() {
+                finish("closed by the client");
+                socket.destroy();
+            },
+        };
+    });
+}
