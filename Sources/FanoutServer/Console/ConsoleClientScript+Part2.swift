@@ -101,10 +101,15 @@ class Questions {
         if (group !== null)
             checkGroup(group);
         this.owner.checkMode([subject], group);
+        let confirmed;
+        const ready = new Promise((resolve) => (confirmed = resolve)).then(() => undefined);
+        // A failure is also logged: no unhandled rejection for a caller that never looks at `ready`.
+        ready.catch(() => undefined);
         const responder = {
             subject,
             group,
             handler,
+            ready,
             stop: async () => {
                 const index = this.responders.indexOf(responder);
                 if (index < 0)
@@ -115,7 +120,9 @@ class Questions {
             },
         };
         this.responders.push(responder);
-        this.owner.command(responderLine(responder), "int").catch((error) => this.owner.warn(`fanout: ${error.message}`));
+        const reply = this.owner.command(responderLine(responder), "int");
+        reply.catch((error) => this.owner.warn(`fanout: ${error.message}`));
+        confirmed(reply);
         return responder;
     }
     /** `ASK <subject> <id> <payload>`: the first responder whose subject covers it answers. */
@@ -376,12 +383,5 @@ class Subscription {
             if (this.ended && this.finished().done)
                 throw new Closed("subscription ended");
             const left = deadline - Date.now();
-            if (left <= 0 || !(await this.wait(left)))
-                throw new Error(`no message within ${timeoutMs} ms`);
-        }
-        return this.take().value;
-    }
-    async return() {
-        await this.unsubscribe();
 """#
 }

@@ -3,6 +3,13 @@
 
 extension ConsoleClientScript {
     static let part3 = #"""
+            if (left <= 0 || !(await this.wait(left)))
+                throw new Error(`no message within ${timeoutMs} ms`);
+        }
+        return this.take().value;
+    }
+    async return() {
+        await this.unsubscribe();
         return { value: undefined, done: true };
     }
     [Symbol.asyncIterator]() {
@@ -376,12 +383,5 @@ class Client {
             collector.messages.push(message);
             if (--collector.due <= 0) {
                 this.collectors.delete(subject);
-                collector.resolve(collector.messages);
-            }
-        }
-        if (collector || routes.some((s) => s.group === null)) {
-            const [verdict, expected] = this.resume.observe(subject, seq);
-            if (verdict === "duplicate")
-                return;
 """#
 }

@@ -3,6 +3,13 @@
 
 extension ConsoleClientScript {
     static let part4 = #"""
+                collector.resolve(collector.messages);
+            }
+        }
+        if (collector || routes.some((s) => s.group === null)) {
+            const [verdict, expected] = this.resume.observe(subject, seq);
+            if (verdict === "duplicate")
+                return;
             if (verdict === "gap")
                 this.emit({ kind: "gap", detail: `gap on ${subject}: expected seq ${expected}, got ${seq}` });
             else if (verdict === "restarted")
@@ -376,12 +383,5 @@ function webSocketOpener(url) {
             canPause: false,
             textOnly: true,
             write(command, binary) {
-                if (typeof command === "string")
-                    socket.send(command.slice(0, -1));
-                else if (binary)
-                    socket.send(command);
-                else
-                    socket.send(decode(command.subarray(0, command.length - 1)));
-                return socket.bufferedAmount < highWater;
 """#
 }

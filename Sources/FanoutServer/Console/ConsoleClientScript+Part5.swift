@@ -3,6 +3,13 @@
 
 extension ConsoleClientScript {
     static let part5 = #"""
+                if (typeof command === "string")
+                    socket.send(command.slice(0, -1));
+                else if (binary)
+                    socket.send(command);
+                else
+                    socket.send(decode(command.subarray(0, command.length - 1)));
+                return socket.bufferedAmount < highWater;
             },
             async drained() {
                 // WebSocket has no drain event: look again every few milliseconds.

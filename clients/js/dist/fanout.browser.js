@@ -475,10 +475,15 @@ class Questions {
         if (group !== null)
             checkGroup(group);
         this.owner.checkMode([subject], group);
+        let confirmed;
+        const ready = new Promise((resolve) => (confirmed = resolve)).then(() => undefined);
+        // A failure is also logged: no unhandled rejection for a caller that never looks at `ready`.
+        ready.catch(() => undefined);
         const responder = {
             subject,
             group,
             handler,
+            ready,
             stop: async () => {
                 const index = this.responders.indexOf(responder);
                 if (index < 0)
@@ -489,7 +494,9 @@ class Questions {
             },
         };
         this.responders.push(responder);
-        this.owner.command(responderLine(responder), "int").catch((error) => this.owner.warn(`fanout: ${error.message}`));
+        const reply = this.owner.command(responderLine(responder), "int");
+        reply.catch((error) => this.owner.warn(`fanout: ${error.message}`));
+        confirmed(reply);
         return responder;
     }
     /** `ASK <subject> <id> <payload>`: the first responder whose subject covers it answers. */

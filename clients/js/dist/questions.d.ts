@@ -17,6 +17,8 @@ export declare type Handler = (question: Question) => Payload | Promise<Payload>
 export interface Responder {
     subject: string;
     group: string | null;
+    /** Settles when the server has confirmed the subscription: questions asked from then on reach it. */
+    ready: Promise<void>;
     stop(): Promise<void>;
 }
 /** What the questions need from their client. */

@@ -20,6 +20,8 @@ export type Handler = (question: Question) => Payload | Promise<Payload>;
 export interface Responder {
     subject: string;
     group: string | null;
+    /** Settles when the server has confirmed the subscription: questions asked from then on reach it. */
+    ready: Promise<void>;
     stop(): Promise<void>;
 }
 
@@ -104,10 +106,15 @@ export class Questions {
         checkPattern(subject);
         if (group !== null) checkGroup(group);
         this.owner.checkMode([subject], group);
+        let confirmed!: (done: Promise<unknown>) => void;
+        const ready = new Promise<unknown>((resolve) => (confirmed = resolve)).then(() => undefined);
+        // A failure is also logged: no unhandled rejection for a caller that never looks at `ready`.
+        ready.catch(() => undefined);
         const responder = {
             subject,
             group,
             handler,
+            ready,
             stop: async () => {
                 const index = this.responders.indexOf(responder);
                 if (index < 0) return;
@@ -116,7 +123,9 @@ export class Questions {
             },
         };
         this.responders.push(responder);
-        this.owner.command(responderLine(responder), "int").catch((error) => this.owner.warn(`fanout: ${error.message}`));
+        const reply = this.owner.command(responderLine(responder), "int");
+        reply.catch((error) => this.owner.warn(`fanout: ${error.message}`));
+        confirmed(reply);
         return responder;
     }
 
