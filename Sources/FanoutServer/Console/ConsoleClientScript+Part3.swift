@@ -67,6 +67,8 @@ class Client {
          * routesKept subjects (a wildcard can reach any number). */
         this.routes = new Map();
         this.fullCount = 0;
+        this.lastSubjectBytes = new Uint8Array(0);
+        this.lastSubject = "";
         /** The transport whose last write went over its high-water mark, until it drains. */
         this.blocked = null;
         /** LAST replays being gathered. */
@@ -278,8 +280,7 @@ class Client {
         const first = frame[0];
         if (first === 77 /* M */ && frame[1] === 83 && frame[2] === 71 && frame[3] === 32) {
             const subjectEnd = frame.indexOf(32, 4);
-            // Subjects are printable ASCII: no UTF-8 decoding needed, and seqs are plain digits.
-            const subject = String.fromCharCode(...frame.subarray(4, subjectEnd));
+            const subject = this.subjectAt(frame, 4, subjectEnd);
             let seq = 0;
             let index = subjectEnd + 1;
             for (; index < frame.length && frame[index] !== 32; index++)
@@ -318,6 +319,26 @@ class Client {
         else if (line.startsWith("RESET ")) {
             this.report(this.resume.reset(parseReset(line)));
         }
+    }
+    /** The subject in `frame` from `start` to `end`: the last one's string again when the bytes are the same,
+     * as they are for a stream of one subject's messages, so that a message costs no string of its own. */
+    subjectAt(frame, start, end) {
+        const last = this.lastSubjectBytes;
+        if (last.length === end - start) {
+            let same = true;
+            for (let i = 0; i < last.length; i++) {
+                if (last[i] !== frame[start + i]) {
+                    same = false;
+                    break;
+                }
+            }
+            if (same)
+                return this.lastSubject;
+        }
+        this.lastSubjectBytes = frame.slice(start, end);
+        // Subjects are printable ASCII: no UTF-8 decoding needed.
+        this.lastSubject = String.fromCharCode(...this.lastSubjectBytes);
+        return this.lastSubject;
     }
     reply(text, error) {
         if (this.pendingHead >= this.pending.length) {
@@ -362,26 +383,5 @@ class Client {
         }
         else if (code === "denied" && words.startsWith("revoked")) {
             this.emit({ kind: "revoked", detail: error.message });
-        }
-        else {
-            this.reply("", error);
-        }
-    }
-    deliver(subject, seq, payload) {
-        const collector = this.collectors.size ? this.collectors.get(subject) : undefined;
-        let routes = this.routes.get(subject);
-        if (!routes) {
-            routes = this.subscriptions.filter((s) => s.patterns.some((p) => matches(p, subject)));
-            if (this.routes.size >= routesKept)
-                this.routes.clear();
-            this.routes.set(subject, routes);
-        }
-        if (!collector && routes.length === 0)
-            return;
-        const message = new Message(subject, seq, payload);
-        if (collector) {
-            collector.messages.push(message);
-            if (--collector.due <= 0) {
-                this.collectors.delete(subject);
 """#
 }

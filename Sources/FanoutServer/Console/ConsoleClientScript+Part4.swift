@@ -3,6 +3,27 @@
 
 extension ConsoleClientScript {
     static let part4 = #"""
+        }
+        else {
+            this.reply("", error);
+        }
+    }
+    deliver(subject, seq, payload) {
+        const collector = this.collectors.size ? this.collectors.get(subject) : undefined;
+        let routes = this.routes.get(subject);
+        if (!routes) {
+            routes = this.subscriptions.filter((s) => s.patterns.some((p) => matches(p, subject)));
+            if (this.routes.size >= routesKept)
+                this.routes.clear();
+            this.routes.set(subject, routes);
+        }
+        if (!collector && routes.length === 0)
+            return;
+        const message = new Message(subject, seq, payload);
+        if (collector) {
+            collector.messages.push(message);
+            if (--collector.due <= 0) {
+                this.collectors.delete(subject);
                 collector.resolve(collector.messages);
             }
         }
@@ -362,26 +383,5 @@ function webSocketOpener(url) {
         };
         socket.onerror = () => {
             if (!open) {
-                clearTimeout(timer);
-                reject(new Error(`WebSocket to ${url} failed`));
-            }
-        };
-        socket.onclose = (event) => {
-            clearTimeout(timer);
-            if (!open)
-                reject(new Error(`WebSocket to ${url} closed (${event.code})`));
-            finish(`closed by the server (${event.code}${event.reason ? ": " + event.reason : ""})`);
-        };
-        socket.onmessage = (event) => {
-            if (closed)
-                return;
-            const text = typeof event.data === "string";
-            events.frame(messageFrame(text ? encode(event.data) : new Uint8Array(event.data), text));
-        };
-        const transport = {
-            // A browser gives no way to stop reading a WebSocket.
-            canPause: false,
-            textOnly: true,
-            write(command, binary) {
 """#
 }

@@ -3,6 +3,27 @@
 
 extension ConsoleClientScript {
     static let part5 = #"""
+                clearTimeout(timer);
+                reject(new Error(`WebSocket to ${url} failed`));
+            }
+        };
+        socket.onclose = (event) => {
+            clearTimeout(timer);
+            if (!open)
+                reject(new Error(`WebSocket to ${url} closed (${event.code})`));
+            finish(`closed by the server (${event.code}${event.reason ? ": " + event.reason : ""})`);
+        };
+        socket.onmessage = (event) => {
+            if (closed)
+                return;
+            const text = typeof event.data === "string";
+            events.frame(messageFrame(text ? encode(event.data) : new Uint8Array(event.data), text));
+        };
+        const transport = {
+            // A browser gives no way to stop reading a WebSocket.
+            canPause: false,
+            textOnly: true,
+            write(command, binary) {
                 if (typeof command === "string")
                     socket.send(command.slice(0, -1));
                 else if (binary)

@@ -56,6 +56,8 @@ export declare class Client implements SubscriptionOwner {
      * routesKept subjects (a wildcard can reach any number). */
     private routes;
     private fullCount;
+    private lastSubjectBytes;
+    private lastSubject;
     /** The transport whose last write went over its high-water mark, until it drains. */
     private blocked;
     /** LAST replays being gathered. */
@@ -84,6 +86,9 @@ export declare class Client implements SubscriptionOwner {
     private connected;
     private command;
     private onFrame;
+    /** The subject in `frame` from `start` to `end`: the last one's string again when the bytes are the same,
+     * as they are for a stream of one subject's messages, so that a message costs no string of its own. */
+    private subjectAt;
     private reply;
     private error;
     private deliver;

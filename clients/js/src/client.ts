@@ -77,6 +77,8 @@ export class Client implements SubscriptionOwner {
      * routesKept subjects (a wildcard can reach any number). */
     private routes = new Map<string, Subscription[]>();
     private fullCount = 0;
+    private lastSubjectBytes = new Uint8Array(0);
+    private lastSubject = "";
     /** The transport whose last write went over its high-water mark, until it drains. */
     private blocked: Transport | null = null;
     /** LAST replays being gathered. */
@@ -283,8 +285,7 @@ export class Client implements SubscriptionOwner {
         const first = frame[0];
         if (first === 77 /* M */ && frame[1] === 83 && frame[2] === 71 && frame[3] === 32) {
             const subjectEnd = frame.indexOf(32, 4);
-            // Subjects are printable ASCII: no UTF-8 decoding needed, and seqs are plain digits.
-            const subject = String.fromCharCode(...frame.subarray(4, subjectEnd));
+            const subject = this.subjectAt(frame, 4, subjectEnd);
             let seq = 0;
             let index = subjectEnd + 1;
             for (; index < frame.length && frame[index] !== 32; index++) seq = seq * 10 + frame[index] - 48;
@@ -316,6 +317,26 @@ export class Client implements SubscriptionOwner {
         } else if (line.startsWith("RESET ")) {
             this.report(this.resume.reset(parseReset(line)));
         }
+    }
+
+    /** The subject in `frame` from `start` to `end`: the last one's string again when the bytes are the same,
+     * as they are for a stream of one subject's messages, so that a message costs no string of its own. */
+    private subjectAt(frame: Uint8Array, start: number, end: number): string {
+        const last = this.lastSubjectBytes;
+        if (last.length === end - start) {
+            let same = true;
+            for (let i = 0; i < last.length; i++) {
+                if (last[i] !== frame[start + i]) {
+                    same = false;
+                    break;
+                }
+            }
+            if (same) return this.lastSubject;
+        }
+        this.lastSubjectBytes = frame.slice(start, end);
+        // Subjects are printable ASCII: no UTF-8 decoding needed.
+        this.lastSubject = String.fromCharCode(...this.lastSubjectBytes);
+        return this.lastSubject;
     }
 
     private reply(text: string, error: ServerError | null): void {
