@@ -3,7 +3,8 @@
 
 extension ConsoleClientScript {
     static let part2 = #"""
-        throw new Syntax("syntax", `group name ${shown(String(name))} is not 1 to ${maxTokenLength} of A-Z a-z 0-9 _ . -`);
+        const why = `is not 1 to ${maxTokenLength} of A-Z a-z 0-9 _ . -`;
+        throw new Syntax("syntax", `group name ${shown(String(name))} ${why}`);
     }
 }
 /** Throws Syntax unless `value` is a whole number from `least` up (a count, a timeout in ms). */
@@ -382,6 +383,5 @@ class Subscription {
         while (this.pending === 0) {
             if (this.ended && this.finished().done)
                 throw new Closed("subscription ended");
-            const left = deadline - Date.now();
 """#
 }

@@ -3,6 +3,7 @@
 
 extension ConsoleClientScript {
     static let part3 = #"""
+            const left = deadline - Date.now();
             if (left <= 0 || !(await this.wait(left)))
                 throw new Error(`no message within ${timeoutMs} ms`);
         }
@@ -382,6 +383,5 @@ class Client {
             this.emit({ kind: "server-closing", detail: error.message });
         }
         else if (code === "denied" && words.startsWith("revoked")) {
-            this.emit({ kind: "revoked", detail: error.message });
 """#
 }

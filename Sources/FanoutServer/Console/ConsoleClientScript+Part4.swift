@@ -3,6 +3,7 @@
 
 extension ConsoleClientScript {
     static let part4 = #"""
+            this.emit({ kind: "revoked", detail: error.message });
         }
         else {
             this.reply("", error);
@@ -382,6 +383,5 @@ function webSocketOpener(url) {
             resolve(transport);
         };
         socket.onerror = () => {
-            if (!open) {
 """#
 }

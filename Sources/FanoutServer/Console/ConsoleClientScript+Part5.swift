@@ -3,6 +3,7 @@
 
 extension ConsoleClientScript {
     static let part5 = #"""
+            if (!open) {
                 clearTimeout(timer);
                 reject(new Error(`WebSocket to ${url} failed`));
             }

@@ -149,7 +149,8 @@ export function nodeWebSocketOpener(url, tlsSettings, maxMessage) {
                     case "close":
                         // §5.5.1: answer with the same code, then the server closes the TCP connection.
                         sendClose(message.code ?? closeCodes.normal);
-                        finish(`closed by the server (${message.code ?? "no code"}${message.reason ? ": " + message.reason : ""})`);
+                        const why = message.reason ? `: ${message.reason}` : "";
+                        finish(`closed by the server (${message.code ?? "no code"}${why})`);
                         return;
                 }
             }
@@ -243,9 +244,11 @@ function handshakeProblem(head, accept) {
     }
     if (headers.get("upgrade")?.toLowerCase() !== "websocket")
         return "the server's response has no Upgrade: websocket";
-    if (!/\bupgrade\b/i.test(headers.get("connection") ?? ""))
+    if (!/\bupgrade\b/i.test(headers.get("connection") ?? "")) {
         return "the server's response has no Connection: Upgrade";
-    if (headers.get("sec-websocket-accept") !== accept)
+    }
+    if (headers.get("sec-websocket-accept") !== accept) {
         return "the server's Sec-WebSocket-Accept does not match the key";
+    }
     return null;
 }

@@ -83,7 +83,8 @@ export function checkPattern(pattern) {
 /** Throws Syntax unless `name` is a group name: 1 to 64 bytes of `[A-Za-z0-9_.-]`. */
 export function checkGroup(name) {
     if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
-        throw new Syntax("syntax", `group name ${shown(String(name))} is not 1 to ${maxTokenLength} of A-Z a-z 0-9 _ . -`);
+        const why = `is not 1 to ${maxTokenLength} of A-Z a-z 0-9 _ . -`;
+        throw new Syntax("syntax", `group name ${shown(String(name))} ${why}`);
     }
 }
 /** Throws Syntax unless `value` is a whole number from `least` up (a count, a timeout in ms). */

@@ -14,7 +14,8 @@ if (tsc.status === 0 && existsSync(join(root, "src"))) {
 }
 for (const file of ["index.js", "index.d.ts", "browser.js", "fanout.browser.js"]) {
     if (!existsSync(join(root, "dist", file))) {
-        console.error(`fanout: dist/${file} is missing and there is no tsc to build it (apt-get install node-typescript)`);
+        console.error(`fanout: dist/${file} is missing, and there is no tsc to build it`
+            + " (apt-get install node-typescript)");
         process.exit(1);
     }
 }

@@ -8,15 +8,18 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const files = readdirSync(join(root, "test")).filter((name) => name.endsWith(".test.mjs")).map((name) => join("test", name));
+const files = readdirSync(join(root, "test")).filter((name) => name.endsWith(".test.mjs"))
+    .map((name) => join("test", name));
 const plain = files.filter((name) => !name.includes("runtime-"));
 const runtime = files.filter((name) => name.includes("runtime-"));
 const flag = typeof WebSocket === "undefined"
-    && spawnSync(process.execPath, ["--experimental-websocket", "-e", "0"]).status === 0 ? ["--experimental-websocket"] : [];
+    && spawnSync(process.execPath, ["--experimental-websocket", "-e", "0"]).status === 0
+    ? ["--experimental-websocket"] : [];
 let status = 0;
 for (const [extra, group] of [[[], plain], [flag, runtime]]) {
     if (group.length === 0) continue;
-    const run = spawnSync(process.execPath, [...extra, "--test", "--test-concurrency=1", ...group], { cwd: root, stdio: "inherit" });
+    const run = spawnSync(process.execPath, [...extra, "--test", "--test-concurrency=1", ...group],
+        { cwd: root, stdio: "inherit" });
     status ||= run.status ?? 1;
 }
 process.exit(status);

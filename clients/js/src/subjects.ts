@@ -78,7 +78,8 @@ export function checkPattern(pattern: string): void {
 /** Throws Syntax unless `name` is a group name: 1 to 64 bytes of `[A-Za-z0-9_.-]`. */
 export function checkGroup(name: string): void {
     if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
-        throw new Syntax("syntax", `group name ${shown(String(name))} is not 1 to ${maxTokenLength} of A-Z a-z 0-9 _ . -`);
+        const why = `is not 1 to ${maxTokenLength} of A-Z a-z 0-9 _ . -`;
+        throw new Syntax("syntax", `group name ${shown(String(name))} ${why}`);
     }
 }
 

@@ -6,7 +6,10 @@ import { connect as connectTcp } from "../dist/index.js";
 import { connect, SlowConsumer } from "../dist/browser.js";
 import { startDaemon } from "./support.mjs";
 
-test("a WebSocket cannot be paused: a subscription that falls too far behind ends with SlowConsumer", { timeout: 20000, skip: typeof WebSocket === "undefined" && "no WebSocket in this Node" }, async (t) => {
+const skip = typeof WebSocket === "undefined" && "no WebSocket in this Node";
+
+test("a WebSocket cannot be paused: a subscription that falls too far behind ends with SlowConsumer",
+    { timeout: 20000, skip }, async (t) => {
     const daemon = await startDaemon();
     t.after(() => daemon.stop());
     const slow = await connect(`ws://127.0.0.1:${daemon.httpPort}/ws`, { maxPending: 10 });

@@ -12,7 +12,8 @@ import { startDaemon } from "./support.mjs";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const hasTsc = spawnSync("tsc", ["--version"]).status === 0;
 
-test("dist/ is what src/ builds to (after changing src/, run npm run build)", { timeout: 120000, skip: !hasTsc && "no tsc" }, (t) => {
+test("dist/ is what src/ builds to (after changing src/, run npm run build)",
+    { timeout: 120000, skip: !hasTsc && "no tsc" }, (t) => {
     const out = mkdtempSync(join(tmpdir(), "fanout-build-"));
     t.after(() => rmSync(out, { recursive: true, force: true }));
     const built = spawnSync("tsc", ["-p", "tsconfig.json", "--outDir", out], { cwd: root, encoding: "utf8" });
@@ -22,7 +23,8 @@ test("dist/ is what src/ builds to (after changing src/, run npm run build)", { 
     const shipped = readdirSync(join(root, "dist")).sort();
     assert.deepEqual(shipped, readdirSync(out).sort());
     for (const name of shipped) {
-        assert.ok(readFileSync(join(root, "dist", name)).equals(readFileSync(join(out, name))), `dist/${name} is stale`);
+        const same = readFileSync(join(root, "dist", name)).equals(readFileSync(join(out, name)));
+        assert.ok(same, `dist/${name} is stale`);
     }
 });
 
@@ -67,7 +69,8 @@ const msg = await sub.nextMessage();
 console.log(receivers, msg.subject, msg.text, BadSubject.name);
 await client.close();
 `);
-    const esm = spawnSync(process.execPath, ["main.mjs", daemon.address], { cwd: app, encoding: "utf8", timeout: 20000 });
+    const inApp = { cwd: app, encoding: "utf8", timeout: 20000 };
+    const esm = spawnSync(process.execPath, ["main.mjs", daemon.address], inApp);
     assert.equal(esm.stderr, "");
     assert.equal(esm.stdout, "1 news.uk hello BadSubject\n");
     // The package declares no CommonJS entry of its own. A Node that can require() an ES module (20.19 and
@@ -79,7 +82,7 @@ connect(process.argv[2]).then(async (client) => {
     await client.close();
 });
 `);
-    const cjs = spawnSync(process.execPath, ["main.cjs", daemon.address], { cwd: app, encoding: "utf8", timeout: 20000 });
+    const cjs = spawnSync(process.execPath, ["main.cjs", daemon.address], inApp);
     if (process.features.require_module) assert.equal(cjs.stdout, "0\n", cjs.stderr);
     else assert.match(cjs.stderr, /ERR_REQUIRE_ESM/);
     const packed = spawnSync("tar", ["-tzf", tarball], { encoding: "utf8" }).stdout;

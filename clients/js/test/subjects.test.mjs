@@ -56,7 +56,8 @@ test("bad subjects, patterns, groups and texts are refused before anything is se
     assert.equal(await client.request("CHANNELS"), "1 >=1");
 });
 
-test("valid patterns are taken: wildcards in subscriptions, and a group name of 64 bytes", { timeout: 20000 }, async (t) => {
+test("valid patterns are taken: wildcards in subscriptions, and a group name of 64 bytes",
+    { timeout: 20000 }, async (t) => {
     const daemon = await startDaemon();
     t.after(() => daemon.stop());
     const client = await connect(daemon.address);

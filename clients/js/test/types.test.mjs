@@ -21,12 +21,14 @@ test("the package compiles under tsc --strict", { timeout: 120000, skip: noTsc }
     assert.equal(status, 0, output);
 });
 
-test("users' programs of each shape compile under tsc --strict against the installed package", { timeout: 120000, skip: noTsc }, (t) => {
+test("users' programs of each shape compile under tsc --strict against the installed package",
+    { timeout: 120000, skip: noTsc }, (t) => {
     const app = appFolder();
     t.after(() => rmSync(app, { recursive: true, force: true }));
     const programs = readdirSync(join(root, "test", "types")).filter((name) => name.endsWith(".ts"));
     for (const name of programs) cpSync(join(root, "test", "types", name), join(app, name));
-    jsBlocks(join(root, "README.md")).forEach((block, index) => writeFileSync(join(app, `readme-${index + 1}.mjs`), block));
+    const blocks = jsBlocks(join(root, "README.md"));
+    blocks.forEach((block, index) => writeFileSync(join(app, `readme-${index + 1}.mjs`), block));
     // Node's module rules (package exports, ESM), no @types/node: the package's types must stand alone.
     const common = ["--strict", "--noEmit", "--target", "es2022", "--module", "node16", "--moduleResolution", "node16",
         "--lib", "es2022,dom"];

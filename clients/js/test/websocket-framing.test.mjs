@@ -85,7 +85,8 @@ async function scriptedServer(script) {
                         else if (length === 127) [length, at] = [Number(buffer.readBigUInt64BE(2)), 10];
                         if (buffer.length >= at + 4 + length) {
                             const mask = buffer.subarray(at, at + 4);
-                            const payload = Buffer.from(buffer.subarray(at + 4, at + 4 + length)).map((b, i) => b ^ mask[i & 3]);
+                            const payload = Buffer.from(buffer.subarray(at + 4, at + 4 + length))
+                                .map((b, i) => b ^ mask[i & 3]);
                             const out = { fin: (buffer[0] & 0x80) !== 0, opcode: buffer[0] & 0x0f, payload };
                             buffer = buffer.subarray(at + 4 + length);
                             return out;
@@ -110,7 +111,8 @@ async function scriptedServer(script) {
     };
 }
 
-test("fragments, pings between them and the server's close are handled as RFC 6455 says", { timeout: 20000 }, async (t) => {
+test("fragments, pings between them and the server's close are handled as RFC 6455 says",
+    { timeout: 20000 }, async (t) => {
     const big = randomBytes(70000);
     let closeAnswer = null;
     const server = await scriptedServer(async (conn) => {
@@ -153,11 +155,13 @@ test("fragments, pings between them and the server's close are handled as RFC 64
     assert.deepEqual([closeAnswer.opcode, closeAnswer.payload.readUInt16BE(0)], [8, 1001]);
 });
 
-test("over fanoutd's /ws: a megabyte each way, sent in fragments, and the server's close at shutdown", { timeout: 30000 }, async (t) => {
+test("over fanoutd's /ws: a megabyte each way, sent in fragments, and the server's close at shutdown",
+    { timeout: 30000 }, async (t) => {
     const daemon = await startDaemon();
     t.after(() => daemon.stop());
     const events = recorder();
-    const ws = await connect(`ws://127.0.0.1:${daemon.httpPort}/ws`, { reconnect: false, onEvent: events, logger: { info() {}, warn() {} } });
+    const options = { reconnect: false, onEvent: events, logger: { info() {}, warn() {} } };
+    const ws = await connect(`ws://127.0.0.1:${daemon.httpPort}/ws`, options);
     t.after(() => ws.close());
     const tcp = await connect(daemon.address);
     t.after(() => tcp.close());

@@ -7,7 +7,8 @@ function explain(error: unknown): string {
     if (error instanceof BadSubject || error instanceof Syntax) return `refused before sending: ${error.text}`;
     if (error instanceof Denied || error instanceof Limit) return `${error.code}: ${error.text}`;
     if (error instanceof ServerError) return `server said ${error.code}`;
-    if (error instanceof ConnectionLost || error instanceof CannotConnect || error instanceof Closed) return error.message;
+    if (error instanceof ConnectionLost || error instanceof CannotConnect) return error.message;
+    if (error instanceof Closed) return "closed";
     if (error instanceof FanoutError) return error.name;
     throw error;
 }

@@ -4,7 +4,9 @@ import { connect, type FanoutEvent, type ResumeReport } from "fanout";
 const worker = await connect("127.0.0.1:7411", {
     onEvent(event: FanoutEvent) {
         const report: ResumeReport | undefined = event.report;
-        if (event.kind === "resumed" && report) console.log(report.subject, report.recovered, report.missed ?? "unknown");
+        if (event.kind === "resumed" && report) {
+            console.log(report.subject, report.recovered, report.missed ?? "unknown");
+        }
     },
     logger: { info: (line: string) => console.log(line), warn: (line: string) => console.warn(line) },
 });
