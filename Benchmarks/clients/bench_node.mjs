@@ -249,6 +249,13 @@ const cases = [
     ["receive", "node-redis", "redis", receiveRedis],
 ];
 const servers = { fanoutd: await startServer("fanoutd"), redis: await startServer("redis") };
+// Stopped from outside (a timeout, ^C): the servers go too, rather than outliving the run.
+for (const signal of ["SIGINT", "SIGTERM"]) {
+    process.on(signal, () => {
+        for (const server of Object.values(servers)) server.stop();
+        process.exit(1);
+    });
+}
 const results = new Map();
 try {
     for (let run = 0; run < runs; run++) {

@@ -3,6 +3,15 @@
 
 extension ConsoleClientScript {
     static let part2 = #"""
+    if (why !== null)
+        throw new BadSubject("bad-subject", `subject pattern ${shown(pattern)} ${why}`);
+    if (validPatterns.size >= remembered)
+        validPatterns.clear();
+    validPatterns.add(pattern);
+}
+/** Throws Syntax unless `name` is a group name: 1 to 64 bytes of `[A-Za-z0-9_.-]`. */
+function checkGroup(name) {
+    if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
         const why = `is not 1 to ${maxTokenLength} of A-Z a-z 0-9 _ . -`;
         throw new Syntax("syntax", `group name ${shown(String(name))} ${why}`);
     }
@@ -374,14 +383,5 @@ class Subscription {
         if (this.full && this.pending <= this.maxPending / 2) {
             this.full = false;
             this.owner.subscriptionDrained(this);
-        }
-        return { value: message, done: false };
-    }
-    /** The next message, or an error after `timeoutMs`. */
-    async nextMessage(timeoutMs = 5000) {
-        const deadline = Date.now() + timeoutMs;
-        while (this.pending === 0) {
-            if (this.ended && this.finished().done)
-                throw new Closed("subscription ended");
 """#
 }

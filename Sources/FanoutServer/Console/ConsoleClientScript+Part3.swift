@@ -3,6 +3,15 @@
 
 extension ConsoleClientScript {
     static let part3 = #"""
+        }
+        return { value: message, done: false };
+    }
+    /** The next message, or an error after `timeoutMs`. */
+    async nextMessage(timeoutMs = 5000) {
+        const deadline = Date.now() + timeoutMs;
+        while (this.pending === 0) {
+            if (this.ended && this.finished().done)
+                throw new Closed("subscription ended");
             const left = deadline - Date.now();
             if (left <= 0 || !(await this.wait(left)))
                 throw new Error(`no message within ${timeoutMs} ms`);
@@ -374,14 +383,5 @@ class Client {
         const space = text.indexOf(" ");
         const code = space < 0 ? text : text.slice(0, space);
         const words = space < 0 ? "" : text.slice(space + 1);
-        const error = serverError(code, words);
-        if (this.greeted) {
-            this.greeted.reject(error);
-            this.greeted = null;
-        }
-        else if (closingCodes.has(code)) {
-            this.emit({ kind: "server-closing", detail: error.message });
-        }
-        else if (code === "denied" && words.startsWith("revoked")) {
 """#
 }

@@ -3,6 +3,15 @@
 
 extension ConsoleClientScript {
     static let part4 = #"""
+        const error = serverError(code, words);
+        if (this.greeted) {
+            this.greeted.reject(error);
+            this.greeted = null;
+        }
+        else if (closingCodes.has(code)) {
+            this.emit({ kind: "server-closing", detail: error.message });
+        }
+        else if (code === "denied" && words.startsWith("revoked")) {
             this.emit({ kind: "revoked", detail: error.message });
         }
         else {
@@ -218,6 +227,9 @@ extension ConsoleClientScript {
         const reply = new Promise((resolve, reject) => this.pending.push({ resolve, reject, reader: "int" }));
         if (!transport.write(command, binary)) {
             this.blocked = transport;
+            // The reply may fail before the drain comes: the caller sees it through the chain below, so its
+            // rejection is not an unhandled one meanwhile.
+            reply.catch(() => undefined);
             return transport.drained().then(() => {
                 if (this.blocked === transport)
                     this.blocked = null;
@@ -371,17 +383,5 @@ function webSocketOpener(url) {
             reject(new Error("timed out"));
             socket.close();
         }, timeoutMs);
-        function finish(reason) {
-            if (closed || !open)
-                return;
-            closed = true;
-            events.closed(reason);
-        }
-        socket.onopen = () => {
-            clearTimeout(timer);
-            open = true;
-            resolve(transport);
-        };
-        socket.onerror = () => {
 """#
 }

@@ -3,6 +3,18 @@
 
 extension ConsoleClientScript {
     static let part5 = #"""
+        function finish(reason) {
+            if (closed || !open)
+                return;
+            closed = true;
+            events.closed(reason);
+        }
+        socket.onopen = () => {
+            clearTimeout(timer);
+            open = true;
+            resolve(transport);
+        };
+        socket.onerror = () => {
             if (!open) {
                 clearTimeout(timer);
                 reject(new Error(`WebSocket to ${url} failed`));

@@ -196,12 +196,20 @@ class Framer {
     constructor(maxLine, maxPayload) {
         this.maxLine = maxLine;
         this.maxPayload = maxPayload;
-        this.buffer = new Uint8Array(0);
+        /** Bytes not framed yet, kept as they came while a BMSG payload is incomplete: joined once all of it is
+         * there, so that a large payload arriving in many small reads costs one copy instead of one per read. */
+        this.held = [];
+        this.heldBytes = 0;
         this.header = null;
         this.due = 0;
     }
     feed(chunk) {
-        const buffer = this.buffer.length ? concat(this.buffer, chunk) : chunk;
+        if (this.header && this.heldBytes + chunk.length < this.due) {
+            this.held.push(chunk.slice());
+            this.heldBytes += chunk.length;
+            return [];
+        }
+        const buffer = this.heldBytes ? concat(...this.held, chunk) : chunk;
         const frames = [];
         let start = 0;
         for (;;) {
@@ -238,7 +246,8 @@ class Framer {
             }
             frames.push(line);
         }
-        this.buffer = start < buffer.length ? buffer.slice(start) : new Uint8Array(0);
+        this.held = start < buffer.length ? [buffer.slice(start)] : [];
+        this.heldBytes = buffer.length - start;
         return frames;
     }
 }
@@ -1352,6 +1361,9 @@ class Client {
         const reply = new Promise((resolve, reject) => this.pending.push({ resolve, reject, reader: "int" }));
         if (!transport.write(command, binary)) {
             this.blocked = transport;
+            // The reply may fail before the drain comes: the caller sees it through the chain below, so its
+            // rejection is not an unhandled one meanwhile.
+            reply.catch(() => undefined);
             return transport.drained().then(() => {
                 if (this.blocked === transport)
                     this.blocked = null;

@@ -65,7 +65,10 @@ export declare type Frame = Uint8Array | {
 export declare class Framer {
     private readonly maxLine;
     private readonly maxPayload;
-    private buffer;
+    /** Bytes not framed yet, kept as they came while a BMSG payload is incomplete: joined once all of it is
+     * there, so that a large payload arriving in many small reads costs one copy instead of one per read. */
+    private held;
+    private heldBytes;
     private header;
     private due;
     constructor(maxLine: number, maxPayload: number);

@@ -118,12 +118,20 @@ export class Framer {
     constructor(maxLine, maxPayload) {
         this.maxLine = maxLine;
         this.maxPayload = maxPayload;
-        this.buffer = new Uint8Array(0);
+        /** Bytes not framed yet, kept as they came while a BMSG payload is incomplete: joined once all of it is
+         * there, so that a large payload arriving in many small reads costs one copy instead of one per read. */
+        this.held = [];
+        this.heldBytes = 0;
         this.header = null;
         this.due = 0;
     }
     feed(chunk) {
-        const buffer = this.buffer.length ? concat(this.buffer, chunk) : chunk;
+        if (this.header && this.heldBytes + chunk.length < this.due) {
+            this.held.push(chunk.slice());
+            this.heldBytes += chunk.length;
+            return [];
+        }
+        const buffer = this.heldBytes ? concat(...this.held, chunk) : chunk;
         const frames = [];
         let start = 0;
         for (;;) {
@@ -160,7 +168,8 @@ export class Framer {
             }
             frames.push(line);
         }
-        this.buffer = start < buffer.length ? buffer.slice(start) : new Uint8Array(0);
+        this.held = start < buffer.length ? [buffer.slice(start)] : [];
+        this.heldBytes = buffer.length - start;
         return frames;
     }
 }

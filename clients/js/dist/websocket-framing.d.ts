@@ -45,7 +45,11 @@ export declare function closePayload(code: number, reason?: string): Uint8Array;
  */
 export declare class FrameReader {
     private readonly maxMessage;
-    private buffer;
+    /** Bytes of an unfinished frame, kept as they came: they are joined once, when `wanted` bytes are there, so
+     * that a long frame arriving in many small reads costs one copy instead of one per read. */
+    private held;
+    private heldBytes;
+    private wanted;
     private fragments;
     private fragmentBytes;
     /** The opcode of the message whose fragments are being gathered, or null. */

@@ -55,19 +55,32 @@ const strictDecoder = new TextDecoder("utf-8", { fatal: true });
 export class FrameReader {
     constructor(maxMessage) {
         this.maxMessage = maxMessage;
-        this.buffer = new Uint8Array(0);
+        /** Bytes of an unfinished frame, kept as they came: they are joined once, when `wanted` bytes are there, so
+         * that a long frame arriving in many small reads costs one copy instead of one per read. */
+        this.held = [];
+        this.heldBytes = 0;
+        this.wanted = 0;
         this.fragments = [];
         this.fragmentBytes = 0;
         /** The opcode of the message whose fragments are being gathered, or null. */
         this.messageOpcode = null;
     }
     feed(chunk) {
-        let buffer = chunk;
-        if (this.buffer.length) {
-            buffer = new Uint8Array(this.buffer.length + chunk.length);
-            buffer.set(this.buffer);
-            buffer.set(chunk, this.buffer.length);
+        if (this.heldBytes + chunk.length < this.wanted) {
+            this.held.push(chunk.slice());
+            this.heldBytes += chunk.length;
+            return [];
         }
+        let buffer = chunk;
+        if (this.heldBytes) {
+            buffer = new Uint8Array(this.heldBytes + chunk.length);
+            let offset = 0;
+            for (const part of [...this.held, chunk]) {
+                buffer.set(part, offset);
+                offset += part.length;
+            }
+        }
+        this.wanted = 0;
         const out = [];
         let start = 0;
         for (;;) {
@@ -104,15 +117,18 @@ export class FrameReader {
             if (!control && this.fragmentBytes + length > this.maxMessage) {
                 throw new FramingError(`a message over ${this.maxMessage} bytes`, closeCodes.tooBig);
             }
-            if (available < header + length)
+            if (available < header + length) {
+                this.wanted = header + length;
                 break;
+            }
             const payload = buffer.slice(start + header, start + header + length);
             start += header + length;
             const message = this.frame(fin, opcode, payload);
             if (message)
                 out.push(message);
         }
-        this.buffer = start < buffer.length ? buffer.slice(start) : new Uint8Array(0);
+        this.held = start < buffer.length ? [buffer.slice(start)] : [];
+        this.heldBytes = buffer.length - start;
         return out;
     }
     frame(fin, opcode, payload) {

@@ -573,6 +573,9 @@ export class Client implements SubscriptionOwner {
         const reply = new Promise<number>((resolve, reject) => this.pending.push({ resolve, reject, reader: "int" }));
         if (!transport.write(command, binary)) {
             this.blocked = transport;
+            // The reply may fail before the drain comes: the caller sees it through the chain below, so its
+            // rejection is not an unhandled one meanwhile.
+            reply.catch(() => undefined);
             return transport.drained().then(() => {
                 if (this.blocked === transport) this.blocked = null;
                 return reply;

@@ -64,7 +64,11 @@ const strictDecoder = new TextDecoder("utf-8", { fatal: true });
  * fragments, each refused (close 1009) past `maxMessage` bytes before its payload is read.
  */
 export class FrameReader {
-    private buffer = new Uint8Array(0);
+    /** Bytes of an unfinished frame, kept as they came: they are joined once, when `wanted` bytes are there, so
+     * that a long frame arriving in many small reads costs one copy instead of one per read. */
+    private held: Uint8Array[] = [];
+    private heldBytes = 0;
+    private wanted = 0;
     private fragments: Uint8Array[] = [];
     private fragmentBytes = 0;
     /** The opcode of the message whose fragments are being gathered, or null. */
@@ -73,12 +77,21 @@ export class FrameReader {
     constructor(private readonly maxMessage: number) {}
 
     feed(chunk: Uint8Array): Incoming[] {
-        let buffer = chunk;
-        if (this.buffer.length) {
-            buffer = new Uint8Array(this.buffer.length + chunk.length);
-            buffer.set(this.buffer);
-            buffer.set(chunk, this.buffer.length);
+        if (this.heldBytes + chunk.length < this.wanted) {
+            this.held.push(chunk.slice());
+            this.heldBytes += chunk.length;
+            return [];
         }
+        let buffer = chunk;
+        if (this.heldBytes) {
+            buffer = new Uint8Array(this.heldBytes + chunk.length);
+            let offset = 0;
+            for (const part of [...this.held, chunk]) {
+                buffer.set(part, offset);
+                offset += part.length;
+            }
+        }
+        this.wanted = 0;
         const out: Incoming[] = [];
         let start = 0;
         for (;;) {
@@ -109,13 +122,17 @@ export class FrameReader {
             if (!control && this.fragmentBytes + length > this.maxMessage) {
                 throw new FramingError(`a message over ${this.maxMessage} bytes`, closeCodes.tooBig);
             }
-            if (available < header + length) break;
+            if (available < header + length) {
+                this.wanted = header + length;
+                break;
+            }
             const payload = buffer.slice(start + header, start + header + length);
             start += header + length;
             const message = this.frame(fin, opcode, payload);
             if (message) out.push(message);
         }
-        this.buffer = start < buffer.length ? buffer.slice(start) : new Uint8Array(0);
+        this.held = start < buffer.length ? [buffer.slice(start)] : [];
+        this.heldBytes = buffer.length - start;
         return out;
     }
 
