@@ -1,7 +1,11 @@
 // The same client over the WebSocket at /ws from Node, with no flag (Node 20 keeps its own WebSocket behind
 // --experimental-websocket): one API on both transports.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import net from "node:net";
+import { dirname, join } from "node:path";
 import { test } from "node:test";
+import tls from "node:tls";
 import { AuthRequired, connect } from "../dist/index.js";
 import { authConfig, historyConfig, sensorsToken, startDaemon } from "./support.mjs";
 
@@ -32,4 +36,29 @@ test("a token is sent with AUTH after the WebSocket greeting", { timeout: 20000 
     const sensors = await connect(`ws://127.0.0.1:${daemon.httpPort}/ws`, { token: sensorsToken });
     t.after(() => sensors.close());
     assert.equal(await sensors.publish("sensors.kitchen", "21.5"), 0);
+});
+
+test("wss:// goes through TLS (here a terminating proxy in front of /ws) with the CA given in tls", { timeout: 30000 },
+    async (t) => {
+    const daemon = await startDaemon({ tls: true });
+    t.after(() => daemon.stop());
+    const ca = readFileSync(daemon.certificate, "utf8");
+    const proxy = tls.createServer({ cert: ca, key: readFileSync(join(dirname(daemon.certificate), "key.pem")) },
+        (secure) => {
+            const plain = net.createConnection({ host: "127.0.0.1", port: daemon.httpPort });
+            secure.pipe(plain).pipe(secure);
+            secure.on("error", () => plain.destroy());
+            plain.on("error", () => secure.destroy());
+        });
+    await new Promise((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    t.after(() => proxy.close());
+    const url = `wss://127.0.0.1:${proxy.address().port}/ws`;
+    // Without the CA the certificate is not trusted; with it the client speaks as over ws://.
+    await assert.rejects(connect(url, { reconnect: false }), /cannot connect/);
+    const client = await connect(url, { tls: { ca } });
+    t.after(() => client.close());
+    const sub = client.subscribe("secure.news");
+    await sub.ready;
+    assert.equal(await client.publish("secure.news", "over wss"), 1);
+    assert.equal((await sub.nextMessage()).text, "over wss");
 });
