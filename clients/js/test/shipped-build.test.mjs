@@ -1,8 +1,10 @@
-// dist/ is shipped in the repository, so that `npm pack` and an install need no TypeScript compiler: it must be
-// what src/ builds to. And the packed tarball installs offline into a fresh folder and imports, with no tsc.
+// dist/ is build output and not kept in git: the README's one pack command must give a package on a machine
+// without tsc (installing it as ./dev installs what it needs), and the tarball must install offline into a
+// fresh folder and import. A bare `npm pack` without tsc must say which command to run instead.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync,
+    writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
@@ -10,50 +12,61 @@ import { fileURLToPath } from "node:url";
 import { startDaemon } from "./support.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const hasTsc = spawnSync("tsc", ["--version"]).status === 0;
+const packCommand = "clients/js/scripts/pack.sh";
+const which = (tool) => spawnSync("sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).stdout.trim();
+const hasTsc = which("tsc") !== "";
 
-test("dist/ is what src/ builds to (after changing src/, run npm run build)",
-    { timeout: 120000, skip: !hasTsc && "no tsc" }, (t) => {
-    const out = mkdtempSync(join(tmpdir(), "fanout-build-"));
-    t.after(() => rmSync(out, { recursive: true, force: true }));
-    const built = spawnSync("tsc", ["-p", "tsconfig.json", "--outDir", out], { cwd: root, encoding: "utf8" });
-    assert.equal(built.status, 0, built.stdout + built.stderr);
-    const bundled = spawnSync(process.execPath, ["scripts/bundle-browser.mjs", out], { cwd: root, encoding: "utf8" });
-    assert.equal(bundled.status, 0, bundled.stderr);
-    const shipped = readdirSync(join(root, "dist")).sort();
-    assert.deepEqual(shipped, readdirSync(out).sort());
-    for (const name of shipped) {
-        const same = readFileSync(join(root, "dist", name)).equals(readFileSync(join(out, name)));
-        assert.ok(same, `dist/${name} is stale`);
-    }
-});
-
-test("npm pack works with no tsc, and the tarball installs offline and imports", { timeout: 120000 }, async (t) => {
+/** A folder as a fresh clone has it (clients/js without dist/ or node_modules/), and a PATH of `tools` only. */
+function freshMachine(t, tools) {
     const work = mkdtempSync(join(tmpdir(), "fanout-pack-"));
     t.after(() => rmSync(work, { recursive: true, force: true }));
-    // The package as a user has it, on a PATH with node, npm and a shell only.
-    const copy = join(work, "fanout");
-    for (const part of ["package.json", "README.md", "dist", "scripts", "src", "tsconfig.json"]) {
+    const copy = join(work, "repo", "clients", "js");
+    for (const part of ["package.json", "README.md", "scripts", "src", "tsconfig.json"]) {
         cpSync(join(root, part), join(copy, part), { recursive: true });
     }
     const bin = join(work, "bin");
     mkdirSync(bin);
-    for (const tool of ["node", "npm", "sh"]) {
-        const found = spawnSync("sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).stdout.trim();
-        symlinkSync(found, join(bin, tool));
-    }
+    for (const tool of tools) symlinkSync(which(tool), join(bin, tool));
     const env = { ...process.env, PATH: bin, npm_config_cache: join(work, "cache"), npm_config_offline: "true",
         npm_config_audit: "false", npm_config_fund: "false", npm_config_update_notifier: "false" };
-    const pack = spawnSync("npm", ["pack", "--pack-destination", work], { cwd: copy, env, encoding: "utf8" });
+    return { work, copy, bin, env };
+}
+
+test("npm pack without tsc fails, naming the command that installs it", { timeout: 60000 }, (t) => {
+    const { copy, env } = freshMachine(t, ["node", "npm", "sh"]);
+    const pack = spawnSync("npm", ["pack"], { cwd: copy, env, encoding: "utf8" });
+    assert.notEqual(pack.status, 0, pack.stdout);
+    assert.match(pack.stderr, /no TypeScript compiler \(tsc\) on PATH/);
+    assert.ok(pack.stderr.includes(`Run ${packCommand} instead`), pack.stderr);
+    assert.doesNotMatch(pack.stderr, /tsc: not found/);
+    assert.equal(existsSync(join(copy, "fanout-0.1.0.tgz")), false);
+});
+
+test("the README's pack command, with no tsc, installs it and gives a tarball that installs offline and imports",
+    { timeout: 180000, skip: !hasTsc && "no tsc here for the stand-in apt-get to install" }, async (t) => {
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    assert.ok(readme.includes("`" + packCommand + "`"), "the README gives the pack command");
+    const { work, bin, env } = freshMachine(t, ["node", "npm", "sh", "id", "dirname"]);
+    // apt-get and sudo stand-ins: they note what they were asked, and "installing" node-typescript puts tsc on PATH.
+    const asked = join(work, "apt-get.log");
+    const install = `${which("ln")} -s ${which("tsc")} ${join(bin, "tsc")}`;
+    writeFileSync(join(bin, "apt-get"), `#!/bin/sh\necho "$*" >> ${asked}\n`
+        + `case " $* " in *" install "*node-typescript*) ${install};; esac\n`);
+    writeFileSync(join(bin, "sudo"), "#!/bin/sh\nexec \"$@\"\n");
+    symlinkSync(which("env"), join(bin, "env"));
+    chmodSync(join(bin, "apt-get"), 0o755);
+    chmodSync(join(bin, "sudo"), 0o755);
+    const pack = spawnSync(packCommand, [], { cwd: join(work, "repo"), env, encoding: "utf8" });
     assert.equal(pack.status, 0, pack.stdout + pack.stderr);
-    assert.match(pack.stderr, /no tsc on PATH/);
-    const tarball = join(work, pack.stdout.trim().split("\n").pop());
+    assert.match(readFileSync(asked, "utf8"), /^update -qq\ninstall -y -qq node-typescript\n$/);
+    const tarball = join(work, "repo", "clients", "js", pack.stdout.trim().split("\n").pop());
+    assert.ok(existsSync(tarball), pack.stdout);
 
     const app = join(work, "app");
     mkdirSync(app);
     writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", version: "1.0.0", private: true }));
-    const install = spawnSync("npm", ["install", "--offline", tarball], { cwd: app, env, encoding: "utf8" });
-    assert.equal(install.status, 0, install.stdout + install.stderr);
+    const added = spawnSync("npm", ["install", "--offline", tarball], { cwd: app, env, encoding: "utf8" });
+    assert.equal(added.status, 0, added.stdout + added.stderr);
 
     const daemon = await startDaemon();
     t.after(() => daemon.stop());
@@ -87,5 +100,6 @@ connect(process.argv[2]).then(async (client) => {
     else assert.match(cjs.stderr, /ERR_REQUIRE_ESM/);
     const packed = spawnSync("tar", ["-tzf", tarball], { encoding: "utf8" }).stdout;
     assert.match(packed, /package\/dist\/fanout\.browser\.js/);
+    assert.match(packed, /package\/dist\/index\.d\.ts/);
     assert.doesNotMatch(packed, /package\/src\//);
 });

@@ -1,9 +1,0 @@
-export { Client } from "./client.js";
-export type { Backoff, ClientOptions, SubscribeOptions } from "./client.js";
-export type { AskOptions, Handler, Responder } from "./questions.js";
-export { AuthRequired, BadSubject, CannotConnect, Closed, ConnectionLost, Denied, FanoutError, IdleTimeout, Limit, ProtocolViolation, ServerError, ShuttingDown, SlowConsumer, Syntax, TooLong, Unavailable, UnknownCommand, } from "./errors.js";
-export { Message, Question } from "./messages.js";
-export type { Answer, AskResult, FanoutEvent } from "./messages.js";
-export type { ResumeReport } from "./resume.js";
-export { Subscription } from "./subscription.js";
-export type { Payload } from "./protocol.js";
