@@ -81,6 +81,36 @@ class ProtocolViolation extends FanoutError {
 
 return { FanoutError, ServerError, UnknownCommand, Syntax, BadSubject, TooLong, Limit, Denied, AuthRequired, Unavailable, SlowConsumer, ShuttingDown, IdleTimeout, closingCodes, serverError, CannotConnect, ConnectionLost, Closed, ProtocolViolation };
 })();
+const module_keepalive_js = (() => {
+// fanoutd drops a connection that holds no subscription after idle_unsubscribed_timeout (60 s by default)
+// without input, with -ERR idle-timeout: a client that only publishes or asks, and is quiet for a while, did
+// nothing wrong. While it holds no subscription the client sends a PING every `interval` ms, so the server hears
+// from it at least that often; a subscribed connection is left to idle_timeout, which the operator chose.
+/** Runs `tick` every `interval` ms from start() to stop(); it never keeps a Node process alive by itself. */
+class KeepAlive {
+    constructor(interval, tick) {
+        this.interval = interval;
+        this.tick = tick;
+        this.timer = null;
+    }
+    start() {
+        if (this.timer !== null || !(this.interval > 0))
+            return;
+        this.timer = setInterval(this.tick, this.interval);
+        // Node's timers have unref(); a browser's are numbers, and a page does not wait for them anyway.
+        this.timer.unref?.();
+    }
+    stop() {
+        if (this.timer !== null)
+            clearInterval(this.timer);
+        this.timer = null;
+    }
+}
+/** A third of fanoutd's default idle_unsubscribed_timeout, so that a PING comes well within it. */
+const defaultKeepAlive = 20000;
+
+return { KeepAlive, defaultKeepAlive };
+})();
 const module_protocol_js = (() => {
 // The wire format, without I/O: subjects, command encoding, and parsing of server lines (PROTOCOL.md).
 /** What the client assumes the server's max_line is when choosing between PUB and BPUB. */
@@ -353,35 +383,5 @@ function problem(word) {
             if (code === star)
                 wildcard = true;
             if (code === greater) {
-                if (!atEnd)
-                    return { why: "has '>' before its last token", wildcard };
-                wildcard = true;
-            }
-        }
-        tokenStart = index + 1;
-    }
-    return { why: null, wildcard };
-}
-/** Throws BadSubject unless `subject` is a concrete subject (no wildcard), as PUB, BPUB, ASK, RESUME and LAST
- * take. */
-function checkSubject(subject) {
-    if (validConcrete.has(subject))
-        return;
-    const { why, wildcard } = problem(subject);
-    if (why !== null)
-        throw new BadSubject("bad-subject", `subject ${shown(subject)} ${why}`);
-    if (wildcard) {
-        throw new BadSubject("bad-subject", `subject ${shown(subject)}: wildcards are only allowed in subscriptions`);
-    }
-    if (validConcrete.size >= remembered)
-        validConcrete.clear();
-    validConcrete.add(subject);
-}
-/** Throws BadSubject unless `pattern` is a subject or a pattern with `*` tokens and a last `>`, as SUB, QSUB
- * and UNSUB take. */
-function checkPattern(pattern) {
-    if (validPatterns.has(pattern))
-        return;
-    const { why } = problem(pattern);
 """#
 }

@@ -3,6 +3,36 @@
 
 extension ConsoleClientScript {
     static let part2 = #"""
+                if (!atEnd)
+                    return { why: "has '>' before its last token", wildcard };
+                wildcard = true;
+            }
+        }
+        tokenStart = index + 1;
+    }
+    return { why: null, wildcard };
+}
+/** Throws BadSubject unless `subject` is a concrete subject (no wildcard), as PUB, BPUB, ASK, RESUME and LAST
+ * take. */
+function checkSubject(subject) {
+    if (validConcrete.has(subject))
+        return;
+    const { why, wildcard } = problem(subject);
+    if (why !== null)
+        throw new BadSubject("bad-subject", `subject ${shown(subject)} ${why}`);
+    if (wildcard) {
+        throw new BadSubject("bad-subject", `subject ${shown(subject)}: wildcards are only allowed in subscriptions`);
+    }
+    if (validConcrete.size >= remembered)
+        validConcrete.clear();
+    validConcrete.add(subject);
+}
+/** Throws BadSubject unless `pattern` is a subject or a pattern with `*` tokens and a last `>`, as SUB, QSUB
+ * and UNSUB take. */
+function checkPattern(pattern) {
+    if (validPatterns.has(pattern))
+        return;
+    const { why } = problem(pattern);
     if (why !== null)
         throw new BadSubject("bad-subject", `subject pattern ${shown(pattern)} ${why}`);
     if (validPatterns.size >= remembered)
@@ -353,35 +383,5 @@ class Subscription {
     finished() {
         if (this.ended instanceof Closed || this.ended === unsubscribed)
             return { value: undefined, done: true };
-        throw this.ended;
-    }
-    /** Resolves true once a message or the end comes, false after `timeoutMs`; a wait that timed out no longer
-     * listens, so the message that comes later is left for the next reader instead of being taken by nobody. */
-    wait(timeoutMs) {
-        return new Promise((resolve) => {
-            let timer;
-            const waiter = () => {
-                clearTimeout(timer);
-                resolve(true);
-            };
-            this.waiter = waiter;
-            if (timeoutMs !== null) {
-                timer = setTimeout(() => {
-                    if (this.waiter === waiter)
-                        this.waiter = null;
-                    resolve(false);
-                }, timeoutMs);
-            }
-        });
-    }
-    take() {
-        const message = this.queue[this.head++];
-        if (this.head > 1024 && this.head * 2 > this.queue.length) {
-            this.queue = this.queue.slice(this.head);
-            this.head = 0;
-        }
-        if (this.full && this.pending <= this.maxPending / 2) {
-            this.full = false;
-            this.owner.subscriptionDrained(this);
 """#
 }

@@ -3,6 +3,36 @@
 
 extension ConsoleClientScript {
     static let part3 = #"""
+        throw this.ended;
+    }
+    /** Resolves true once a message or the end comes, false after `timeoutMs`; a wait that timed out no longer
+     * listens, so the message that comes later is left for the next reader instead of being taken by nobody. */
+    wait(timeoutMs) {
+        return new Promise((resolve) => {
+            let timer;
+            const waiter = () => {
+                clearTimeout(timer);
+                resolve(true);
+            };
+            this.waiter = waiter;
+            if (timeoutMs !== null) {
+                timer = setTimeout(() => {
+                    if (this.waiter === waiter)
+                        this.waiter = null;
+                    resolve(false);
+                }, timeoutMs);
+            }
+        });
+    }
+    take() {
+        const message = this.queue[this.head++];
+        if (this.head > 1024 && this.head * 2 > this.queue.length) {
+            this.queue = this.queue.slice(this.head);
+            this.head = 0;
+        }
+        if (this.full && this.pending <= this.maxPending / 2) {
+            this.full = false;
+            this.owner.subscriptionDrained(this);
         }
         return { value: message, done: false };
     }
@@ -45,6 +75,7 @@ const module_client_js = (() => {
 // The client: one connection at a time to a Fanout server, over any transport, reconnected with backoff, whose
 // subscriptions resume after a reconnect with no duplicate and with exact counts of what was missed.
 const { CannotConnect, Closed, closingCodes, ConnectionLost, ProtocolViolation, ServerError, serverError, } = module_errors_js;
+const { defaultKeepAlive, KeepAlive } = module_keepalive_js;
 const { Message } = module_messages_js;
 const { Questions, responderLine } = module_questions_js;
 const { concat, decode, defaultMaxLine, encode, isWildcard, matches, NEWLINE, parseFields, parseGreeting, parseReset, parseResumeReply, publishCommand, publishLine, toBytes, } = module_protocol_js;
@@ -107,6 +138,14 @@ class Client {
         const reconnect = options.reconnect ?? true;
         this.backoff = reconnect === false ? null
             : { initial: 100, maximum: 5000, jitter: 0.5, ...(reconnect === true ? {} : reconnect) };
+        this.keepAlive = new KeepAlive(options.keepalive === false ? 0 : options.keepalive ?? defaultKeepAlive, () => this.keepAliveTick());
+    }
+    /** A PING while the connection holds no subscription; its reply goes to no one, and a failure is the
+     * connection's, which onLost reports. */
+    keepAliveTick() {
+        if (!this.ready || this.subscriptions.length > 0 || this.questions.responders.length > 0)
+            return;
+        this.send("PING", "text", true).catch(() => undefined);
     }
     // Connecting
     /** @internal Connects, reads the greeting and authenticates; the connection becomes the client's. */
@@ -147,6 +186,7 @@ class Client {
             clearTimeout(timer);
         }
         this.resume.connected(this.greeting.epoch);
+        this.keepAlive.start();
         if (this.options.token !== undefined)
             await this.send(`AUTH ${this.options.token}`, "text", true);
     }
@@ -178,6 +218,7 @@ class Client {
             return;
         this.emit({ kind: "disconnected", detail: reason });
         if (this.backoff === null) {
+            this.keepAlive.stop();
             for (const subscription of this.subscriptions) {
                 subscription.end(new ConnectionLost(`connection to ${this.address} lost: ${reason}`));
             }
@@ -342,46 +383,5 @@ class Client {
                     break;
                 }
             }
-            if (same)
-                return this.lastSubject;
-        }
-        this.lastSubjectBytes = frame.slice(start, end);
-        // Subjects are printable ASCII: no UTF-8 decoding needed.
-        this.lastSubject = String.fromCharCode(...this.lastSubjectBytes);
-        return this.lastSubject;
-    }
-    reply(text, error) {
-        if (this.pendingHead >= this.pending.length) {
-            this.logger.warn(`fanout: reply with no command waiting: ${text.slice(0, 80)}`);
-            return;
-        }
-        const entry = this.pending[this.pendingHead];
-        this.pending[this.pendingHead++] = undefined;
-        if (this.pendingHead > 1024 && this.pendingHead * 2 > this.pending.length) {
-            this.pending = this.pending.slice(this.pendingHead);
-            this.pendingHead = 0;
-        }
-        if (error) {
-            entry.reject(error);
-        }
-        else if (entry.reader === "int") {
-            entry.resolve(parseInt(text, 10));
-        }
-        else if (entry.reader === "text") {
-            entry.resolve(text);
-        }
-        else {
-            try {
-                entry.resolve(entry.reader(text));
-            }
-            catch (failure) {
-                entry.reject(new ProtocolViolation(`bad reply ${text.slice(0, 80)}: ${failure.message}`));
-            }
-        }
-    }
-    error(text) {
-        const space = text.indexOf(" ");
-        const code = space < 0 ? text : text.slice(0, space);
-        const words = space < 0 ? "" : text.slice(space + 1);
 """#
 }

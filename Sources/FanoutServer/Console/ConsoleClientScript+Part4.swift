@@ -3,6 +3,47 @@
 
 extension ConsoleClientScript {
     static let part4 = #"""
+            if (same)
+                return this.lastSubject;
+        }
+        this.lastSubjectBytes = frame.slice(start, end);
+        // Subjects are printable ASCII: no UTF-8 decoding needed.
+        this.lastSubject = String.fromCharCode(...this.lastSubjectBytes);
+        return this.lastSubject;
+    }
+    reply(text, error) {
+        if (this.pendingHead >= this.pending.length) {
+            this.logger.warn(`fanout: reply with no command waiting: ${text.slice(0, 80)}`);
+            return;
+        }
+        const entry = this.pending[this.pendingHead];
+        this.pending[this.pendingHead++] = undefined;
+        if (this.pendingHead > 1024 && this.pendingHead * 2 > this.pending.length) {
+            this.pending = this.pending.slice(this.pendingHead);
+            this.pendingHead = 0;
+        }
+        if (error) {
+            entry.reject(error);
+        }
+        else if (entry.reader === "int") {
+            entry.resolve(parseInt(text, 10));
+        }
+        else if (entry.reader === "text") {
+            entry.resolve(text);
+        }
+        else {
+            try {
+                entry.resolve(entry.reader(text));
+            }
+            catch (failure) {
+                entry.reject(new ProtocolViolation(`bad reply ${text.slice(0, 80)}: ${failure.message}`));
+            }
+        }
+    }
+    error(text) {
+        const space = text.indexOf(" ");
+        const code = space < 0 ? text : text.slice(0, space);
+        const words = space < 0 ? "" : text.slice(space + 1);
         const error = serverError(code, words);
         if (this.greeted) {
             this.greeted.reject(error);
@@ -304,6 +345,7 @@ extension ConsoleClientScript {
         this.closed = true;
         if (this.reconnectTimer)
             clearTimeout(this.reconnectTimer);
+        this.keepAlive.stop();
         const transport = this.transport;
         transport?.close();
         this.transport = null;
@@ -341,47 +383,5 @@ const strictDecoder = new TextDecoder("utf-8", { fatal: true });
 function isUtf8(bytes) {
     try {
         strictDecoder.decode(bytes);
-        return true;
-    }
-    catch {
-        return false;
-    }
-}
-
-return { Client };
-})();
-const module_websocket_transport_js = (() => {
-// The WebSocket at fanoutd's `/ws`: one line per text frame each way; BPUB and BMSG as binary frames (1.2).
-const { bmsgLength, decode, encode, startsWith } = module_protocol_js;
-const BMSG = encode("BMSG ");
-/** Output queued in the browser past which `write` asks the caller to wait. */
-const highWater = 1 << 20;
-/** What one WebSocket message from fanoutd holds: a text message is one line (its LF, if any, dropped); a
- * binary one a BMSG push (header, LF, bytes, LF) or a line a text frame could not carry. */
-function messageFrame(bytes, text) {
-    if (text)
-        return bytes.length && bytes[bytes.length - 1] === 10 ? bytes.subarray(0, bytes.length - 1) : bytes;
-    const newline = bytes.indexOf(10);
-    const header = bytes.slice(0, newline < 0 ? bytes.length : newline);
-    if (!startsWith(header, BMSG))
-        return header;
-    const length = bmsgLength(header);
-    return { header, payload: bytes.slice(newline + 1, newline + 1 + length) };
-}
-function webSocketOpener(url) {
-    return (events, timeoutMs) => new Promise((resolve, reject) => {
-        const WebSocketClass = globalThis.WebSocket;
-        if (!WebSocketClass) {
-            reject(new Error("this runtime has no WebSocket"));
-            return;
-        }
-        const socket = new WebSocketClass(url);
-        socket.binaryType = "arraybuffer";
-        let open = false;
-        let closed = false;
-        const timer = setTimeout(() => {
-            reject(new Error("timed out"));
-            socket.close();
-        }, timeoutMs);
 """#
 }

@@ -3,6 +3,48 @@
 
 extension ConsoleClientScript {
     static let part5 = #"""
+        return true;
+    }
+    catch {
+        return false;
+    }
+}
+
+return { Client };
+})();
+const module_websocket_transport_js = (() => {
+// The WebSocket at fanoutd's `/ws`: one line per text frame each way; BPUB and BMSG as binary frames (1.2).
+const { bmsgLength, decode, encode, startsWith } = module_protocol_js;
+const BMSG = encode("BMSG ");
+/** Output queued in the browser past which `write` asks the caller to wait. */
+const highWater = 1 << 20;
+/** What one WebSocket message from fanoutd holds: a text message is one line (its LF, if any, dropped); a
+ * binary one a BMSG push (header, LF, bytes, LF) or a line a text frame could not carry. */
+function messageFrame(bytes, text) {
+    if (text)
+        return bytes.length && bytes[bytes.length - 1] === 10 ? bytes.subarray(0, bytes.length - 1) : bytes;
+    const newline = bytes.indexOf(10);
+    const header = bytes.slice(0, newline < 0 ? bytes.length : newline);
+    if (!startsWith(header, BMSG))
+        return header;
+    const length = bmsgLength(header);
+    return { header, payload: bytes.slice(newline + 1, newline + 1 + length) };
+}
+function webSocketOpener(url) {
+    return (events, timeoutMs) => new Promise((resolve, reject) => {
+        const WebSocketClass = globalThis.WebSocket;
+        if (!WebSocketClass) {
+            reject(new Error("this runtime has no WebSocket"));
+            return;
+        }
+        const socket = new WebSocketClass(url);
+        socket.binaryType = "arraybuffer";
+        let open = false;
+        let closed = false;
+        const timer = setTimeout(() => {
+            reject(new Error("timed out"));
+            socket.close();
+        }, timeoutMs);
         function finish(reason) {
             if (closed || !open)
                 return;

@@ -4,6 +4,7 @@
 import {
     CannotConnect, Closed, closingCodes, ConnectionLost, FanoutError, ProtocolViolation, ServerError, serverError,
 } from "./errors.js";
+import { defaultKeepAlive, KeepAlive } from "./keepalive.js";
 import { AskResult, FanoutEvent, Message } from "./messages.js";
 import { AskOptions, Handler, Questions, Responder, responderLine } from "./questions.js";
 import {
@@ -37,6 +38,9 @@ export interface ClientOptions {
     maxPending?: number;
     /** Hears of reconnects, resumes, resets and gaps. */
     onEvent?: (event: FanoutEvent) => void;
+    /** While the client holds no subscription, a PING every this many ms (default 20000), so that the server's
+     * idle_unsubscribed_timeout does not drop a quiet publisher; 0 or false: none. */
+    keepalive?: number | false;
     /** Where report lines go ("fanout: missed 2 messages on orders ..."); default: console.warn for losses. */
     logger?: { info(line: string): void; warn(line: string): void };
 }
@@ -101,6 +105,7 @@ export class Client implements SubscriptionOwner {
     private readonly maxPending: number;
     private readonly backoff: Required<Backoff> | null;
     private readonly logger: { info(line: string): void; warn(line: string): void };
+    private readonly keepAlive: KeepAlive;
 
     /** Use `connect()`. */
     constructor(readonly address: string, private readonly open: Opener, private readonly options: ClientOptions) {
@@ -112,6 +117,15 @@ export class Client implements SubscriptionOwner {
         const reconnect = options.reconnect ?? true;
         this.backoff = reconnect === false ? null
             : { initial: 100, maximum: 5000, jitter: 0.5, ...(reconnect === true ? {} : reconnect) };
+        this.keepAlive = new KeepAlive(options.keepalive === false ? 0 : options.keepalive ?? defaultKeepAlive,
+            () => this.keepAliveTick());
+    }
+
+    /** A PING while the connection holds no subscription; its reply goes to no one, and a failure is the
+     * connection's, which onLost reports. */
+    private keepAliveTick(): void {
+        if (!this.ready || this.subscriptions.length > 0 || this.questions.responders.length > 0) return;
+        this.send("PING", "text", true).catch(() => undefined);
     }
 
     // Connecting
@@ -149,6 +163,7 @@ export class Client implements SubscriptionOwner {
             clearTimeout(timer);
         }
         this.resume.connected(this.greeting.epoch);
+        this.keepAlive.start();
         if (this.options.token !== undefined) await this.send(`AUTH ${this.options.token}`, "text", true);
     }
 
@@ -178,6 +193,7 @@ export class Client implements SubscriptionOwner {
         if (this.closed || this.greeting === null || this.reconnecting) return;
         this.emit({ kind: "disconnected", detail: reason });
         if (this.backoff === null) {
+            this.keepAlive.stop();
             for (const subscription of this.subscriptions) {
                 subscription.end(new ConnectionLost(`connection to ${this.address} lost: ${reason}`));
             }
@@ -654,6 +670,7 @@ export class Client implements SubscriptionOwner {
         if (this.closed) return;
         this.closed = true;
         if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+        this.keepAlive.stop();
         const transport = this.transport;
         transport?.close();
         this.transport = null;
