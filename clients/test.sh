@@ -16,6 +16,7 @@ sudo=""
 missing=""
 need() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" || missing="$missing $1"; }
 command -v node >/dev/null || need nodejs
+command -v npm >/dev/null || need npm
 command -v tsc >/dev/null || need node-typescript
 python3 -c "import ensurepip, venv" 2>/dev/null || need python3-venv
 python3 -m pip --version >/dev/null 2>&1 || need python3-pip
@@ -51,5 +52,7 @@ if [ "$which" = all ] || [ "$which" = python ]; then
 fi
 
 if [ "$which" = all ] || [ "$which" = js ]; then
-    (cd clients/js && tsc -p tsconfig.json && node scripts/bundle-browser.mjs && node scripts/run-tests.mjs)
+    # The tests run dist/, built here from src/ (it is build output, not kept in git).
+    (cd clients/js && rm -rf dist && tsc -p tsconfig.json && node scripts/bundle-browser.mjs \
+        && node scripts/run-tests.mjs)
 fi

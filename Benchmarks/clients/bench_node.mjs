@@ -1,26 +1,41 @@
-// Node clients compared in one run: this package (fanout, over TCP) on fanoutd, against a stand-in for
-// ioredis on redis-server: a minimal RESP client on a raw `net` socket (resp-stand-in.mjs). ioredis and the
-// npm `nats` package could not be installed where this was written (no npm registry), so they are not here;
-// the stand-in does less work per message than ioredis would (no command objects, no reply parsing beyond
-// counting), which favours it.
+// Node clients compared in one run: this package (fanout, over TCP) on fanoutd, against node-redis 4 on
+// redis-server (Debian's `node-redis`, found in /usr/share/nodejs or wherever NODE_REDIS points; the npm
+// registry, and with it ioredis and nats.js, is out of reach here).
 //
-// - publish: MESSAGES messages pipelined, WINDOW at a time, each window awaited whole.
+// - publish: MESSAGES messages, WINDOW at a time issued at once and each window awaited whole. fanout: one
+//   `publish` promise each, written in one send per window; node-redis: the same concurrent `publish` calls,
+//   which it pipelines itself, and `multi().execAsPipeline()` of a window.
 // - receive: one subscriber counts MESSAGES messages, first to last, that a raw socket publisher in another
-//   process (raw_publishers.py) sends as fast as the server takes them.
+//   process (raw_publishers.py) sends as fast as the server takes them. Both servers run with their default
+//   settings: a subscriber that falls too far behind is dropped (fanoutd's max_pending_bytes, Redis's
+//   client-output-buffer-limit for pub/sub), and then the run says so, with how many messages came, instead of
+//   waiting for the rest. A receive that stalls for STALL_MS is reported the same way.
 // Medians of RUNS runs, the clients taking turns within each run; CPU (user plus system) per message in µs, of
 // this process for the client and of the server from /proc/<pid>/stat.
 //
 //     node Benchmarks/clients/bench_node.mjs [--messages 100000] [--runs 5] [--payload 16]
+// Server settings reach fanoutd through its environment (FANOUTD_MAX_PENDING_BYTES=67108864 ...).
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import Module, { createRequire } from "node:module";
 import net from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { RespClient } from "./resp-stand-in.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..", "..");
 const { connect } = await import(join(repo, "clients", "js", "dist", "index.js"));
+const nodeRedis = process.env.NODE_REDIS ?? "/usr/share/nodejs/redis";
+if (!existsSync(nodeRedis)) {
+    console.error(`no node-redis at ${nodeRedis}: apt-get install node-redis, or set NODE_REDIS`);
+    process.exit(2);
+}
+// Debian's Node finds /usr/share/nodejs by itself; another Node needs it on NODE_PATH for node-redis's own
+// dependencies (@redis/client, generic-pool ...).
+process.env.NODE_PATH = [dirname(nodeRedis), process.env.NODE_PATH].filter(Boolean).join(":");
+Module._initPaths();
+const { createClient } = createRequire(import.meta.url)(nodeRedis);
+const redisVersion = JSON.parse(readFileSync(join(nodeRedis, "package.json"), "utf8")).version;
 
 const option = (name, fallback) => {
     const index = process.argv.indexOf(`--${name}`);
@@ -30,6 +45,7 @@ const messages = option("messages", 100000);
 const runs = option("runs", 5);
 const payloadSize = option("payload", 16);
 const window = 1000;
+const stallMs = 10000;
 const ticks = Number(spawnSync("getconf", ["CLK_TCK"]).stdout.toString().trim()) || 100;
 
 function serverCpu(pid) {
@@ -68,47 +84,68 @@ async function startServer(name) {
     return { name, port, child, cpu: () => serverCpu(child.pid), stop: () => child.kill() };
 }
 
-async function measure(server, count, work) {
+/** One run of a case: { rate, clientCpu, serverCpu, note }; `work` resolves to { seconds, count, note }, count
+ * being the messages the figures are per (fewer than asked when a receive was cut short, with a note why). */
+async function measure(server, work) {
     const clientBefore = process.cpuUsage();
     const serverBefore = server.cpu();
-    const seconds = await work();
+    const { seconds, count, note = null } = await work();
     const client = process.cpuUsage(clientBefore);
-    return [count / seconds, (client.user + client.system) / count, (server.cpu() - serverBefore) * 1e6 / count];
+    return { rate: count / seconds, clientCpu: (client.user + client.system) / count,
+        serverCpu: (server.cpu() - serverBefore) * 1e6 / count, note };
 }
 
 const payload = "x".repeat(payloadSize);
 
+async function windows(issue) {
+    const start = performance.now();
+    for (let i = 0; i < messages / window; i++) await issue();
+    return { seconds: (performance.now() - start) / 1000, count: messages };
+}
+
 async function publishFanout(server) {
     const client = await connect(`127.0.0.1:${server.port}`);
     try {
-        return await measure(server, messages, async () => {
-            const start = performance.now();
-            for (let i = 0; i < messages / window; i++) {
-                const replies = [];
-                for (let j = 0; j < window; j++) replies.push(client.publish("bench.pub", payload));
-                await Promise.all(replies);
-            }
-            return (performance.now() - start) / 1000;
-        });
+        return await measure(server, () => windows(() => {
+            const replies = [];
+            for (let j = 0; j < window; j++) replies.push(client.publish("bench.pub", payload));
+            return Promise.all(replies);
+        }));
     } finally {
         await client.close();
     }
 }
 
-async function publishResp(server) {
-    const client = await RespClient.connect(server.port);
+async function redisClient(server) {
+    const client = createClient({ socket: { host: "127.0.0.1", port: server.port } });
+    client.on("error", () => undefined);
+    await client.connect();
+    return client;
+}
+
+async function publishRedis(server) {
+    const client = await redisClient(server);
     try {
-        return await measure(server, messages, async () => {
-            const start = performance.now();
-            for (let i = 0; i < messages / window; i++) {
-                const replies = [];
-                for (let j = 0; j < window; j++) replies.push(client.publish("bench.pub", payload));
-                await Promise.all(replies);
-            }
-            return (performance.now() - start) / 1000;
-        });
+        return await measure(server, () => windows(() => {
+            const replies = [];
+            for (let j = 0; j < window; j++) replies.push(client.publish("bench.pub", payload));
+            return Promise.all(replies);
+        }));
     } finally {
-        client.close();
+        await client.quit();
+    }
+}
+
+async function publishRedisPipeline(server) {
+    const client = await redisClient(server);
+    try {
+        return await measure(server, () => windows(() => {
+            const pipeline = client.multi();
+            for (let j = 0; j < window; j++) pipeline.publish("bench.pub", payload);
+            return pipeline.execAsPipeline();
+        }));
+    } finally {
+        await client.quit();
     }
 }
 
@@ -117,58 +154,117 @@ function startPublisher(kind, server) {
         String(payloadSize), String(messages)], { stdio: "ignore" });
 }
 
+/** Counts messages until `messages` came, the subscriber was dropped (`fail` called), or none came for
+ * stallMs: resolves to what the run measured, with a note when it was cut short. */
+function counter() {
+    let received = 0;
+    let start = 0;
+    let last = 0;
+    let settle;
+    const done = new Promise((resolve) => (settle = resolve));
+    const watchStart = performance.now();
+    const finish = (note = null) => {
+        clearInterval(watch);
+        const end = received === 1 || !start ? performance.now() : last;
+        settle({ seconds: Math.max(end - start, 1) / 1000, count: Math.max(received - 1, 1), note, received });
+    };
+    const watch = setInterval(() => {
+        if (performance.now() - (last || start || watchStart) > stallMs) {
+            finish(`stalled after ${received.toLocaleString("en")} of ${messages.toLocaleString("en")}`);
+        }
+    }, 500);
+    return {
+        done,
+        one() {
+            last = performance.now();
+            if (++received === 1) start = last;
+            if (received === messages) finish();
+        },
+        fail(why) {
+            finish(`${why} after ${received.toLocaleString("en")} of ${messages.toLocaleString("en")}`);
+        },
+    };
+}
+
 async function receiveFanout(server) {
-    const client = await connect(`127.0.0.1:${server.port}`);
+    // No reconnect: a subscriber the server drops ends here, and the run reports it.
+    let dropped = "dropped";
+    const client = await connect(`127.0.0.1:${server.port}`, {
+        reconnect: false,
+        onEvent: (event) => {
+            if (event.kind === "server-closing") dropped = event.detail.split(" ")[0];
+        },
+        logger: { info() {}, warn() {} },
+    });
     const sub = client.subscribe("bench.recv");
     await sub.ready;
+    let publisher;
     try {
-        return await measure(server, messages - 1, async () => {
-            const publisher = startPublisher("fanoutd", server);
-            let received = 0;
-            let start = 0;
-            for await (const _ of sub) {
-                if (++received === 1) start = performance.now();
-                if (received === messages) break;
-            }
-            publisher.kill();
-            return (performance.now() - start) / 1000;
+        return await measure(server, async () => {
+            const count = counter();
+            publisher = startPublisher("fanoutd", server);
+            (async () => {
+                try {
+                    for await (const _ of sub) count.one();
+                } catch {
+                    count.fail(dropped);
+                }
+            })();
+            return count.done;
         });
     } finally {
+        publisher?.kill();
         await client.close();
     }
 }
 
-async function receiveResp(server) {
-    const client = await RespClient.connect(server.port);
+async function receiveRedis(server) {
+    const client = await redisClient(server);
+    const subscriber = client.duplicate();
+    subscriber.on("error", () => undefined);
+    await subscriber.connect();
+    let publisher;
     try {
-        return await measure(server, messages - 1, async () => {
-            let start = 0;
-            const done = client.subscribe("bench.recv", messages, () => (start = performance.now()));
-            await client.subscribed;
-            const publisher = startPublisher("redis", server);
-            await done;
-            publisher.kill();
-            return (performance.now() - start) / 1000;
+        return await measure(server, async () => {
+            const count = counter();
+            // Redis closes a pub/sub client past its output limit; node-redis then reconnects, quietly.
+            subscriber.on("reconnecting", () => count.fail("dropped (reconnecting)"));
+            subscriber.on("end", () => count.fail("dropped"));
+            await subscriber.subscribe("bench.recv", () => count.one());
+            publisher = startPublisher("redis", server);
+            return count.done;
         });
     } finally {
-        client.close();
+        publisher?.kill();
+        await subscriber.disconnect().catch(() => undefined);
+        await client.quit().catch(() => undefined);
     }
 }
 
 const cases = [
     ["publish", "fanout", "fanoutd", publishFanout],
-    ["publish", "RESP stand-in", "redis", publishResp],
+    ["publish", "node-redis", "redis", publishRedis],
+    ["publish", "node-redis execAsPipeline", "redis", publishRedisPipeline],
     ["receive", "fanout", "fanoutd", receiveFanout],
-    ["receive", "RESP stand-in", "redis", receiveResp],
+    ["receive", "node-redis", "redis", receiveRedis],
 ];
 const servers = { fanoutd: await startServer("fanoutd"), redis: await startServer("redis") };
+// Stopped from outside (a timeout, ^C): the servers go too, rather than outliving the run.
+for (const signal of ["SIGINT", "SIGTERM"]) {
+    process.on(signal, () => {
+        for (const server of Object.values(servers)) server.stop();
+        process.exit(1);
+    });
+}
 const results = new Map();
 try {
     for (let run = 0; run < runs; run++) {
         for (const [kind, client, server, work] of cases) {
             const key = `${kind}|${client}`;
             if (!results.has(key)) results.set(key, []);
-            results.get(key).push(await work(servers[server]));
+            const result = await work(servers[server]);
+            results.get(key).push(result);
+            if (result.note) console.error(`run ${run + 1}: ${kind} ${client}: ${result.note}`);
         }
         console.error(`run ${run + 1} of ${runs} done`);
     }
@@ -176,13 +272,22 @@ try {
     for (const server of Object.values(servers)) server.stop();
 }
 const median = (values) => values.slice().sort((a, b) => a - b)[Math.floor(values.length / 2)];
-console.log(`Node ${process.version}, ${messages} messages of ${payloadSize} bytes, median of ${runs} runs; CPU in µs per message`);
-console.log("| case | client | messages/s | client CPU | server CPU | range of messages/s |");
-console.log("|---|---|---|---|---|---|");
+const settings = Object.entries(process.env).filter(([k]) => k.startsWith("FANOUTD_")).map(([k, v]) => `${k}=${v}`);
+console.log(`Node ${process.version}, node-redis ${redisVersion}, ${messages} messages of ${payloadSize} bytes, `
+    + `median of ${runs} runs; CPU in µs per message; fanoutd ${settings.length ? settings.join(" ") : "defaults"}`);
+console.log("| case | client | messages/s | client CPU | server CPU | range of messages/s | complete runs |");
+console.log("|---|---|---|---|---|---|---|");
 for (const [key, values] of results) {
     const [kind, client] = key.split("|");
-    const rates = values.map((v) => v[0]);
-    console.log(`| ${kind} | ${client} | ${Math.round(median(rates)).toLocaleString("en")} | ${median(values.map((v) => v[1])).toFixed(2)} | `
-        + `${median(values.map((v) => v[2])).toFixed(2)} | ${Math.round(Math.min(...rates)).toLocaleString("en")}–${Math.round(Math.max(...rates)).toLocaleString("en")} |`);
+    // Figures from complete runs only; a case with none says so.
+    const complete = values.filter((v) => v.note === null);
+    const rates = complete.map((v) => v.rate);
+    const figures = complete.length === 0 ? "— | — | — | —"
+        : `${Math.round(median(rates)).toLocaleString("en")} | ${median(complete.map((v) => v.clientCpu)).toFixed(2)} | `
+            + `${median(complete.map((v) => v.serverCpu)).toFixed(2)} | `
+            + `${Math.round(Math.min(...rates)).toLocaleString("en")}–${Math.round(Math.max(...rates)).toLocaleString("en")}`;
+    const notes = values.filter((v) => v.note).map((v) => v.note);
+    console.log(`| ${kind} | ${client} | ${figures} | ${complete.length} of ${values.length}`
+        + `${notes.length ? ` (${notes.join("; ")})` : ""} |`);
 }
 process.exit(0);

@@ -81,6 +81,36 @@ class ProtocolViolation extends FanoutError {
 
 return { FanoutError, ServerError, UnknownCommand, Syntax, BadSubject, TooLong, Limit, Denied, AuthRequired, Unavailable, SlowConsumer, ShuttingDown, IdleTimeout, closingCodes, serverError, CannotConnect, ConnectionLost, Closed, ProtocolViolation };
 })();
+const module_keepalive_js = (() => {
+// fanoutd drops a connection that holds no subscription after idle_unsubscribed_timeout (60 s by default)
+// without input, with -ERR idle-timeout: a client that only publishes or asks, and is quiet for a while, did
+// nothing wrong. While it holds no subscription the client sends a PING every `interval` ms, so the server hears
+// from it at least that often; a subscribed connection is left to idle_timeout, which the operator chose.
+/** Runs `tick` every `interval` ms from start() to stop(); it never keeps a Node process alive by itself. */
+class KeepAlive {
+    constructor(interval, tick) {
+        this.interval = interval;
+        this.tick = tick;
+        this.timer = null;
+    }
+    start() {
+        if (this.timer !== null || !(this.interval > 0))
+            return;
+        this.timer = setInterval(this.tick, this.interval);
+        // Node's timers have unref(); a browser's are numbers, and a page does not wait for them anyway.
+        this.timer.unref?.();
+    }
+    stop() {
+        if (this.timer !== null)
+            clearInterval(this.timer);
+        this.timer = null;
+    }
+}
+/** A third of fanoutd's default idle_unsubscribed_timeout, so that a PING comes well within it. */
+const defaultKeepAlive = 20000;
+
+return { KeepAlive, defaultKeepAlive };
+})();
 const module_protocol_js = (() => {
 // The wire format, without I/O: subjects, command encoding, and parsing of server lines (PROTOCOL.md).
 /** What the client assumes the server's max_line is when choosing between PUB and BPUB. */
@@ -202,12 +232,20 @@ class Framer {
     constructor(maxLine, maxPayload) {
         this.maxLine = maxLine;
         this.maxPayload = maxPayload;
-        this.buffer = new Uint8Array(0);
+        /** Bytes not framed yet, kept as they came while a BMSG payload is incomplete: joined once all of it is
+         * there, so that a large payload arriving in many small reads costs one copy instead of one per read. */
+        this.held = [];
+        this.heldBytes = 0;
         this.header = null;
         this.due = 0;
     }
     feed(chunk) {
-        const buffer = this.buffer.length ? concat(this.buffer, chunk) : chunk;
+        if (this.header && this.heldBytes + chunk.length < this.due) {
+            this.held.push(chunk.slice());
+            this.heldBytes += chunk.length;
+            return [];
+        }
+        const buffer = this.heldBytes ? concat(...this.held, chunk) : chunk;
         const frames = [];
         let start = 0;
         for (;;) {
@@ -244,7 +282,8 @@ class Framer {
             }
             frames.push(line);
         }
-        this.buffer = start < buffer.length ? buffer.slice(start) : new Uint8Array(0);
+        this.held = start < buffer.length ? [buffer.slice(start)] : [];
+        this.heldBytes = buffer.length - start;
         return frames;
     }
 }
@@ -297,91 +336,52 @@ class Question {
 
 return { Message, Question };
 })();
-const module_questions_js = (() => {
-// Questions (1.2): the ones this client asks, open until their DONE, and the responders answering the ones
-// put to it. Owned by the client, which hands over the ASK, ANSWER and DONE pushes and a lost connection.
-const { Question } = module_messages_js;
-const { concat, decode, encode, matches, NEWLINE, parseFields, toBytes } = module_protocol_js;
-/** The command that subscribes a responder: plainly, or as a member of its group. */
-function responderLine(responder) {
-    return responder.group !== null ? `QSUB ${responder.group} ${responder.subject}` : `SUB ${responder.subject}`;
+const module_subjects_js = (() => {
+// Checks every word the client puts on a line before anything is sent (PROTOCOL.md, Subjects; Groups): a word
+// taken from user input ("bad subject", "", "a\nPUB b") would otherwise become another subject, another word, or
+// a second command, after which every reply would be matched to the wrong command.
+const { BadSubject, Syntax } = module_errors_js;
+const maxSubjectLength = 255;
+const maxTokenLength = 64;
+const dot = 46;
+const star = 42;
+const greater = 62;
+/** Subjects and patterns found valid, so that a publish loop checks its subject once. Bound: `remembered`
+ * entries of each kind, then forgotten all at once. */
+const remembered = 4096;
+const validConcrete = new Set();
+const validPatterns = new Set();
+function shown(word) {
+    return JSON.stringify(word.length > 64 ? word.slice(0, 64) + "..." : word);
 }
-/** Bound: one open question per ASK awaiting its DONE (the server allows `max_asks` per connection), and one
- * responder per `respond` call. */
-class Questions {
-    constructor(owner) {
-        this.owner = owner;
-        this.responders = [];
-        this.open = new Map();
-    }
-    async ask(subject, payload, options) {
-        const bytes = toBytes(payload);
-        if (bytes.includes(10) || bytes[bytes.length - 1] === 13)
-            throw new TypeError("a question's payload must fit on one line");
-        let done;
-        const timeout = Math.max(1, Math.round(options.timeout ?? 500));
-        const line = concat(encode(`ASK ${subject} ${timeout} ${options.max ?? 0} `), bytes, NEWLINE);
-        await this.owner.command(line, (text) => {
-            // Registered as the reply is read, so the ANSWER and DONE pushes right behind it find it.
-            const [id, asked] = text.split(" ");
-            const result = { id, asked: Number(asked), answered: 0, gone: 0, answers: [] };
-            done = new Promise((resolve, reject) => this.open.set(id, { result, resolve, reject, onAnswer: options.onAnswer }));
-            return result;
-        });
-        return done;
-    }
-    /** `ANSWER <id> <responder> <payload>`. */
-    answerPushed(line, frame) {
-        const [, id, responder] = line.split(" ", 3);
-        const payload = frame.slice(8 + id.length + responder.length + 1);
-        const ask = this.open.get(id);
-        if (!ask)
-            return;
-        const answer = { responder, payload, text: decode(payload) };
-        ask.result.answers.push(answer);
-        ask.onAnswer?.(answer);
-    }
-    /** `DONE <id> asked=<a> answered=<b> gone=<g>`. */
-    donePushed(line) {
-        const words = line.split(" ");
-        const ask = this.open.get(words[1]);
-        if (!ask)
-            return;
-        this.open.delete(words[1]);
-        const fields = parseFields(words.slice(2));
-        ask.result.asked = Number(fields.asked ?? ask.result.asked);
-        ask.result.answered = Number(fields.answered ?? ask.result.answers.length);
-        ask.result.gone = Number(fields.gone ?? 0);
-        ask.resolve(ask.result);
-    }
-    /** The connection is gone: open questions fail (the server closed them with it). */
-    lost(error) {
-        for (const ask of this.open.values())
-            ask.reject(error);
-        this.open.clear();
-    }
-    respond(subject, handler, group) {
-        this.owner.checkMode([subject], group);
-        const responder = {
-            subject,
-            group,
-            handler,
-            stop: async () => {
-                const index = this.responders.indexOf(responder);
-                if (index < 0)
-                    return;
-                this.responders.splice(index, 1);
-                if (!this.responders.some((r) => r.subject === subject))
-                    await this.owner.release([subject]);
-            },
-        };
-        this.responders.push(responder);
-        this.owner.command(responderLine(responder), "int").catch((error) => this.owner.warn(`fanout: ${error.message}`));
-        return responder;
-    }
-    /** `ASK <subject> <id> <payload>`: the first responder whose subject covers it answers. */
-    questionPushed(line, frame) {
-        const [, subject, id] = line.split(" ", 3);
-        const question = new Question(subject, id, frame.slice(5 + subject.length + id.length + 1));
+/** Why `word` is not a subject or pattern, or null; `wildcard` tells whether it has a `*` or `>` token. */
+function problem(word) {
+    if (typeof word !== "string")
+        return { why: "is not a string", wildcard: false };
+    if (word.length === 0)
+        return { why: "is empty", wildcard: false };
+    // Only ASCII passes the loop below, so the length in characters is the length in bytes.
+    if (word.length > maxSubjectLength)
+        return { why: `is over ${maxSubjectLength} bytes`, wildcard: false };
+    let tokenStart = 0;
+    let wildcard = false;
+    for (let index = 0; index <= word.length; index++) {
+        const atEnd = index === word.length;
+        if (!atEnd) {
+            const code = word.charCodeAt(index);
+            if (code < 0x21 || code > 0x7e) {
+                return { why: "holds a character other than printable ASCII (no spaces, no line breaks)", wildcard };
+            }
+            if (code !== dot)
+                continue;
+        }
+        const length = index - tokenStart;
+        if (length === 0)
+            return { why: "has an empty token (a..b, .a and a. are not subjects)", wildcard };
+        if (length === 1) {
+            const code = word.charCodeAt(tokenStart);
+            if (code === star)
+                wildcard = true;
+            if (code === greater) {
 """#
 }

@@ -3,6 +3,172 @@
 
 extension ConsoleClientScript {
     static let part2 = #"""
+                if (!atEnd)
+                    return { why: "has '>' before its last token", wildcard };
+                wildcard = true;
+            }
+        }
+        tokenStart = index + 1;
+    }
+    return { why: null, wildcard };
+}
+/** Throws BadSubject unless `subject` is a concrete subject (no wildcard), as PUB, BPUB, ASK, RESUME and LAST
+ * take. */
+function checkSubject(subject) {
+    if (validConcrete.has(subject))
+        return;
+    const { why, wildcard } = problem(subject);
+    if (why !== null)
+        throw new BadSubject("bad-subject", `subject ${shown(subject)} ${why}`);
+    if (wildcard) {
+        throw new BadSubject("bad-subject", `subject ${shown(subject)}: wildcards are only allowed in subscriptions`);
+    }
+    if (validConcrete.size >= remembered)
+        validConcrete.clear();
+    validConcrete.add(subject);
+}
+/** Throws BadSubject unless `pattern` is a subject or a pattern with `*` tokens and a last `>`, as SUB, QSUB
+ * and UNSUB take. */
+function checkPattern(pattern) {
+    if (validPatterns.has(pattern))
+        return;
+    const { why } = problem(pattern);
+    if (why !== null)
+        throw new BadSubject("bad-subject", `subject pattern ${shown(pattern)} ${why}`);
+    if (validPatterns.size >= remembered)
+        validPatterns.clear();
+    validPatterns.add(pattern);
+}
+/** Throws Syntax unless `name` is a group name: 1 to 64 bytes of `[A-Za-z0-9_.-]`. */
+function checkGroup(name) {
+    if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
+        const why = `is not 1 to ${maxTokenLength} of A-Z a-z 0-9 _ . -`;
+        throw new Syntax("syntax", `group name ${shown(String(name))} ${why}`);
+    }
+}
+/** Throws Syntax unless `value` is a whole number from `least` up (a count, a timeout in ms). */
+function checkCount(what, value, least) {
+    if (!Number.isSafeInteger(value) || value < least) {
+        throw new Syntax("syntax", `${what} must be a whole number from ${least} up, not ${String(value)}`);
+    }
+}
+/** Throws Syntax when `text` would end the command's line early: an LF, or a CR (which the server strips
+ * before an LF, and which no word of a command holds). Used for the free text of PING, AUTH and `request`. */
+function checkOneLine(what, text) {
+    if (typeof text !== "string" || /[\r\n]/.test(text)) {
+        throw new Syntax("syntax", `${what} ${shown(String(text))} must be one line (no CR, no LF)`);
+    }
+}
+/** Throws Syntax unless `token` is one word of printable ASCII, as AUTH takes it. */
+function checkWord(what, token) {
+    if (typeof token !== "string" || !/^[!-~]+$/.test(token)) {
+        throw new Syntax("syntax", `${what} must be one word of printable ASCII (no spaces, no line breaks)`);
+    }
+}
+
+return { checkSubject, checkPattern, checkGroup, checkCount, checkOneLine, checkWord };
+})();
+const module_questions_js = (() => {
+// Questions (1.2): the ones this client asks, open until their DONE, and the responders answering the ones
+// put to it. Owned by the client, which hands over the ASK, ANSWER and DONE pushes and a lost connection.
+const { Question } = module_messages_js;
+const { checkCount, checkGroup, checkPattern, checkSubject } = module_subjects_js;
+const { concat, decode, encode, matches, NEWLINE, parseFields, toBytes } = module_protocol_js;
+/** The command that subscribes a responder: plainly, or as a member of its group. */
+function responderLine(responder) {
+    return responder.group !== null ? `QSUB ${responder.group} ${responder.subject}` : `SUB ${responder.subject}`;
+}
+/** Bound: one open question per ASK awaiting its DONE (the server allows `max_asks` per connection), and one
+ * responder per `respond` call. */
+class Questions {
+    constructor(owner) {
+        this.owner = owner;
+        this.responders = [];
+        this.open = new Map();
+    }
+    async ask(subject, payload, options) {
+        checkSubject(subject);
+        // A fraction of a millisecond is rounded up: the server counts whole ones, and 0 is not a timeout.
+        const timeout = Math.ceil(options.timeout ?? 500);
+        checkCount("a question's timeout", timeout, 1);
+        checkCount("a question's max", options.max ?? 0, 0);
+        const bytes = toBytes(payload);
+        if (bytes.includes(10) || bytes[bytes.length - 1] === 13)
+            throw new TypeError("a question's payload must fit on one line");
+        let done;
+        const line = concat(encode(`ASK ${subject} ${timeout} ${options.max ?? 0} `), bytes, NEWLINE);
+        await this.owner.command(line, (text) => {
+            // Registered as the reply is read, so the ANSWER and DONE pushes right behind it find it.
+            const [id, asked] = text.split(" ");
+            const result = { id, asked: Number(asked), answered: 0, gone: 0, answers: [] };
+            done = new Promise((resolve, reject) => this.open.set(id, { result, resolve, reject, onAnswer: options.onAnswer }));
+            return result;
+        });
+        return done;
+    }
+    /** `ANSWER <id> <responder> <payload>`. */
+    answerPushed(line, frame) {
+        const [, id, responder] = line.split(" ", 3);
+        const payload = frame.slice(8 + id.length + responder.length + 1);
+        const ask = this.open.get(id);
+        if (!ask)
+            return;
+        const answer = { responder, payload, text: decode(payload) };
+        ask.result.answers.push(answer);
+        ask.onAnswer?.(answer);
+    }
+    /** `DONE <id> asked=<a> answered=<b> gone=<g>`. */
+    donePushed(line) {
+        const words = line.split(" ");
+        const ask = this.open.get(words[1]);
+        if (!ask)
+            return;
+        this.open.delete(words[1]);
+        const fields = parseFields(words.slice(2));
+        ask.result.asked = Number(fields.asked ?? ask.result.asked);
+        ask.result.answered = Number(fields.answered ?? ask.result.answers.length);
+        ask.result.gone = Number(fields.gone ?? 0);
+        ask.resolve(ask.result);
+    }
+    /** The connection is gone: open questions fail (the server closed them with it). */
+    lost(error) {
+        for (const ask of this.open.values())
+            ask.reject(error);
+        this.open.clear();
+    }
+    respond(subject, handler, group) {
+        checkPattern(subject);
+        if (group !== null)
+            checkGroup(group);
+        this.owner.checkMode([subject], group);
+        let confirmed;
+        const ready = new Promise((resolve) => (confirmed = resolve)).then(() => undefined);
+        // A failure is also logged: no unhandled rejection for a caller that never looks at `ready`.
+        ready.catch(() => undefined);
+        const responder = {
+            subject,
+            group,
+            handler,
+            ready,
+            stop: async () => {
+                const index = this.responders.indexOf(responder);
+                if (index < 0)
+                    return;
+                this.responders.splice(index, 1);
+                if (!this.responders.some((r) => r.subject === subject))
+                    await this.owner.release([subject]);
+            },
+        };
+        this.responders.push(responder);
+        const reply = this.owner.command(responderLine(responder), "int");
+        reply.catch((error) => this.owner.warn(`fanout: ${error.message}`));
+        confirmed(reply);
+        return responder;
+    }
+    /** `ASK <subject> <id> <payload>`: the first responder whose subject covers it answers. */
+    questionPushed(line, frame) {
+        const [, subject, id] = line.split(" ", 3);
+        const question = new Question(subject, id, frame.slice(5 + subject.length + id.length + 1));
         const responder = this.responders.find((r) => matches(r.subject, question.subject));
         if (!responder)
             return;
@@ -217,171 +383,5 @@ class Subscription {
     finished() {
         if (this.ended instanceof Closed || this.ended === unsubscribed)
             return { value: undefined, done: true };
-        throw this.ended;
-    }
-    /** Resolves true once a message or the end comes, false after `timeoutMs`; a wait that timed out no longer
-     * listens, so the message that comes later is left for the next reader instead of being taken by nobody. */
-    wait(timeoutMs) {
-        return new Promise((resolve) => {
-            let timer;
-            const waiter = () => {
-                clearTimeout(timer);
-                resolve(true);
-            };
-            this.waiter = waiter;
-            if (timeoutMs !== null) {
-                timer = setTimeout(() => {
-                    if (this.waiter === waiter)
-                        this.waiter = null;
-                    resolve(false);
-                }, timeoutMs);
-            }
-        });
-    }
-    take() {
-        const message = this.queue[this.head++];
-        if (this.head > 1024 && this.head * 2 > this.queue.length) {
-            this.queue = this.queue.slice(this.head);
-            this.head = 0;
-        }
-        if (this.full && this.pending <= this.maxPending / 2) {
-            this.full = false;
-            this.owner.subscriptionDrained(this);
-        }
-        return { value: message, done: false };
-    }
-    /** The next message, or an error after `timeoutMs`. */
-    async nextMessage(timeoutMs = 5000) {
-        const deadline = Date.now() + timeoutMs;
-        while (this.pending === 0) {
-            if (this.ended && this.finished().done)
-                throw new Closed("subscription ended");
-            const left = deadline - Date.now();
-            if (left <= 0 || !(await this.wait(left)))
-                throw new Error(`no message within ${timeoutMs} ms`);
-        }
-        return this.take().value;
-    }
-    async return() {
-        await this.unsubscribe();
-        return { value: undefined, done: true };
-    }
-    [Symbol.asyncIterator]() {
-        return this;
-    }
-    /** Drops this subscription's patterns (those no other subscription holds); iteration ends once the queued
-     * messages are taken. */
-    async unsubscribe() {
-        this.end(unsubscribed);
-        await this.owner.unsubscribe(this);
-    }
-    wake() {
-        const waiter = this.waiter;
-        this.waiter = null;
-        waiter?.();
-    }
-}
-const unsubscribed = new Closed("unsubscribed");
-
-return { Subscription };
-})();
-const module_client_js = (() => {
-// The client: one connection at a time to a Fanout server, over any transport, reconnected with backoff, whose
-// subscriptions resume after a reconnect with no duplicate and with exact counts of what was missed.
-const { CannotConnect, Closed, closingCodes, ConnectionLost, ProtocolViolation, ServerError, serverError, } = module_errors_js;
-const { Message } = module_messages_js;
-const { Questions, responderLine } = module_questions_js;
-const { concat, decode, defaultMaxLine, encode, isWildcard, matches, NEWLINE, parseFields, parseGreeting, parseReset, parseResumeReply, publishCommand, publishLine, toBytes, } = module_protocol_js;
-const { reportLines, ResumeState } = module_resume_js;
-const { Subscription } = module_subscription_js;
-const routesKept = 4096;
-const silentLogger = { info: () => undefined, warn: (line) => console.warn(line) };
-class Client {
-    /** Use `connect()`. */
-    constructor(address, open, options) {
-        this.address = address;
-        this.open = open;
-        this.options = options;
-        this.greeting = null;
-        this.transport = null;
-        this.greeted = null;
-        /** One entry per command sent and not yet answered, in sending order. Bound: the commands the application
-         * has in flight. */
-        this.pending = [];
-        this.pendingHead = 0;
-        this.ready = false;
-        this.readyWaiters = [];
-        this.closed = false;
-        this.reconnecting = false;
-        this.reconnectTimer = null;
-        this.resume = new ResumeState();
-        this.subscriptions = [];
-        /** Which subscriptions each subject reaches; cleared whenever a subscription comes or goes, and when it holds
-         * routesKept subjects (a wildcard can reach any number). */
-        this.routes = new Map();
-        this.fullCount = 0;
-        /** The transport whose last write went over its high-water mark, until it drains. */
-        this.blocked = null;
-        /** LAST replays being gathered. */
-        this.collectors = new Map();
-        this.questions = new Questions({
-            command: (line, read) => this.command(line, read),
-            sendQuietly: (line) => {
-                if (this.transport)
-                    this.send(line, "int", true).catch(() => undefined);
-            },
-            release: async (patterns) => {
-                const held = this.plainPatterns();
-                const dropped = patterns.filter((p) => !held.includes(p));
-                if (dropped.length && this.ready)
-                    await this.send(`UNSUB ${dropped.join(" ")}`, "int");
-            },
-            warn: (line) => this.logger.warn(line),
-            checkMode: (patterns, group) => this.checkMode(patterns, group),
-        });
-        this.timeout = options.timeout ?? 5000;
-        this.maxLine = options.maxLine ?? defaultMaxLine;
-        this.maxPending = options.maxPending ?? 1024;
-        this.logger = options.logger ?? silentLogger;
-        const reconnect = options.reconnect ?? true;
-        this.backoff = reconnect === false ? null
-            : { initial: 100, maximum: 5000, jitter: 0.5, ...(reconnect === true ? {} : reconnect) };
-    }
-    // Connecting
-    /** @internal Connects, reads the greeting and authenticates; the connection becomes the client's. */
-    async start() {
-        const greeting = new Promise((resolve, reject) => (this.greeted = { resolve, reject, reader: "text" }));
-        let transport;
-        try {
-            transport = await this.open({
-                frame: (frame) => {
-                    if (this.transport === transport)
-                        this.onFrame(frame);
-                },
-                closed: (reason) => {
-                    if (this.transport === transport)
-                        this.onLost(reason);
-                },
-            }, this.timeout);
-        }
-        catch (error) {
-            throw new CannotConnect(`cannot connect to ${this.address}: ${error.message}`);
-        }
-        this.transport = transport;
-        // Frames that came before `open` resolved were dropped above; a transport hands none over before then.
-        let timer;
-        try {
-            this.greeting = await Promise.race([greeting, new Promise((_, reject) => {
-                    timer = setTimeout(() => reject(new ConnectionLost("no greeting")), this.timeout);
-                })]);
-        }
-        catch (error) {
-            transport.close();
-            this.transport = null;
-            throw error instanceof ServerError || error instanceof ConnectionLost
-                ? new CannotConnect(`cannot connect to ${this.address}: ${error.message}`)
-                : error;
-        }
-        finally {
 """#
 }

@@ -3,9 +3,190 @@
 
 extension ConsoleClientScript {
     static let part3 = #"""
+        throw this.ended;
+    }
+    /** Resolves true once a message or the end comes, false after `timeoutMs`; a wait that timed out no longer
+     * listens, so the message that comes later is left for the next reader instead of being taken by nobody. */
+    wait(timeoutMs) {
+        return new Promise((resolve) => {
+            let timer;
+            const waiter = () => {
+                clearTimeout(timer);
+                resolve(true);
+            };
+            this.waiter = waiter;
+            if (timeoutMs !== null) {
+                timer = setTimeout(() => {
+                    if (this.waiter === waiter)
+                        this.waiter = null;
+                    resolve(false);
+                }, timeoutMs);
+            }
+        });
+    }
+    take() {
+        const message = this.queue[this.head++];
+        if (this.head > 1024 && this.head * 2 > this.queue.length) {
+            this.queue = this.queue.slice(this.head);
+            this.head = 0;
+        }
+        if (this.full && this.pending <= this.maxPending / 2) {
+            this.full = false;
+            this.owner.subscriptionDrained(this);
+        }
+        return { value: message, done: false };
+    }
+    /** The next message, or an error after `timeoutMs`. */
+    async nextMessage(timeoutMs = 5000) {
+        const deadline = Date.now() + timeoutMs;
+        while (this.pending === 0) {
+            if (this.ended && this.finished().done)
+                throw new Closed("subscription ended");
+            const left = deadline - Date.now();
+            if (left <= 0 || !(await this.wait(left)))
+                throw new Error(`no message within ${timeoutMs} ms`);
+        }
+        return this.take().value;
+    }
+    async return() {
+        await this.unsubscribe();
+        return { value: undefined, done: true };
+    }
+    [Symbol.asyncIterator]() {
+        return this;
+    }
+    /** Drops this subscription's patterns (those no other subscription holds); iteration ends once the queued
+     * messages are taken. */
+    async unsubscribe() {
+        this.end(unsubscribed);
+        await this.owner.unsubscribe(this);
+    }
+    wake() {
+        const waiter = this.waiter;
+        this.waiter = null;
+        waiter?.();
+    }
+}
+const unsubscribed = new Closed("unsubscribed");
+
+return { Subscription };
+})();
+const module_client_js = (() => {
+// The client: one connection at a time to a Fanout server, over any transport, reconnected with backoff, whose
+// subscriptions resume after a reconnect with no duplicate and with exact counts of what was missed.
+const { CannotConnect, Closed, closingCodes, ConnectionLost, ProtocolViolation, ServerError, serverError, } = module_errors_js;
+const { defaultKeepAlive, KeepAlive } = module_keepalive_js;
+const { Message } = module_messages_js;
+const { Questions, responderLine } = module_questions_js;
+const { concat, decode, defaultMaxLine, encode, isWildcard, matches, NEWLINE, parseFields, parseGreeting, parseReset, parseResumeReply, publishCommand, publishLine, toBytes, } = module_protocol_js;
+const { reportLines, ResumeState } = module_resume_js;
+const { checkCount, checkGroup, checkOneLine, checkPattern, checkSubject, checkWord } = module_subjects_js;
+const { Subscription } = module_subscription_js;
+const routesKept = 4096;
+const silentLogger = { info: () => undefined, warn: (line) => console.warn(line) };
+class Client {
+    /** Use `connect()`. */
+    constructor(address, open, options) {
+        this.address = address;
+        this.open = open;
+        this.options = options;
+        this.greeting = null;
+        this.transport = null;
+        this.greeted = null;
+        /** One entry per command sent and not yet answered, in sending order. Bound: the commands the application
+         * has in flight. */
+        this.pending = [];
+        this.pendingHead = 0;
+        this.ready = false;
+        this.readyWaiters = [];
+        this.closed = false;
+        this.reconnecting = false;
+        this.reconnectTimer = null;
+        this.resume = new ResumeState();
+        this.subscriptions = [];
+        /** Which subscriptions each subject reaches; cleared whenever a subscription comes or goes, and when it holds
+         * routesKept subjects (a wildcard can reach any number). */
+        this.routes = new Map();
+        this.fullCount = 0;
+        this.lastSubjectBytes = new Uint8Array(0);
+        this.lastSubject = "";
+        /** The transport whose last write went over its high-water mark, until it drains. */
+        this.blocked = null;
+        /** LAST replays being gathered. */
+        this.collectors = new Map();
+        this.questions = new Questions({
+            command: (line, read) => this.command(line, read),
+            sendQuietly: (line) => {
+                if (this.transport)
+                    this.send(line, "int", true).catch(() => undefined);
+            },
+            release: async (patterns) => {
+                const held = this.plainPatterns();
+                const dropped = patterns.filter((p) => !held.includes(p));
+                if (dropped.length && this.ready)
+                    await this.send(`UNSUB ${dropped.join(" ")}`, "int");
+            },
+            warn: (line) => this.logger.warn(line),
+            checkMode: (patterns, group) => this.checkMode(patterns, group),
+        });
+        if (options.token !== undefined)
+            checkWord("a token", options.token);
+        this.timeout = options.timeout ?? 5000;
+        this.maxLine = options.maxLine ?? defaultMaxLine;
+        this.maxPending = options.maxPending ?? 1024;
+        this.logger = options.logger ?? silentLogger;
+        const reconnect = options.reconnect ?? true;
+        this.backoff = reconnect === false ? null
+            : { initial: 100, maximum: 5000, jitter: 0.5, ...(reconnect === true ? {} : reconnect) };
+        this.keepAlive = new KeepAlive(options.keepalive === false ? 0 : options.keepalive ?? defaultKeepAlive, () => this.keepAliveTick());
+    }
+    /** A PING while the connection holds no subscription; its reply goes to no one, and a failure is the
+     * connection's, which onLost reports. */
+    keepAliveTick() {
+        if (!this.ready || this.subscriptions.length > 0 || this.questions.responders.length > 0)
+            return;
+        this.send("PING", "text", true).catch(() => undefined);
+    }
+    // Connecting
+    /** @internal Connects, reads the greeting and authenticates; the connection becomes the client's. */
+    async start() {
+        const greeting = new Promise((resolve, reject) => (this.greeted = { resolve, reject, reader: "text" }));
+        let transport;
+        try {
+            transport = await this.open({
+                frame: (frame) => {
+                    if (this.transport === transport)
+                        this.onFrame(frame);
+                },
+                closed: (reason) => {
+                    if (this.transport === transport)
+                        this.onLost(reason);
+                },
+            }, this.timeout);
+        }
+        catch (error) {
+            throw new CannotConnect(`cannot connect to ${this.address}: ${error.message}`);
+        }
+        this.transport = transport;
+        // Frames that came before `open` resolved were dropped above; a transport hands none over before then.
+        let timer;
+        try {
+            this.greeting = await Promise.race([greeting, new Promise((_, reject) => {
+                    timer = setTimeout(() => reject(new ConnectionLost("no greeting")), this.timeout);
+                })]);
+        }
+        catch (error) {
+            transport.close();
+            this.transport = null;
+            throw error instanceof ServerError || error instanceof ConnectionLost
+                ? new CannotConnect(`cannot connect to ${this.address}: ${error.message}`)
+                : error;
+        }
+        finally {
             clearTimeout(timer);
         }
         this.resume.connected(this.greeting.epoch);
+        this.keepAlive.start();
         if (this.options.token !== undefined)
             await this.send(`AUTH ${this.options.token}`, "text", true);
     }
@@ -37,6 +218,7 @@ extension ConsoleClientScript {
             return;
         this.emit({ kind: "disconnected", detail: reason });
         if (this.backoff === null) {
+            this.keepAlive.stop();
             for (const subscription of this.subscriptions) {
                 subscription.end(new ConnectionLost(`connection to ${this.address} lost: ${reason}`));
             }
@@ -149,8 +331,7 @@ extension ConsoleClientScript {
         const first = frame[0];
         if (first === 77 /* M */ && frame[1] === 83 && frame[2] === 71 && frame[3] === 32) {
             const subjectEnd = frame.indexOf(32, 4);
-            // Subjects are printable ASCII: no UTF-8 decoding needed, and seqs are plain digits.
-            const subject = String.fromCharCode(...frame.subarray(4, subjectEnd));
+            const subject = this.subjectAt(frame, 4, subjectEnd);
             let seq = 0;
             let index = subjectEnd + 1;
             for (; index < frame.length && frame[index] !== 32; index++)
@@ -190,198 +371,17 @@ extension ConsoleClientScript {
             this.report(this.resume.reset(parseReset(line)));
         }
     }
-    reply(text, error) {
-        if (this.pendingHead >= this.pending.length) {
-            this.logger.warn(`fanout: reply with no command waiting: ${text.slice(0, 80)}`);
-            return;
-        }
-        const entry = this.pending[this.pendingHead];
-        this.pending[this.pendingHead++] = undefined;
-        if (this.pendingHead > 1024 && this.pendingHead * 2 > this.pending.length) {
-            this.pending = this.pending.slice(this.pendingHead);
-            this.pendingHead = 0;
-        }
-        if (error) {
-            entry.reject(error);
-        }
-        else if (entry.reader === "int") {
-            entry.resolve(parseInt(text, 10));
-        }
-        else if (entry.reader === "text") {
-            entry.resolve(text);
-        }
-        else {
-            try {
-                entry.resolve(entry.reader(text));
-            }
-            catch (failure) {
-                entry.reject(new ProtocolViolation(`bad reply ${text.slice(0, 80)}: ${failure.message}`));
-            }
-        }
-    }
-    error(text) {
-        const space = text.indexOf(" ");
-        const code = space < 0 ? text : text.slice(0, space);
-        const words = space < 0 ? "" : text.slice(space + 1);
-        const error = serverError(code, words);
-        if (this.greeted) {
-            this.greeted.reject(error);
-            this.greeted = null;
-        }
-        else if (closingCodes.has(code)) {
-            this.emit({ kind: "server-closing", detail: error.message });
-        }
-        else if (code === "denied" && words.startsWith("revoked")) {
-            this.emit({ kind: "revoked", detail: error.message });
-        }
-        else {
-            this.reply("", error);
-        }
-    }
-    deliver(subject, seq, payload) {
-        const collector = this.collectors.size ? this.collectors.get(subject) : undefined;
-        let routes = this.routes.get(subject);
-        if (!routes) {
-            routes = this.subscriptions.filter((s) => s.patterns.some((p) => matches(p, subject)));
-            if (this.routes.size >= routesKept)
-                this.routes.clear();
-            this.routes.set(subject, routes);
-        }
-        if (!collector && routes.length === 0)
-            return;
-        const message = new Message(subject, seq, payload);
-        if (collector) {
-            collector.messages.push(message);
-            if (--collector.due <= 0) {
-                this.collectors.delete(subject);
-                collector.resolve(collector.messages);
-            }
-        }
-        if (collector || routes.some((s) => s.group === null)) {
-            const [verdict, expected] = this.resume.observe(subject, seq);
-            if (verdict === "duplicate")
-                return;
-            if (verdict === "gap")
-                this.emit({ kind: "gap", detail: `gap on ${subject}: expected seq ${expected}, got ${seq}` });
-            else if (verdict === "restarted")
-                this.report({ subject, recovered: 0, missed: null, reason: "resume" });
-        }
-        for (const subscription of routes)
-            subscription.push(message);
-    }
-    // Subscriptions
-    /**
-     * Subscribes to subjects and patterns (`news.*`, `alerts.>`), or with `{ group }` as a member of that queue
-     * group (1.2). Returns at once; `sub.ready` settles when the server has confirmed. Concrete subjects are
-     * subscribed with RESUME, from the position `last` left if any.
-     */
-    subscribe(...args) {
-        const patterns = [];
-        let options = {};
-        for (const arg of args) {
-            if (typeof arg === "string")
-                patterns.push(arg);
-            else if (Array.isArray(arg))
-                patterns.push(...arg);
-            else
-                options = arg;
-        }
-        if (patterns.length === 0)
-            throw new TypeError("subscribe needs at least one subject");
-        const group = options.group ?? null;
-        this.checkMode(patterns, group);
-        let confirm;
-        const confirmed = new Promise((resolve) => (confirm = resolve));
-        const subscription = new Subscription(this, patterns, group, this.maxPending, () => this.transport?.canPause ?? true, confirmed);
-        this.subscriptions.push(subscription);
-        this.routes.clear();
-        confirm(this.confirmSubscription(subscription));
-        return subscription;
-    }
-    async confirmSubscription(subscription) {
-        const { patterns, group } = subscription;
-        try {
-            await this.connected();
-            const replies = [];
-            if (group !== null) {
-                replies.push(this.send(`QSUB ${group} ${patterns.join(" ")}`, "int"));
-            }
-            else {
-                const concrete = this.resume.canResume ? patterns.filter((p) => !isWildcard(p)) : [];
-                for (const subject of concrete) {
-                    const position = this.resume.position(subject);
-                    replies.push(this.send(resumeLine(subject, position), this.resumeReader(subject, position, false)));
+    /** The subject in `frame` from `start` to `end`: the last one's string again when the bytes are the same,
+     * as they are for a stream of one subject's messages, so that a message costs no string of its own. */
+    subjectAt(frame, start, end) {
+        const last = this.lastSubjectBytes;
+        if (last.length === end - start) {
+            let same = true;
+            for (let i = 0; i < last.length; i++) {
+                if (last[i] !== frame[start + i]) {
+                    same = false;
+                    break;
                 }
-                const rest = patterns.filter((p) => !concrete.includes(p));
-                if (rest.length)
-                    replies.push(this.send(`SUB ${rest.join(" ")}`, "int"));
             }
-            const results = await Promise.allSettled(replies);
-            const failure = results.find((r) => r.status === "rejected");
-            if (failure)
-                throw failure.reason;
-        }
-        catch (error) {
-            subscription.end(error);
-            await this.unsubscribe(subscription).catch(() => undefined);
-            throw error;
-        }
-    }
-    resumeReader(subject, position, report) {
-        return (text) => {
-            const reply = parseResumeReply(text);
-            const result = this.resume.answered(subject, position, reply);
-            if (result && (report || result.missed !== 0 || result.recovered))
-                this.report(result);
-            return reply;
-        };
-    }
-    /** @internal */
-    async unsubscribe(subscription) {
-        const index = this.subscriptions.indexOf(subscription);
-        if (index < 0)
-            return;
-        this.subscriptions.splice(index, 1);
-        this.routes.clear();
-        subscription.end(new Closed("unsubscribed"));
-        if (subscription.full) {
-            subscription.full = false;
-            this.subscriptionDrained();
-        }
-        const remaining = [...this.plainPatterns(), ...[...this.groupPatterns().values()].flat(),
-            ...this.questions.responders.map((r) => r.subject)];
-        const dropped = subscription.patterns.filter((p) => !remaining.includes(p));
-        const implicit = this.resume.implicitSubscriptions(dropped, remaining);
-        this.resume.forget(this.plainPatterns());
-        if ((dropped.length || implicit.length) && this.ready) {
-            await this.send(`UNSUB ${[...dropped, ...implicit].join(" ")}`, "int");
-        }
-    }
-    /** Refuses a pattern this client already holds in another mode (plainly, or in another group): the
-     * connection holds each pattern once, and a second SUB or QSUB of it would silently move the first
-     * subscription's pattern into the new mode (PROTOCOL.md, Groups). */
-    checkMode(patterns, group) {
-        const held = new Map();
-        for (const s of this.subscriptions)
-            for (const p of s.patterns)
-                held.set(p, s.group);
-        for (const r of this.questions.responders)
-            held.set(r.subject, r.group);
-        for (const pattern of patterns) {
-            const mode = held.get(pattern);
-            if (mode !== undefined && mode !== group) {
-                const current = mode === null ? "plainly" : `in group ${mode}`;
-                throw new TypeError(`${pattern} is already subscribed ${current} on this client, `
-                    + "and a connection holds a pattern in one mode only: use another client");
-            }
-        }
-    }
-    plainPatterns() {
-        const seen = new Set();
-        for (const s of this.subscriptions)
-            if (s.group === null)
-                for (const p of s.patterns)
-                    seen.add(p);
-        return [...seen];
 """#
 }

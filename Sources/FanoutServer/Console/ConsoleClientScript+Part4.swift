@@ -3,6 +3,211 @@
 
 extension ConsoleClientScript {
     static let part4 = #"""
+            if (same)
+                return this.lastSubject;
+        }
+        this.lastSubjectBytes = frame.slice(start, end);
+        // Subjects are printable ASCII: no UTF-8 decoding needed.
+        this.lastSubject = String.fromCharCode(...this.lastSubjectBytes);
+        return this.lastSubject;
+    }
+    reply(text, error) {
+        if (this.pendingHead >= this.pending.length) {
+            this.logger.warn(`fanout: reply with no command waiting: ${text.slice(0, 80)}`);
+            return;
+        }
+        const entry = this.pending[this.pendingHead];
+        this.pending[this.pendingHead++] = undefined;
+        if (this.pendingHead > 1024 && this.pendingHead * 2 > this.pending.length) {
+            this.pending = this.pending.slice(this.pendingHead);
+            this.pendingHead = 0;
+        }
+        if (error) {
+            entry.reject(error);
+        }
+        else if (entry.reader === "int") {
+            entry.resolve(parseInt(text, 10));
+        }
+        else if (entry.reader === "text") {
+            entry.resolve(text);
+        }
+        else {
+            try {
+                entry.resolve(entry.reader(text));
+            }
+            catch (failure) {
+                entry.reject(new ProtocolViolation(`bad reply ${text.slice(0, 80)}: ${failure.message}`));
+            }
+        }
+    }
+    error(text) {
+        const space = text.indexOf(" ");
+        const code = space < 0 ? text : text.slice(0, space);
+        const words = space < 0 ? "" : text.slice(space + 1);
+        const error = serverError(code, words);
+        if (this.greeted) {
+            this.greeted.reject(error);
+            this.greeted = null;
+        }
+        else if (closingCodes.has(code)) {
+            this.emit({ kind: "server-closing", detail: error.message });
+        }
+        else if (code === "denied" && words.startsWith("revoked")) {
+            this.emit({ kind: "revoked", detail: error.message });
+        }
+        else {
+            this.reply("", error);
+        }
+    }
+    deliver(subject, seq, payload) {
+        const collector = this.collectors.size ? this.collectors.get(subject) : undefined;
+        let routes = this.routes.get(subject);
+        if (!routes) {
+            routes = this.subscriptions.filter((s) => s.patterns.some((p) => matches(p, subject)));
+            if (this.routes.size >= routesKept)
+                this.routes.clear();
+            this.routes.set(subject, routes);
+        }
+        if (!collector && routes.length === 0)
+            return;
+        const message = new Message(subject, seq, payload);
+        if (collector) {
+            collector.messages.push(message);
+            if (--collector.due <= 0) {
+                this.collectors.delete(subject);
+                collector.resolve(collector.messages);
+            }
+        }
+        if (collector || routes.some((s) => s.group === null)) {
+            const [verdict, expected] = this.resume.observe(subject, seq);
+            if (verdict === "duplicate")
+                return;
+            if (verdict === "gap")
+                this.emit({ kind: "gap", detail: `gap on ${subject}: expected seq ${expected}, got ${seq}` });
+            else if (verdict === "restarted")
+                this.report({ subject, recovered: 0, missed: null, reason: "resume" });
+        }
+        for (const subscription of routes)
+            subscription.push(message);
+    }
+    // Subscriptions
+    /**
+     * Subscribes to subjects and patterns (`news.*`, `alerts.>`), or with `{ group }` as a member of that queue
+     * group (1.2). Returns at once; `sub.ready` settles when the server has confirmed. Concrete subjects are
+     * subscribed with RESUME, from the position `last` left if any.
+     */
+    subscribe(...args) {
+        const patterns = [];
+        let options = {};
+        for (const arg of args) {
+            if (typeof arg === "string")
+                patterns.push(arg);
+            else if (Array.isArray(arg))
+                patterns.push(...arg);
+            else
+                options = arg;
+        }
+        if (patterns.length === 0)
+            throw new TypeError("subscribe needs at least one subject");
+        for (const pattern of patterns)
+            checkPattern(pattern);
+        const group = options.group ?? null;
+        if (group !== null)
+            checkGroup(group);
+        this.checkMode(patterns, group);
+        let confirm;
+        const confirmed = new Promise((resolve) => (confirm = resolve));
+        const subscription = new Subscription(this, patterns, group, this.maxPending, () => this.transport?.canPause ?? true, confirmed);
+        this.subscriptions.push(subscription);
+        this.routes.clear();
+        confirm(this.confirmSubscription(subscription));
+        return subscription;
+    }
+    async confirmSubscription(subscription) {
+        const { patterns, group } = subscription;
+        try {
+            await this.connected();
+            const replies = [];
+            if (group !== null) {
+                replies.push(this.send(`QSUB ${group} ${patterns.join(" ")}`, "int"));
+            }
+            else {
+                const concrete = this.resume.canResume ? patterns.filter((p) => !isWildcard(p)) : [];
+                for (const subject of concrete) {
+                    const position = this.resume.position(subject);
+                    replies.push(this.send(resumeLine(subject, position), this.resumeReader(subject, position, false)));
+                }
+                const rest = patterns.filter((p) => !concrete.includes(p));
+                if (rest.length)
+                    replies.push(this.send(`SUB ${rest.join(" ")}`, "int"));
+            }
+            const results = await Promise.allSettled(replies);
+            const failure = results.find((r) => r.status === "rejected");
+            if (failure)
+                throw failure.reason;
+        }
+        catch (error) {
+            subscription.end(error);
+            await this.unsubscribe(subscription).catch(() => undefined);
+            throw error;
+        }
+    }
+    resumeReader(subject, position, report) {
+        return (text) => {
+            const reply = parseResumeReply(text);
+            const result = this.resume.answered(subject, position, reply);
+            if (result && (report || result.missed !== 0 || result.recovered))
+                this.report(result);
+            return reply;
+        };
+    }
+    /** @internal */
+    async unsubscribe(subscription) {
+        const index = this.subscriptions.indexOf(subscription);
+        if (index < 0)
+            return;
+        this.subscriptions.splice(index, 1);
+        this.routes.clear();
+        subscription.end(new Closed("unsubscribed"));
+        if (subscription.full) {
+            subscription.full = false;
+            this.subscriptionDrained();
+        }
+        const remaining = [...this.plainPatterns(), ...[...this.groupPatterns().values()].flat(),
+            ...this.questions.responders.map((r) => r.subject)];
+        const dropped = subscription.patterns.filter((p) => !remaining.includes(p));
+        const implicit = this.resume.implicitSubscriptions(dropped, remaining);
+        this.resume.forget(this.plainPatterns());
+        if ((dropped.length || implicit.length) && this.ready) {
+            await this.send(`UNSUB ${[...dropped, ...implicit].join(" ")}`, "int");
+        }
+    }
+    /** Refuses a pattern this client already holds in another mode (plainly, or in another group): the
+     * connection holds each pattern once, and a second SUB or QSUB of it would silently move the first
+     * subscription's pattern into the new mode (PROTOCOL.md, Groups). */
+    checkMode(patterns, group) {
+        const held = new Map();
+        for (const s of this.subscriptions)
+            for (const p of s.patterns)
+                held.set(p, s.group);
+        for (const r of this.questions.responders)
+            held.set(r.subject, r.group);
+        for (const pattern of patterns) {
+            const mode = held.get(pattern);
+            if (mode !== undefined && mode !== group) {
+                const current = mode === null ? "plainly" : `in group ${mode}`;
+                throw new TypeError(`${pattern} is already subscribed ${current} on this client, `
+                    + "and a connection holds a pattern in one mode only: use another client");
+            }
+        }
+    }
+    plainPatterns() {
+        const seen = new Set();
+        for (const s of this.subscriptions)
+            if (s.group === null)
+                for (const p of s.patterns)
+                    seen.add(p);
+        return [...seen];
     }
     groupPatterns() {
         const groups = new Map();
@@ -34,6 +239,12 @@ extension ConsoleClientScript {
      * UTF-8 on a WebSocket) goes as BPUB (1.2).
      */
     publish(subject, payload) {
+        try {
+            checkSubject(subject);
+        }
+        catch (error) {
+            return Promise.reject(error);
+        }
         const transport = this.transport;
         if (!this.ready || !transport)
             return this.connected().then(() => this.publish(subject, payload));
@@ -57,6 +268,9 @@ extension ConsoleClientScript {
         const reply = new Promise((resolve, reject) => this.pending.push({ resolve, reject, reader: "int" }));
         if (!transport.write(command, binary)) {
             this.blocked = transport;
+            // The reply may fail before the drain comes: the caller sees it through the chain below, so its
+            // rejection is not an unhandled one meanwhile.
+            reply.catch(() => undefined);
             return transport.drained().then(() => {
                 if (this.blocked === transport)
                     this.blocked = null;
@@ -68,6 +282,8 @@ extension ConsoleClientScript {
     /** The newest `count` retained messages of a concrete subject, oldest first (1.1). A later `subscribe` of
      * the subject goes on from the newest of them, with nothing repeated. */
     async last(subject, count = 1) {
+        checkSubject(subject);
+        checkCount("a count", count, 0);
         // LAST subscribes plainly, which would take the subject out of a group this client holds it in.
         this.checkMode([subject], null);
         await this.connected();
@@ -112,9 +328,14 @@ extension ConsoleClientScript {
      * the server's error. For verbs this client has no method for; not for SUB, PUB and the like, whose
      * state the client keeps itself. */
     async request(line) {
+        checkOneLine("a command", line);
+        // An empty line gets no reply (PROTOCOL.md, Framing): the next command would be given this one's.
+        if (line.trim() === "")
+            throw new TypeError("request needs a command");
         return this.command(line);
     }
     async ping(text = "") {
+        checkOneLine("a PING text", text);
         return this.command(text ? `PING ${text}` : "PING");
     }
     /** Closes the connection; subscriptions end, and commands still waiting fail with Closed. */
@@ -124,6 +345,7 @@ extension ConsoleClientScript {
         this.closed = true;
         if (this.reconnectTimer)
             clearTimeout(this.reconnectTimer);
+        this.keepAlive.stop();
         const transport = this.transport;
         transport?.close();
         this.transport = null;
@@ -161,144 +383,5 @@ const strictDecoder = new TextDecoder("utf-8", { fatal: true });
 function isUtf8(bytes) {
     try {
         strictDecoder.decode(bytes);
-        return true;
-    }
-    catch {
-        return false;
-    }
-}
-
-return { Client };
-})();
-const module_websocket_transport_js = (() => {
-// The WebSocket at fanoutd's `/ws`: one line per text frame each way; BPUB and BMSG as binary frames (1.2).
-const { bmsgLength, decode, encode, startsWith } = module_protocol_js;
-const BMSG = encode("BMSG ");
-/** Output queued in the browser past which `write` asks the caller to wait. */
-const highWater = 1 << 20;
-function webSocketOpener(url) {
-    return (events, timeoutMs) => new Promise((resolve, reject) => {
-        const WebSocketClass = globalThis.WebSocket;
-        if (!WebSocketClass) {
-            reject(new Error("this runtime has no WebSocket (Node 20 needs --experimental-websocket)"));
-            return;
-        }
-        const socket = new WebSocketClass(url);
-        socket.binaryType = "arraybuffer";
-        let open = false;
-        let closed = false;
-        const timer = setTimeout(() => {
-            reject(new Error("timed out"));
-            socket.close();
-        }, timeoutMs);
-        function finish(reason) {
-            if (closed || !open)
-                return;
-            closed = true;
-            events.closed(reason);
-        }
-        socket.onopen = () => {
-            clearTimeout(timer);
-            open = true;
-            resolve(transport);
-        };
-        socket.onerror = () => {
-            if (!open) {
-                clearTimeout(timer);
-                reject(new Error(`WebSocket to ${url} failed`));
-            }
-        };
-        socket.onclose = (event) => {
-            clearTimeout(timer);
-            if (!open)
-                reject(new Error(`WebSocket to ${url} closed (${event.code})`));
-            finish(`closed by the server (${event.code}${event.reason ? ": " + event.reason : ""})`);
-        };
-        socket.onmessage = (event) => {
-            if (closed)
-                return;
-            let frame;
-            if (typeof event.data === "string") {
-                const text = event.data.endsWith("\n") ? event.data.slice(0, -1) : event.data;
-                frame = encode(text);
-            }
-            else {
-                const bytes = new Uint8Array(event.data);
-                const newline = bytes.indexOf(10);
-                const header = bytes.slice(0, newline < 0 ? bytes.length : newline);
-                if (!startsWith(header, BMSG)) {
-                    frame = header;
-                }
-                else {
-                    const length = bmsgLength(header);
-                    frame = { header, payload: bytes.slice(newline + 1, newline + 1 + length) };
-                }
-            }
-            events.frame(frame);
-        };
-        const transport = {
-            // A browser gives no way to stop reading a WebSocket.
-            canPause: false,
-            textOnly: true,
-            write(command, binary) {
-                if (typeof command === "string")
-                    socket.send(command.slice(0, -1));
-                else if (binary)
-                    socket.send(command);
-                else
-                    socket.send(decode(command.subarray(0, command.length - 1)));
-                return socket.bufferedAmount < highWater;
-            },
-            async drained() {
-                // WebSocket has no drain event: look again every few milliseconds.
-                while (!closed && socket.bufferedAmount >= highWater / 2) {
-                    await new Promise((done) => setTimeout(done, 5));
-                }
-            },
-            pause: () => undefined,
-            resume: () => undefined,
-            close() {
-                finish("closed by the client");
-                socket.close(1000);
-            },
-        };
-    });
-}
-
-return { webSocketOpener };
-})();
-const module_exports_js = (() => {
-// What both entry points export besides `connect`.
-const { Client } = module_client_js;
-const { AuthRequired, BadSubject, CannotConnect, Closed, ConnectionLost, Denied, FanoutError, IdleTimeout, Limit, ProtocolViolation, ServerError, ShuttingDown, SlowConsumer, Syntax, TooLong, Unavailable, UnknownCommand, } = module_errors_js;
-const { Message, Question } = module_messages_js;
-const { Subscription } = module_subscription_js;
-
-return { Client, AuthRequired, BadSubject, CannotConnect, Closed, ConnectionLost, Denied, FanoutError, IdleTimeout, Limit, ProtocolViolation, ServerError, ShuttingDown, SlowConsumer, Syntax, TooLong, Unavailable, UnknownCommand, Message, Question, Subscription };
-})();
-const module_browser_js = (() => {
-// The browser entry point: the WebSocket at fanoutd's `/ws` is the only transport.
-const { Client } = module_client_js;
-const { webSocketOpener } = module_websocket_transport_js;
-
-/** Connects to a Fanout server's WebSocket: `"ws://host:7412/ws"` (or `wss://`). */
-async function connect(url, options = {}) {
-    const client = new Client(url, webSocketOpener(url), options);
-    try {
-        await client.start();
-    }
-    catch (error) {
-        await client.close();
-        throw error;
-    }
-    client.markReady();
-    return client;
-}
-
-return { ...module_exports_js, connect };
-})();
-globalThis.Fanout = module_browser_js;
-})();
-</script>
 """#
 }

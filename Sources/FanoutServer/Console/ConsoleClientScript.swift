@@ -4,5 +4,5 @@
 /// The console page's copy of the JavaScript client, so that the browser side of the protocol is written
 /// once. Kept out of `ConsolePage` as generated text, in parts of under 400 lines each.
 enum ConsoleClientScript {
-    static let text = [part1, part2, part3, part4].joined(separator: "\n")
+    static let text = [part1, part2, part3, part4, part5].joined(separator: "\n")
 }

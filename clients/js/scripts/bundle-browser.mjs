@@ -6,7 +6,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const dist = join(dirname(fileURLToPath(import.meta.url)), "..", "dist");
+// The folder tsc built into: dist/, or the one given (test/shipped-build.test.mjs builds elsewhere to compare).
+const dist = process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), "..", "dist");
 const order = [];
 const seen = new Set();
 

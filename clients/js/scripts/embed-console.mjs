@@ -2,7 +2,7 @@
 // compiles into its binary: ConsoleClientScript.swift, whose `text` the console page interpolates, joins the
 // parts held by ConsoleClientScript+Part1.swift, +Part2.swift ... The script is cut into parts so that no
 // source file is over 400 lines. `--check` changes nothing and exits 1 when the copy is stale.
-import { readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -51,7 +51,13 @@ ${part}
     return files;
 }
 
-const wanted = swiftFiles(readFileSync(join(root, "dist", "fanout.browser.js"), "utf8"));
+// dist/ is build output, not kept in git: it must have been built from the current src/ first.
+const built = join(root, "dist", "fanout.browser.js");
+if (!existsSync(built)) {
+    console.error("no clients/js/dist/fanout.browser.js: run `npm run build` in clients/js first");
+    process.exit(1);
+}
+const wanted = swiftFiles(readFileSync(built, "utf8"));
 const current = new Map(readdirSync(folder).filter((name) => name === mainFile || isPartFile(name))
     .map((name) => [name, readFileSync(join(folder, name), "utf8")]));
 const stale = [...wanted].filter(([name, text]) => current.get(name) !== text).map(([name]) => name);

@@ -4,6 +4,7 @@
 import {
     CannotConnect, Closed, closingCodes, ConnectionLost, FanoutError, ProtocolViolation, ServerError, serverError,
 } from "./errors.js";
+import { defaultKeepAlive, KeepAlive } from "./keepalive.js";
 import { AskResult, FanoutEvent, Message } from "./messages.js";
 import { AskOptions, Handler, Questions, Responder, responderLine } from "./questions.js";
 import {
@@ -11,6 +12,7 @@ import {
     parseGreeting, parseReset, parseResumeReply, Payload, publishCommand, publishLine, ResumeReply, toBytes,
 } from "./protocol.js";
 import { Position, reportLines, ResumeReport, ResumeState } from "./resume.js";
+import { checkCount, checkGroup, checkOneLine, checkPattern, checkSubject, checkWord } from "./subjects.js";
 import { Subscription, SubscriptionOwner } from "./subscription.js";
 import { Opener, Transport } from "./transport.js";
 
@@ -36,6 +38,9 @@ export interface ClientOptions {
     maxPending?: number;
     /** Hears of reconnects, resumes, resets and gaps. */
     onEvent?: (event: FanoutEvent) => void;
+    /** While the client holds no subscription, a PING every this many ms (default 20000), so that the server's
+     * idle_unsubscribed_timeout does not drop a quiet publisher; 0 or false: none. */
+    keepalive?: number | false;
     /** Where report lines go ("fanout: missed 2 messages on orders ..."); default: console.warn for losses. */
     logger?: { info(line: string): void; warn(line: string): void };
 }
@@ -76,6 +81,8 @@ export class Client implements SubscriptionOwner {
      * routesKept subjects (a wildcard can reach any number). */
     private routes = new Map<string, Subscription[]>();
     private fullCount = 0;
+    private lastSubjectBytes = new Uint8Array(0);
+    private lastSubject = "";
     /** The transport whose last write went over its high-water mark, until it drains. */
     private blocked: Transport | null = null;
     /** LAST replays being gathered. */
@@ -98,9 +105,11 @@ export class Client implements SubscriptionOwner {
     private readonly maxPending: number;
     private readonly backoff: Required<Backoff> | null;
     private readonly logger: { info(line: string): void; warn(line: string): void };
+    private readonly keepAlive: KeepAlive;
 
     /** Use `connect()`. */
     constructor(readonly address: string, private readonly open: Opener, private readonly options: ClientOptions) {
+        if (options.token !== undefined) checkWord("a token", options.token);
         this.timeout = options.timeout ?? 5000;
         this.maxLine = options.maxLine ?? defaultMaxLine;
         this.maxPending = options.maxPending ?? 1024;
@@ -108,6 +117,15 @@ export class Client implements SubscriptionOwner {
         const reconnect = options.reconnect ?? true;
         this.backoff = reconnect === false ? null
             : { initial: 100, maximum: 5000, jitter: 0.5, ...(reconnect === true ? {} : reconnect) };
+        this.keepAlive = new KeepAlive(options.keepalive === false ? 0 : options.keepalive ?? defaultKeepAlive,
+            () => this.keepAliveTick());
+    }
+
+    /** A PING while the connection holds no subscription; its reply goes to no one, and a failure is the
+     * connection's, which onLost reports. */
+    private keepAliveTick(): void {
+        if (!this.ready || this.subscriptions.length > 0 || this.questions.responders.length > 0) return;
+        this.send("PING", "text", true).catch(() => undefined);
     }
 
     // Connecting
@@ -145,6 +163,7 @@ export class Client implements SubscriptionOwner {
             clearTimeout(timer);
         }
         this.resume.connected(this.greeting.epoch);
+        this.keepAlive.start();
         if (this.options.token !== undefined) await this.send(`AUTH ${this.options.token}`, "text", true);
     }
 
@@ -174,6 +193,7 @@ export class Client implements SubscriptionOwner {
         if (this.closed || this.greeting === null || this.reconnecting) return;
         this.emit({ kind: "disconnected", detail: reason });
         if (this.backoff === null) {
+            this.keepAlive.stop();
             for (const subscription of this.subscriptions) {
                 subscription.end(new ConnectionLost(`connection to ${this.address} lost: ${reason}`));
             }
@@ -281,8 +301,7 @@ export class Client implements SubscriptionOwner {
         const first = frame[0];
         if (first === 77 /* M */ && frame[1] === 83 && frame[2] === 71 && frame[3] === 32) {
             const subjectEnd = frame.indexOf(32, 4);
-            // Subjects are printable ASCII: no UTF-8 decoding needed, and seqs are plain digits.
-            const subject = String.fromCharCode(...frame.subarray(4, subjectEnd));
+            const subject = this.subjectAt(frame, 4, subjectEnd);
             let seq = 0;
             let index = subjectEnd + 1;
             for (; index < frame.length && frame[index] !== 32; index++) seq = seq * 10 + frame[index] - 48;
@@ -314,6 +333,26 @@ export class Client implements SubscriptionOwner {
         } else if (line.startsWith("RESET ")) {
             this.report(this.resume.reset(parseReset(line)));
         }
+    }
+
+    /** The subject in `frame` from `start` to `end`: the last one's string again when the bytes are the same,
+     * as they are for a stream of one subject's messages, so that a message costs no string of its own. */
+    private subjectAt(frame: Uint8Array, start: number, end: number): string {
+        const last = this.lastSubjectBytes;
+        if (last.length === end - start) {
+            let same = true;
+            for (let i = 0; i < last.length; i++) {
+                if (last[i] !== frame[start + i]) {
+                    same = false;
+                    break;
+                }
+            }
+            if (same) return this.lastSubject;
+        }
+        this.lastSubjectBytes = frame.slice(start, end);
+        // Subjects are printable ASCII: no UTF-8 decoding needed.
+        this.lastSubject = String.fromCharCode(...this.lastSubjectBytes);
+        return this.lastSubject;
     }
 
     private reply(text: string, error: ServerError | null): void {
@@ -401,7 +440,9 @@ export class Client implements SubscriptionOwner {
             else options = arg;
         }
         if (patterns.length === 0) throw new TypeError("subscribe needs at least one subject");
+        for (const pattern of patterns) checkPattern(pattern);
         const group = options.group ?? null;
+        if (group !== null) checkGroup(group);
         this.checkMode(patterns, group);
         let confirm!: (done: Promise<void>) => void;
         const confirmed = new Promise<void>((resolve) => (confirm = resolve as (done: Promise<void>) => void));
@@ -523,6 +564,11 @@ export class Client implements SubscriptionOwner {
      * UTF-8 on a WebSocket) goes as BPUB (1.2).
      */
     publish(subject: string, payload: Payload): Promise<number> {
+        try {
+            checkSubject(subject);
+        } catch (error) {
+            return Promise.reject(error);
+        }
         const transport = this.transport;
         if (!this.ready || !transport) return this.connected().then(() => this.publish(subject, payload));
         // Once the transport is over its high-water mark, later publishes wait for it to drain before they
@@ -543,6 +589,9 @@ export class Client implements SubscriptionOwner {
         const reply = new Promise<number>((resolve, reject) => this.pending.push({ resolve, reject, reader: "int" }));
         if (!transport.write(command, binary)) {
             this.blocked = transport;
+            // The reply may fail before the drain comes: the caller sees it through the chain below, so its
+            // rejection is not an unhandled one meanwhile.
+            reply.catch(() => undefined);
             return transport.drained().then(() => {
                 if (this.blocked === transport) this.blocked = null;
                 return reply;
@@ -554,6 +603,8 @@ export class Client implements SubscriptionOwner {
     /** The newest `count` retained messages of a concrete subject, oldest first (1.1). A later `subscribe` of
      * the subject goes on from the newest of them, with nothing repeated. */
     async last(subject: string, count = 1): Promise<Message[]> {
+        checkSubject(subject);
+        checkCount("a count", count, 0);
         // LAST subscribes plainly, which would take the subject out of a group this client holds it in.
         this.checkMode([subject], null);
         await this.connected();
@@ -603,10 +654,14 @@ export class Client implements SubscriptionOwner {
      * the server's error. For verbs this client has no method for; not for SUB, PUB and the like, whose
      * state the client keeps itself. */
     async request(line: string): Promise<string> {
+        checkOneLine("a command", line);
+        // An empty line gets no reply (PROTOCOL.md, Framing): the next command would be given this one's.
+        if (line.trim() === "") throw new TypeError("request needs a command");
         return this.command(line);
     }
 
     async ping(text = ""): Promise<string> {
+        checkOneLine("a PING text", text);
         return this.command(text ? `PING ${text}` : "PING");
     }
 
@@ -615,6 +670,7 @@ export class Client implements SubscriptionOwner {
         if (this.closed) return;
         this.closed = true;
         if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+        this.keepAlive.stop();
         const transport = this.transport;
         transport?.close();
         this.transport = null;

@@ -9,6 +9,7 @@ declare module "node:net" {
         pause(): this;
         resume(): this;
         destroy(error?: Error): this;
+        end(): this;
         setNoDelay(noDelay?: boolean): this;
         cork(): void;
         readonly writableNeedDrain: boolean;
@@ -29,4 +30,9 @@ declare module "node:tls" {
         rejectUnauthorized?: boolean;
     }
     export function connect(options: ConnectionOptions): Socket;
+}
+
+declare module "node:crypto" {
+    export function randomBytes(size: number): Uint8Array;
+    export function createHash(algorithm: string): { update(data: string): { digest(encoding: "base64"): string } };
 }

@@ -2,8 +2,11 @@
 
 import * as net from "node:net";
 import * as tls from "node:tls";
-import { Framer } from "./protocol.js";
+import { concat, encode, Framer } from "./protocol.js";
 import { Opener, Transport, TransportEvents } from "./transport.js";
+
+/** Bytes of commands gathered in one turn of the event loop before they are written without waiting for its end. */
+const flushAt = 262144;
 
 /** TLS settings for Node: `true` for the system's CAs, or the PEM texts to use. */
 export type TlsSettings = boolean | { ca?: string | Uint8Array; cert?: string | Uint8Array; key?: string | Uint8Array; servername?: string };
@@ -74,22 +77,31 @@ export function nodeOpener(address: string, tlsSettings: TlsSettings | undefined
             drained?.();
             events.closed(reason);
         }
-        let corked = false;
+        // Commands written in one turn of the event loop (a burst of pipelined publishes) are joined and go out
+        // in one socket write at its end, instead of one stream write each. Bound: about `flushAt` bytes, past
+        // which the batch is written at once.
+        let batch: Array<string | Uint8Array> = [];
+        let batchBytes = 0;
+        let batchHasBytes = false;
+        function flush(): boolean {
+            if (batch.length === 0 || closed) return !socket.writableNeedDrain;
+            const parts = batch;
+            batch = [];
+            batchBytes = 0;
+            const joined = batchHasBytes
+                ? concat(...parts.map((part) => typeof part === "string" ? encode(part) : part)) : parts.join("");
+            batchHasBytes = false;
+            return socket.write(joined);
+        }
         const transport: Transport = {
             canPause: true,
             textOnly: false,
             write(command: Uint8Array | string): boolean {
-                // Commands written in one turn of the event loop (a burst of pipelined publishes) go out in
-                // one send instead of one system call each.
-                if (!corked) {
-                    corked = true;
-                    socket.cork();
-                    queueMicrotask(() => {
-                        corked = false;
-                        socket.uncork();
-                    });
-                }
-                return socket.write(command);
+                if (batch.length === 0) queueMicrotask(flush);
+                batch.push(command);
+                batchBytes += command.length;
+                if (typeof command !== "string") batchHasBytes = true;
+                return batchBytes >= flushAt ? flush() : !socket.writableNeedDrain;
             },
             drained(): Promise<void> {
                 // A caller that comes after the drain must not wait for one that may never come.

@@ -163,14 +163,22 @@ export type Frame = Uint8Array | { header: Uint8Array; payload: Uint8Array };
  * Bound: holds at most one unfinished line (refused past maxLine) or one BMSG payload (refused past
  * maxPayload) beyond the chunk being fed. */
 export class Framer {
-    private buffer = new Uint8Array(0);
+    /** Bytes not framed yet, kept as they came while a BMSG payload is incomplete: joined once all of it is
+     * there, so that a large payload arriving in many small reads costs one copy instead of one per read. */
+    private held: Uint8Array[] = [];
+    private heldBytes = 0;
     private header: Uint8Array | null = null;
     private due = 0;
 
     constructor(private readonly maxLine: number, private readonly maxPayload: number) {}
 
     feed(chunk: Uint8Array): Frame[] {
-        const buffer = this.buffer.length ? concat(this.buffer, chunk) : chunk;
+        if (this.header && this.heldBytes + chunk.length < this.due) {
+            this.held.push(chunk.slice());
+            this.heldBytes += chunk.length;
+            return [];
+        }
+        const buffer = this.heldBytes ? concat(...this.held, chunk) : chunk;
         const frames: Frame[] = [];
         let start = 0;
         for (;;) {
@@ -205,7 +213,8 @@ export class Framer {
             }
             frames.push(line);
         }
-        this.buffer = start < buffer.length ? buffer.slice(start) : new Uint8Array(0);
+        this.held = start < buffer.length ? [buffer.slice(start)] : [];
+        this.heldBytes = buffer.length - start;
         return frames;
     }
 }

@@ -2,6 +2,7 @@
 // put to it. Owned by the client, which hands over the ASK, ANSWER and DONE pushes and a lost connection.
 
 import { AskResult, Question } from "./messages.js";
+import { checkCount, checkGroup, checkPattern, checkSubject } from "./subjects.js";
 import { concat, decode, encode, matches, NEWLINE, parseFields, Payload, toBytes } from "./protocol.js";
 
 export interface AskOptions {
@@ -19,6 +20,8 @@ export type Handler = (question: Question) => Payload | Promise<Payload>;
 export interface Responder {
     subject: string;
     group: string | null;
+    /** Settles when the server has confirmed the subscription: questions asked from then on reach it. */
+    ready: Promise<void>;
     stop(): Promise<void>;
 }
 
@@ -50,10 +53,14 @@ export class Questions {
     constructor(private readonly owner: QuestionsOwner) {}
 
     async ask(subject: string, payload: Payload, options: AskOptions): Promise<AskResult> {
+        checkSubject(subject);
+        // A fraction of a millisecond is rounded up: the server counts whole ones, and 0 is not a timeout.
+        const timeout = Math.ceil(options.timeout ?? 500);
+        checkCount("a question's timeout", timeout, 1);
+        checkCount("a question's max", options.max ?? 0, 0);
         const bytes = toBytes(payload);
         if (bytes.includes(10) || bytes[bytes.length - 1] === 13) throw new TypeError("a question's payload must fit on one line");
         let done!: Promise<AskResult>;
-        const timeout = Math.max(1, Math.round(options.timeout ?? 500));
         const line = concat(encode(`ASK ${subject} ${timeout} ${options.max ?? 0} `), bytes, NEWLINE);
         await this.owner.command(line, (text: string) => {
             // Registered as the reply is read, so the ANSWER and DONE pushes right behind it find it.
@@ -96,11 +103,18 @@ export class Questions {
     }
 
     respond(subject: string, handler: Handler, group: string | null): Responder {
+        checkPattern(subject);
+        if (group !== null) checkGroup(group);
         this.owner.checkMode([subject], group);
+        let confirmed!: (done: Promise<unknown>) => void;
+        const ready = new Promise<unknown>((resolve) => (confirmed = resolve)).then(() => undefined);
+        // A failure is also logged: no unhandled rejection for a caller that never looks at `ready`.
+        ready.catch(() => undefined);
         const responder = {
             subject,
             group,
             handler,
+            ready,
             stop: async () => {
                 const index = this.responders.indexOf(responder);
                 if (index < 0) return;
@@ -109,7 +123,9 @@ export class Questions {
             },
         };
         this.responders.push(responder);
-        this.owner.command(responderLine(responder), "int").catch((error) => this.owner.warn(`fanout: ${error.message}`));
+        const reply = this.owner.command(responderLine(responder), "int");
+        reply.catch((error) => this.owner.warn(`fanout: ${error.message}`));
+        confirmed(reply);
         return responder;
     }
 

@@ -7,11 +7,22 @@ const BMSG = encode("BMSG ");
 /** Output queued in the browser past which `write` asks the caller to wait. */
 const highWater = 1 << 20;
 
+/** What one WebSocket message from fanoutd holds: a text message is one line (its LF, if any, dropped); a
+ * binary one a BMSG push (header, LF, bytes, LF) or a line a text frame could not carry. */
+export function messageFrame(bytes: Uint8Array, text: boolean): Frame {
+    if (text) return bytes.length && bytes[bytes.length - 1] === 10 ? bytes.subarray(0, bytes.length - 1) : bytes;
+    const newline = bytes.indexOf(10);
+    const header = bytes.slice(0, newline < 0 ? bytes.length : newline);
+    if (!startsWith(header, BMSG)) return header;
+    const length = bmsgLength(header);
+    return { header, payload: bytes.slice(newline + 1, newline + 1 + length) };
+}
+
 export function webSocketOpener(url: string): Opener {
     return (events: TransportEvents, timeoutMs: number) => new Promise<Transport>((resolve, reject) => {
         const WebSocketClass = (globalThis as { WebSocket?: typeof WebSocket }).WebSocket;
         if (!WebSocketClass) {
-            reject(new Error("this runtime has no WebSocket (Node 20 needs --experimental-websocket)"));
+            reject(new Error("this runtime has no WebSocket"));
             return;
         }
         const socket = new WebSocketClass(url);
@@ -45,22 +56,8 @@ export function webSocketOpener(url: string): Opener {
         };
         socket.onmessage = (event: MessageEvent) => {
             if (closed) return;
-            let frame: Frame;
-            if (typeof event.data === "string") {
-                const text = event.data.endsWith("\n") ? event.data.slice(0, -1) : event.data;
-                frame = encode(text);
-            } else {
-                const bytes = new Uint8Array(event.data as ArrayBuffer);
-                const newline = bytes.indexOf(10);
-                const header = bytes.slice(0, newline < 0 ? bytes.length : newline);
-                if (!startsWith(header, BMSG)) {
-                    frame = header;
-                } else {
-                    const length = bmsgLength(header);
-                    frame = { header, payload: bytes.slice(newline + 1, newline + 1 + length) };
-                }
-            }
-            events.frame(frame);
+            const text = typeof event.data === "string";
+            events.frame(messageFrame(text ? encode(event.data) : new Uint8Array(event.data as ArrayBuffer), text));
         };
         const transport: Transport = {
             // A browser gives no way to stop reading a WebSocket.

@@ -273,10 +273,7 @@ test("a payload over max_payload is refused and the connection stays usable", { 
     await client.close();
 });
 
-const noWebSocket = typeof WebSocket === "undefined" && "no WebSocket in this Node";
-
-test("over the WebSocket, any bytes go both ways and questions are answered",
-    { timeout: 30000, skip: noWebSocket }, async () => {
+test("over the WebSocket, any bytes go both ways and questions are answered", { timeout: 30000 }, async () => {
     const ws = await connect(`ws://127.0.0.1:${daemon.httpPort}/ws`);
     const [tcp] = await connectAll(1);
     const fromTcp = ws.subscribe("wsbin.tcp");

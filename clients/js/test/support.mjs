@@ -2,7 +2,7 @@
 // and a scripted fake server for the exact lines of the 1.2 verbs and for the RESET push.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -265,4 +265,18 @@ export function rawCommand(port, line) {
         });
         socket.on("error", reject);
     });
+}
+
+/** The ```js blocks of a markdown file, in order. */
+export function jsBlocks(path) {
+    return [...readFileSync(path, "utf8").matchAll(/^```js\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+}
+
+/** A folder where `import "fanout"` finds this package as npm would install it. */
+export function appFolder() {
+    const app = mkdtempSync(join(tmpdir(), "fanout-app-"));
+    mkdirSync(join(app, "node_modules"));
+    symlinkSync(join(repo, "clients", "js"), join(app, "node_modules", "fanout"));
+    writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
+    return app;
 }
