@@ -14,10 +14,11 @@ extension Setting {
                 "subscriptions per connection; a SUB over it is refused whole with -ERR limit"),
         Setting("max_payload", .wholeNumber, "1048576",
                 "longest BPUB payload in bytes (independent of max_line); a longer one gets -ERR too-long; "
-                    + "at most max_pending_bytes - 512 (unset: lowered to that)"),
+                    + "at most max_pending_bytes - 512 (unset: lowered to that; set, an unset max_pending_bytes "
+                    + "is raised to hold it)"),
         Setting("max_asks", .wholeNumber, "1000",
-                "open questions (ASK) per connection; one more gets -ERR limit; at most max_open_questions "
-                    + "(unset: lowered to it)"),
+                "open questions (ASK) per connection; one more gets -ERR limit; at most half of "
+                    + "max_open_questions (unset: lowered to that)"),
         Setting("max_ask_timeout", .wholeNumber, "60000", "the longest timeout an ASK may ask for, in milliseconds"),
         Setting("max_open_questions", .wholeNumber, "100000",
                 "open questions on the whole server; one more ASK, or one from a connection holding as many as "

@@ -117,10 +117,12 @@ struct ConfigLoader {
             server.listeners.unixSocketMode = mode
         }
         // Left unset, these two follow the ones they depend on; set, a contradiction is refused (`Limits.problems`).
-        if try reader.int("max_pending_bytes") == nil { server.limits.sizePendingBytesToMemory() }
+        if try reader.int("max_pending_bytes") == nil {
+            server.limits.sizePendingBytes(payloadSet: try reader.int("max_payload") != nil)
+        }
         if try reader.int("max_payload") == nil { server.limits.sizePayloadToPendingBytes() }
         if try reader.int("max_asks") == nil {
-            server.limits.maxAsks = min(server.limits.maxAsks, server.limits.maxOpenQuestions)
+            server.limits.maxAsks = min(server.limits.maxAsks, Limits.loneAskerShare(of: server.limits.maxOpenQuestions))
         }
         return server
     }

@@ -22,8 +22,13 @@ struct ConfigCrossCheckTests {
          "line 2: max_payload/max_pending_bytes: max_payload (1048576) must be at most max_pending_bytes (1048576)"),
         ("max_line: 1048576\nmax_pending_bytes: 1048576\nmax_payload: 4096\n",
          "line 2: max_pending_bytes: must be more than max_line + 512"),
-        ("max_asks: 200\nmax_open_questions: 100\n",
-         "line 1: max_asks/max_open_questions: max_asks (200) must not be more than max_open_questions (100)"),
+        ("max_asks: 51\nmax_open_questions: 100\n",
+         "line 1: max_asks/max_open_questions: max_asks (51) must be at most half of max_open_questions (100)"),
+        // Out of range: refused before the cross-checks add to it, where it once trapped.
+        ("max_pending_bytes: -9223372036854775808\n", "line 1: max_pending_bytes: must be 0 ... 1099511627776"),
+        // max_pending_bytes not set is sized to hold a set max_payload; here max_memory cannot hold four of it.
+        ("max_memory: 67108864\nmax_payload: 16777216\n",
+         "line 1: max_memory: must be 0 (off) or at least 4 × max_pending_bytes (16777728) (max_pending_bytes not set"),
         ("max_pending_bytes: 67108864\nmax_memory: 134217728\n",
          "line 2: max_memory: must be 0 (off) or at least 4 × max_pending_bytes"),
         ("max_pending_bytes: 8388608\nbackpressure_bytes: 8388608\n",
@@ -61,7 +66,12 @@ struct ConfigCrossCheckTests {
         try "max_open_questions: 2\n".write(toFile: path, atomically: true, encoding: .utf8)
         let fewQuestions = try runDaemon(["--config", path, "--check-config"])
         #expect(fewQuestions.status == 0, "\(fewQuestions.stderr)")
-        #expect(fewQuestions.stdout.contains("max_asks: 2"), "\(fewQuestions.stdout)")
+        #expect(fewQuestions.stdout.contains("max_asks: 1"), "\(fewQuestions.stdout)")
+        // A raised max_payload alone raises the unset max_pending_bytes to hold it.
+        try "max_payload: 67108864\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let large = try runDaemon(["--config", path, "--check-config"])
+        #expect(large.status == 0, "\(large.stderr)")
+        #expect(large.stdout.contains("max_pending_bytes: 67109376"), "\(large.stdout)")
     }
 
     /// A reload that makes max_payload too long for the running max_pending_bytes is refused with the reason;

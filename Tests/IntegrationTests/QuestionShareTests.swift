@@ -9,7 +9,7 @@ struct QuestionShareTests {
     /// that never answers. Each stops at its fair share, refused with `-ERR limit`; the pool keeps room, and
     /// a bystander's ASK is taken and put to the subscriber.
     @Test func aBystanderCanAskWhileOthersFlood() throws {
-        let daemon = try Daemon(environment: ["FANOUTD_MAX_OPEN_QUESTIONS": "100", "FANOUTD_MAX_ASKS": "60"])
+        let daemon = try Daemon(environment: ["FANOUTD_MAX_OPEN_QUESTIONS": "100", "FANOUTD_MAX_ASKS": "50"])
         let silent = try daemon.client()
         #expect(try silent.command("SUB q.x") == "+OK 1")
         var taken = 0

@@ -83,10 +83,10 @@ extension Server {
         if asker.openAsks >= limits.maxAsks { return "max_asks=\(limits.maxAsks) questions already open on this connection" }
         let free = limits.maxOpenQuestions - questions.byNumber.count
         if free <= 0 { return "max_open_questions=\(limits.maxOpenQuestions) open on the server" }
-        // The fair share: no connection holds more open questions than the pool has left free. n connections
-        // that flood stop at max_open_questions / (n + 1) each, so a pool is never full while one of them asks,
-        // and any other connection holding fewer than what is left (at least max_open_questions /
-        // (max_connections + 1)) is still served. O(1) per ASK.
+        // The fair share: no connection holds more open questions than the pool has left free, so one alone
+        // reaches half of it (max_asks is held to that), and n connections that flood stop at
+        // max_open_questions / (n + 1) each, leaving as much free for everyone else. Only more askers at once
+        // than the pool has questions can fill it, one question each. O(1) per ASK.
         if asker.openAsks >= free {
             return "this connection holds \(asker.openAsks) open questions, as many as max_open_questions="
                 + "\(limits.maxOpenQuestions) has left free"
