@@ -44,6 +44,19 @@ struct HTTPRequestTests {
         guard case .invalid(400, _) = parse("GET http://x/ HTTP/1.1\r\n\r\n") else { Issue.record("absolute"); return }
     }
 
+    /// A bare CR (or NUL, or another control byte) in a header value is refused: Origin is written back into a
+    /// response header, where a CR would let the client add a header line of its own.
+    @Test func controlBytesInTheHeadAreRefused() {
+        for value in ["http://x\rSet-Cookie: pwned=1", "http://x\u{0}", "http://x\u{1b}[0m"] {
+            let head = "GET /events?subject=a HTTP/1.1\r\nHost: x\r\nOrigin: \(value)\r\n\r\n"
+            guard case .invalid(400, _) = parse(head) else { Issue.record("accepted: \(value.debugDescription)"); continue }
+        }
+        guard case .complete = parse("GET / HTTP/1.1\r\nHost: x\r\nX-Tab: a\tb\r\n\r\n") else {
+            Issue.record("a tab in a value is allowed")
+            return
+        }
+    }
+
     @Test func queryValuesAreDecoded() {
         guard case .complete(let head, _) = parse("GET /events?subject=a.%3E&subject=b+c&token=t HTTP/1.1\r\n\r\n") else {
             Issue.record("not complete"); return

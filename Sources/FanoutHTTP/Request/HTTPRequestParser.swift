@@ -72,6 +72,10 @@ public struct HTTPRequestParser {
             Substring(line.last == 0x0D ? line.dropLast() : line)
         }
         guard !lines.isEmpty else { return .failure(Problem(status: 400, reason: "empty request")) }
+        // A bare CR, a NUL or another control byte inside a line (RFC 9110, 5.5): refused, since a value such as
+        // Origin may be written back into a response header, where a CR could start a line of its own.
+        let control = lines.contains { line in line.utf8.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F } }
+        if control { return .failure(Problem(status: 400, reason: "a control character in the request head")) }
         let requestLine = lines.removeFirst().split(separator: " ", omittingEmptySubsequences: false)
         guard requestLine.count == 3, !requestLine[0].isEmpty, requestLine[0].allSatisfy({ $0.isUppercase }) else {
             return .failure(Problem(status: 400, reason: "malformed request line"))
