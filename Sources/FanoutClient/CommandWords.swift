@@ -67,6 +67,11 @@ public enum CommandWords {
         for byte in line.utf8 where byte == 0x0A || byte == 0x0D {
             throw .invalid("bad command line: it holds \(describe(byte)), which would end it early")
         }
+        // BPUB's bytes follow its line: sent as a plain line, the server would take the next commands as them.
+        let verb = line.utf8.drop { $0 == 0x20 || $0 == 0x09 }.prefix { $0 != 0x20 && $0 != 0x09 }
+        if verb.count == 4, String(decoding: verb, as: UTF8.self).uppercased() == "BPUB" {
+            throw .invalid("bad command line: BPUB carries bytes after its line; use publishBinary")
+        }
     }
 
     private static func checkToken(_ word: String, _ what: String) throws(ClientError) {

@@ -62,6 +62,10 @@ struct CommandWordsTests {
         #expect(!refuses { try CommandWords.checkLine("CHANNELS news.*") })
         #expect(refuses { try CommandWords.checkLine("INFO\nPUB x y") })
         #expect(refuses { try CommandWords.checkLine("INFO\r") })
+        // Sent as a line, BPUB would make the server take the next commands as its bytes.
+        #expect(refuses { try CommandWords.checkLine("BPUB x 5") })
+        #expect(refuses { try CommandWords.checkLine(" bpub x 5") })
+        #expect(!refuses { try CommandWords.checkLine("PUB bpub 5") })
     }
 
     @Test func theReasonNamesTheWordOnOneLine() {

@@ -11,13 +11,13 @@ enum ProcessEnvironment {
         getenv(name).map { String(cString: $0) }
     }
 
-    /// Every variable, for a child's environment; a later duplicate name wins, as `getenv` would not see it.
+    /// Every variable, for a child's environment; of a duplicate name, the first, which is what `getenv` sees.
     static var all: [String: String] {
         var variables: [String: String] = [:]
         var cursor = environ
         while let entry = cursor.pointee {
             let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "=") {
+            if let equals = text.firstIndex(of: "="), variables[String(text[..<equals])] == nil {
                 variables[String(text[..<equals])] = String(text[text.index(after: equals)...])
             }
             cursor += 1
