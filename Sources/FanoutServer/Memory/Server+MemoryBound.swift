@@ -41,18 +41,31 @@ extension Server {
         memory.checkTimer?.schedule(after: Self.memoryCheckInterval)
     }
 
-    /// Counts `length` bytes of a BPUB payload about to be read toward max_memory, or refuses (false) when
-    /// they would pass it with what is queued and indexed: many connections that each send all of a payload
-    /// but its last byte hold at most the bound, not max_connections × max_payload.
+    /// Counts `length` bytes of a BPUB payload about to be read (or of a WebSocket message's buffer about to
+    /// grow) toward max_memory, or refuses (false) when they would pass it with what is queued and indexed:
+    /// many connections that each send all of a payload but its last byte hold at most the bound, not
+    /// max_connections × max_payload.
     func reservePayload(_ length: Int, for connection: ClientConnection) -> Bool {
+        guard reserveHeld(length) else { return false }
+        connection.madeExtras.binaryReserved += length
+        return true
+    }
+
+    /// Counts `length` bytes held for input not yet whole (a payload, a message, a request body) toward
+    /// max_memory, or refuses (false) when they would pass it.
+    func reserveHeld(_ length: Int) -> Bool {
         let bound = configuration.limits.maxMemory
         if bound > 0 && indexBytes + memory.payloadBytes + memory.backlogWatch.lastQueued + length > bound {
             stats.limitRefusals += 1
             return false
         }
         memory.payloadBytes += length
-        connection.madeExtras.binaryReserved = length
         return true
+    }
+
+    /// `length` bytes counted by `reserveHeld` are let go.
+    func releaseHeld(_ length: Int) {
+        memory.payloadBytes -= length
     }
 
     /// The payload counted by `reservePayload` is published or dropped.
@@ -60,6 +73,14 @@ extension Server {
         guard let extras = connection.extras, extras.binaryReserved > 0 else { return }
         memory.payloadBytes -= extras.binaryReserved
         extras.binaryReserved = 0
+    }
+
+    /// `bytes` of what `reservePayload` counted for `connection` are no longer held (at most all of it).
+    func releasePayload(_ bytes: Int, of connection: ClientConnection) {
+        guard let extras = connection.extras else { return }
+        let released = min(bytes, extras.binaryReserved)
+        memory.payloadBytes -= released
+        extras.binaryReserved -= released
     }
 
     /// The index's estimated heap bytes, with the open questions'.

@@ -39,9 +39,11 @@ final class WebSocketTransport: TransportAdapter {
         guard !turn.isOver else { return 0 }
         var consumed = 0
         var goesOn = true
+        let server = connection.server
+        defer { settleHeldBytes(of: connection) }
         while consumed < chunk.count {
             let slice = UnsafeRawBufferPointer(rebasing: chunk[consumed..<min(chunk.count, consumed + Self.slice)])
-            consumed += decoder.feed(slice) { event in
+            consumed += decoder.feed(slice, admit: { server.reservePayload($0, for: connection) }) { event in
                 goesOn = handle(event, of: connection, turn: &turn, socket: socket)
                 return goesOn
             }
@@ -71,6 +73,14 @@ final class WebSocketTransport: TransportAdapter {
             let reason = "binary message exceeds max_payload=\(maxPayload) bytes and its header"
             connection.send(ProtocolError(.tooLong, reason).line)
             turn.lines &+= 1
+        case .binaryRefused:
+            // Past max_memory: the message's frames are read and dropped, and the connection goes on, as a BPUB
+            // header refused on TCP.
+            let maxMemory = connection.server.configuration.limits.maxMemory
+            connection.server.fanout.close()
+            let reason = "the server is at max_memory=\(maxMemory): this binary message cannot be held now"
+            connection.send(ProtocolError(.limit, reason).line)
+            turn.lines &+= 1
         case .ping(let payload):
             var frame: [UInt8] = []
             WebSocketEncoder.appendFrame(.pong, payload: payload, to: &frame)
@@ -98,7 +108,18 @@ final class WebSocketTransport: TransportAdapter {
         guard !held.isEmpty, let socket = connection.socket else { return true }
         let message = held
         held = []
+        defer { settleHeldBytes(of: connection) }
         return message.withUnsafeBytes { run($0, of: connection, turn: &turn, socket: socket) }
+    }
+
+    /// Bytes of unfinished messages count toward max_memory by the one per-connection reservation BPUB's
+    /// payload uses on TCP (`Server.reservePayload`): the decoder asks for its buffer's growth as a frame's
+    /// header announces it (`admittedBytes`), and what it and `held` no longer hold is given back here, after
+    /// each feed. O(1).
+    private func settleHeldBytes(of connection: ClientConnection) {
+        guard let reserved = connection.extras?.binaryReserved, reserved > 0 else { return }
+        let holding = decoder.admittedBytes + held.count
+        if holding < reserved { connection.server.releasePayload(reserved - holding, of: connection) }
     }
 
     override func finishRead(of connection: ClientConnection) {
