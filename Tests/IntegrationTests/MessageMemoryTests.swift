@@ -109,12 +109,13 @@ struct MessageMemoryTests {
             }
         }
         #expect(try bystander.command("PING") == "+PONG")
-        let replies = try firstReplies(holders, timeout: 2000, readFrame)
+        // RSS first, once the server has read what was sent; then the replies, all given by then.
+        let grown = try settledResidentBytes(daemon) - before
+        let replies = try firstReplies(holders, timeout: 1000, readFrame)
         let admitted = (0..<holders.count).filter { replies[$0] == nil }
         #expect(replies.values.allSatisfy { $0.hasPrefix("-ERR limit ") }, "\(Set(replies.values))")
         #expect(admitted.count >= 16 && admitted.count <= bound / length,
                 "\(admitted.count) messages held under a bound of \(bound / length) MiB")
-        let grown = try settledResidentBytes(daemon) - before
         print("half-sent WebSocket messages: \(admitted.count) held, RSS grew by \(grown >> 20) MiB")
         #expect(grown < bound + bound / 10, "RSS grew by \(grown) bytes under max_memory=\(bound)")
         #expect(grown > admitted.count * length / 2, "the held bytes were read: RSS grew by \(grown) bytes")
@@ -157,12 +158,12 @@ struct MessageMemoryTests {
             holders.append(holder)
         }
         #expect(try bystander.command("PING") == "+PONG")
-        let replies = try firstReplies(holders, timeout: 2000) { try $0.readLine() }
+        let grown = try settledResidentBytes(daemon) - before
+        let replies = try firstReplies(holders, timeout: 1000) { try $0.readLine() }
         let admitted = (0..<holders.count).filter { replies[$0] == nil }
         #expect(replies.values.allSatisfy { $0.hasPrefix("HTTP/1.1 503") }, "\(Set(replies.values))")
         #expect(admitted.count >= 16 && admitted.count <= bound / length,
                 "\(admitted.count) bodies held under a bound of \(bound / length) MiB")
-        let grown = try settledResidentBytes(daemon) - before
         print("half-sent POST bodies: \(admitted.count) held, RSS grew by \(grown >> 20) MiB")
         #expect(grown < bound + bound / 10, "RSS grew by \(grown) bytes under max_memory=\(bound)")
         #expect(grown > admitted.count * length / 2, "the held bytes were read: RSS grew by \(grown) bytes")
