@@ -12,7 +12,9 @@ struct MemoryGuard {
     var bytesOutAtCheck: UInt64 = 0
     /// Bytes held for BPUB payloads still being read, each counted at its announced length when its header is
     /// accepted (the framer gathers it into a buffer of exactly that size) until it is published or its
-    /// connection goes. At most max_memory: a header that would pass the bound is refused.
+    /// connection goes; likewise a WebSocket binary message's buffer as it grows (`WebSocketDecoder.admit`)
+    /// and a `POST /publish` body at its Content-Length. At most max_memory: growth that would pass it is
+    /// refused.
     var payloadBytes = 0
 
     mutating func tearDown() {

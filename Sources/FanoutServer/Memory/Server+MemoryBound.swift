@@ -5,8 +5,8 @@ import Glibc
 #endif
 
 /// The server-wide memory bound, `max_memory`: queued output, the subject index and open questions, and the
-/// BPUB payloads being read. Per-connection limits (max_pending_bytes, max_subscriptions, max_payload) bound
-/// one client; this bounds all of them together.
+/// BPUB payloads, WebSocket binary messages and `POST /publish` bodies being read. Per-connection limits
+/// (max_pending_bytes, max_subscriptions, max_payload) bound one client; this bounds all of them together.
 ///
 /// Over the bound, the connections with the largest queued output are dropped first, as slow consumers
 /// (`-ERR slow-consumer`), until queued output is back under nine tenths of what the bound leaves it; new
