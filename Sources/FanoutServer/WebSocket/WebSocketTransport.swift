@@ -15,7 +15,8 @@ final class WebSocketTransport: TransportAdapter {
     /// How the client ended the connection, or how its framing failed: acted on after the read.
     private var ending: DisconnectReason?
     /// The rest of a message whose reading stopped inside it (a command closed the gate, the output reached
-    /// the pause mark, the turn was over): at most one message, max_line + max_payload + 4 bytes.
+    /// the pause mark, the turn was over): at most one message, max_line + max_payload + 4 bytes, counted
+    /// toward max_memory with the decoder's buffer (`settleHeldBytes`).
     var held: [UInt8] = []
 
     init(maxLine: Int, maxPayload: Int) {
