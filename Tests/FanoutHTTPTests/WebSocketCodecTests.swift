@@ -35,6 +35,7 @@ func decode(_ input: [UInt8], maxMessage: Int = 100, chunkSize: Int = .max) -> [
                     case .text(let bytes): out.append("text:" + String(decoding: bytes, as: UTF8.self))
                     case .binary(let bytes): out.append("binary:" + String(decoding: bytes, as: UTF8.self))
                     case .binaryTooLong: out.append("binaryTooLong")
+                    case .binaryRefused: out.append("binaryRefused")
                     case .ping(let bytes): out.append("ping:" + String(decoding: bytes, as: UTF8.self))
                     case .pong: out.append("pong")
                     case .close(let code): out.append("close:\(code.map(String.init) ?? "none")")

@@ -178,8 +178,8 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
             }
         }
         // An unfinished BPUB's gathered bytes count toward max_memory (a refused one's are dropped, not held).
-        if adapter == nil, extras?.binarySubject != nil || extras?.binaryReserved ?? 0 > 0 {
-            server.notePayloadBuffered(extras?.binarySubject != nil ? framer.bufferedCount : 0, by: self)
+        if adapter == nil, extras?.binarySubject != nil || extras?.binaryReceived ?? 0 > 0 {
+            server.notePayloadReceived(extras?.binarySubject != nil ? framer.bufferedCount : 0, by: self)
         }
         server.readEnded()
         adapter?.finishRead(of: self)

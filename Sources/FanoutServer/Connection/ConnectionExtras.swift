@@ -28,6 +28,8 @@ final class ConnectionExtras {
     var binarySubject: [UInt8]?
     /// Bytes of that payload counted toward max_memory while it is read (`MemoryGuard.payloadBytes`).
     var binaryReserved = 0
+    /// Of those, the bytes that have arrived (`MemoryGuard.payloadReceived`).
+    var binaryReceived = 0
     /// Numbers of the open questions this connection asked (at most max_asks).
     var asks: [UInt64] = []
     /// Questions put to this connection (their numbers), for its departure; closed ones are pruned lazily.

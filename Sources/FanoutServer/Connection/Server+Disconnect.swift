@@ -30,10 +30,12 @@ extension Server {
             job.end()
         }
         if connection.holdsPublishers { fanout.releasePublishers(heldBy: connection) }
-        if let reserved = connection.extras?.binaryReserved, reserved > 0 {
-            // Its unfinished payload's buffer goes with it: counted so that the memory goes back to the system.
+        if let extras = connection.extras, extras.binaryReserved > 0 || extras.binaryReceived > 0 {
+            // Its unfinished payload's buffer goes with it: what arrived is counted, so that the memory goes
+            // back to the system.
+            let received = extras.binaryReceived
             releasePayload(of: connection)
-            noteFreed(reserved)
+            if received > 0 { noteFreed(received) }
         }
         if let extras = connection.extras,
            !extras.asks.isEmpty || !extras.questionsPut.isEmpty || !extras.remoteQuestionsPut.isEmpty {

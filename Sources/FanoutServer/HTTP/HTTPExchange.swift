@@ -4,7 +4,8 @@ import FanoutHTTP
 /// One HTTP connection until its request is answered or upgraded: reads the head (and a publish's body)
 /// with `HTTPRequestParser`, then hands the request to the server's routes.
 ///
-/// Bounded: the head may take `maxHeadBytes`, a body `max_line`, and the whole request
+/// Bounded: the head may take `maxHeadBytes`, a body `max_payload` (counted toward max_memory at its announced
+/// length from its head on, as a BPUB's payload is: 503 when the server is at the bound), and the whole request
 /// `http_request_timeout` (a slowloris client that trickles its headers is closed with 408 then). One request per connection:
 /// every answer closes, which keeps this side simple and costs browsers nothing they notice at this rate.
 final class HTTPExchange: BufferedSocketDelegate {
@@ -14,6 +15,8 @@ final class HTTPExchange: BufferedSocketDelegate {
     private var parser = HTTPRequestParser()
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
+    /// The body's announced length, counted toward max_memory (`Server.reserveHeld`) until the exchange ends.
+    private var reserved = 0
     private var deadline: LoopTimer?
     unowned(unsafe) let server: Server
 
@@ -47,6 +50,15 @@ final class HTTPExchange: BufferedSocketDelegate {
                             "body exceeds max_payload=\(server.configuration.limits.maxPayload) bytes")))
                         return chunk.count
                     }
+                    if parsed.contentLength > 0 && !server.reserveHeld(parsed.contentLength) {
+                        finish(.json(status: 503, Server.errorJSON(code: "limit",
+                            "the server is at max_memory=\(server.configuration.limits.maxMemory): a body of "
+                            + "\(parsed.contentLength) bytes cannot be held now")))
+                        return chunk.count
+                    }
+                    reserved = parsed.contentLength
+                    // Exactly the announced size, made once: what is counted is what is held.
+                    body.reserveCapacity(parsed.contentLength)
                     head = parsed
                     ready = parsed.contentLength == 0
                     // An upgrade's frames stay in the input for the WebSocket connection to read.
@@ -94,6 +106,12 @@ final class HTTPExchange: BufferedSocketDelegate {
     /// Leaves the server's table; the socket, if still held, closes with the exchange.
     func close() {
         deadline = nil
+        if reserved > 0 {
+            server.releaseHeld(reserved)
+            // A body cut off before its end: counted so that the memory goes back to the system.
+            if body.count < reserved { server.noteFreed(reserved) }
+            reserved = 0
+        }
         guard server.http.exchanges.removeValue(forKey: id) != nil else { return }
         if let count = server.http.exchangesPerHost[peer.host] {
             server.http.exchangesPerHost[peer.host] = count > 1 ? count - 1 : nil

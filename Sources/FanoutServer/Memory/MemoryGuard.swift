@@ -10,14 +10,18 @@ struct MemoryGuard {
     var checkTimer: LoopTimer?
     /// Bytes queued to clients when the bound was last checked.
     var bytesOutAtCheck: UInt64 = 0
-    /// Bytes held for BPUB payloads still being read, each counted as it arrives (not at its announced length:
-    /// a header alone holds nothing) until it is published or its connection goes. Over max_memory, the
-    /// largest holders are dropped with the largest backlogs, and a new header is refused.
+    /// Bytes promised to input not yet whole: a BPUB payload at its announced length from its header on, a
+    /// WebSocket binary message's buffer as a frame's header asks it to grow, a `POST /publish` body at its
+    /// Content-Length; until published or their connection goes. At most max_memory: what would pass it is
+    /// refused (`Server.reservePayload`).
     var payloadBytes = 0
-    /// The connections holding some of `payloadBytes`: at most max_connections, each once.
+    /// Of those, the bytes that have arrived: what the bound's drops weigh, so that promises with no bytes
+    /// behind them never get a subscriber dropped.
+    var payloadReceived = 0
+    /// The connections holding some of `payloadReceived`: at most max_connections, each once.
     var payloadHolders: Set<UInt64> = []
-    /// `payloadBytes` when the bound was last checked: a check comes sooner when payloads grow fast.
-    var payloadBytesAtCheck = 0
+    /// `payloadReceived` when the bound was last checked: a check comes sooner when payloads grow fast.
+    var payloadReceivedAtCheck = 0
 
     mutating func tearDown() {
         trimTimer = nil

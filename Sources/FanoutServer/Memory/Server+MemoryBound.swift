@@ -5,8 +5,8 @@ import Glibc
 #endif
 
 /// The server-wide memory bound, `max_memory`: queued output, the subject index and open questions, and the
-/// BPUB payloads being read. Per-connection limits (max_pending_bytes, max_subscriptions, max_payload) bound
-/// one client; this bounds all of them together.
+/// BPUB payloads, WebSocket binary messages and `POST /publish` bodies being read. Per-connection limits
+/// (max_pending_bytes, max_subscriptions, max_payload) bound one client; this bounds all of them together.
 ///
 /// Over the bound, the connections with the largest queued output are dropped first, as slow consumers
 /// (`-ERR slow-consumer`), until queued output is back under nine tenths of what the bound leaves it; new
@@ -41,45 +41,65 @@ extension Server {
         memory.checkTimer?.schedule(after: Self.memoryCheckInterval)
     }
 
-    /// Whether a BPUB header must be refused because the server is over max_memory already: its bytes would
-    /// only add to what the bound must then drop. A header alone holds nothing; its bytes are counted as they
-    /// arrive (`notePayloadBuffered`).
-    func payloadRefused() -> Bool {
-        let bound = configuration.limits.maxMemory
-        let held = indexBytes + memory.payloadBytes + memory.backlogWatch.lastQueued
-        guard bound > 0, held >= bound else { return false }
-        stats.limitRefusals += 1
+    /// Counts `length` bytes of a BPUB payload about to be read (or of a WebSocket message's buffer about to
+    /// grow) toward max_memory as promised, or refuses (false) when they would pass it with what is queued,
+    /// indexed and promised already: many connections that each send all of a payload but its last byte hold
+    /// at most the bound, not max_connections × max_payload, and the allocator is never asked for more.
+    /// A promise only decides admission: the bound's drops weigh bytes received (`notePayloadReceived`), so
+    /// headers with no bytes behind them cannot get subscribers dropped.
+    func reservePayload(_ length: Int, for connection: ClientConnection) -> Bool {
+        guard reserveHeld(length) else { return false }
+        connection.madeExtras.binaryReserved += length
         return true
     }
 
-    /// `bytes` of an unfinished payload are held for `connection` now (what its framer has gathered): counted
-    /// toward max_memory, so that many connections that each send all of a payload but its last byte hold at
-    /// most the bound, not max_connections × max_payload. O(1); checks the bound once the payloads have grown
-    /// by a thirty-second of it since the last check, or pass it (the check drops to nine tenths of it).
-    func notePayloadBuffered(_ bytes: Int, by connection: ClientConnection) {
+    /// Counts `length` bytes promised to input not yet whole (a payload, a message, a request body) toward
+    /// max_memory, or refuses (false) when they would pass it.
+    func reserveHeld(_ length: Int) -> Bool {
+        let bound = configuration.limits.maxMemory
+        if bound > 0 && indexBytes + memory.payloadBytes + memory.backlogWatch.lastQueued + length > bound {
+            stats.limitRefusals += 1
+            return false
+        }
+        memory.payloadBytes += length
+        return true
+    }
+
+    /// `length` bytes counted by `reserveHeld` are let go.
+    func releaseHeld(_ length: Int) {
+        memory.payloadBytes -= length
+    }
+
+    /// `bytes` of an unfinished payload or message have arrived and are held for `connection` now (what its
+    /// framer or decoder has gathered): its holders are dropped with the largest backlogs when the server is
+    /// over max_memory. O(1); checks the bound once received bytes have grown by a thirty-second of it.
+    func notePayloadReceived(_ bytes: Int, by connection: ClientConnection) {
         let extras = connection.madeExtras
-        guard bytes != extras.binaryReserved else { return }
-        memory.payloadBytes += bytes - extras.binaryReserved
-        extras.binaryReserved = bytes
+        guard bytes != extras.binaryReceived else { return }
+        memory.payloadReceived += bytes - extras.binaryReceived
+        extras.binaryReceived = bytes
         if bytes > 0 {
             memory.payloadHolders.insert(connection.id)
         } else {
             memory.payloadHolders.remove(connection.id)
         }
         let bound = configuration.limits.maxMemory
-        guard bound > 0, bytes > 0 else { return }
-        if memory.payloadBytes - memory.payloadBytesAtCheck > bound / 32
-            || indexBytes + memory.payloadBytes + memory.backlogWatch.lastQueued > bound {
-            checkMemoryBound()
-        }
+        if bound > 0 && memory.payloadReceived - memory.payloadReceivedAtCheck > bound / 32 { checkMemoryBound() }
     }
 
-    /// The payload counted by `notePayloadBuffered` is published or dropped.
+    /// The payload counted by `reservePayload` and `notePayloadReceived` is published or dropped.
     func releasePayload(of connection: ClientConnection) {
-        guard let extras = connection.extras, extras.binaryReserved > 0 else { return }
+        guard let extras = connection.extras else { return }
         memory.payloadBytes -= extras.binaryReserved
         extras.binaryReserved = 0
-        memory.payloadHolders.remove(connection.id)
+        if extras.binaryReceived > 0 { notePayloadReceived(0, by: connection) }
+    }
+
+    /// What `reservePayload` promised for `connection` shrinks to `bytes` (a WebSocket message let go of).
+    func settlePayload(_ bytes: Int, of connection: ClientConnection) {
+        guard let extras = connection.extras, bytes < extras.binaryReserved else { return }
+        memory.payloadBytes -= extras.binaryReserved - bytes
+        extras.binaryReserved = bytes
     }
 
     /// The index's estimated heap bytes, with the open questions'.
@@ -100,7 +120,7 @@ extension Server {
     /// Sums the watched backlogs, forgets the ones that drained or left, and drops the largest while over.
     func checkMemoryBound() {
         memory.bytesOutAtCheck = stats.bytesOut
-        memory.payloadBytesAtCheck = memory.payloadBytes
+        memory.payloadReceivedAtCheck = memory.payloadReceived
         var queued = 0
         var backlogs: [(pending: Int, connection: ClientConnection)] = []
         for id in memory.backlogWatch.watched {
@@ -118,15 +138,15 @@ extension Server {
         // Unfinished payloads are held bytes like queued output: their holders are dropped with the backlogs,
         // largest first.
         var holders: [(bytes: Int, connection: ClientConnection)] = []
-        if bound > 0 && queued + indexBytes + memory.payloadBytes > bound {
+        if bound > 0 && queued + indexBytes + memory.payloadReceived > bound {
             for id in memory.payloadHolders {
-                guard let connection = connections[id], let held = connection.extras?.binaryReserved, held > 0 else {
+                guard let connection = connections[id], let held = connection.extras?.binaryReceived, held > 0 else {
                     continue
                 }
                 holders.append((held, connection))
             }
         }
-        var total = queued + memory.payloadBytes
+        var total = queued + memory.payloadReceived
         if bound > 0 && total + indexBytes > bound {
             let target = max(0, (bound - indexBytes) * 9 / 10)
             var freed = 0
@@ -149,7 +169,7 @@ extension Server {
                 freed += bytes
             }
             memory.backlogWatch.lastQueued = queued
-            memory.payloadBytesAtCheck = memory.payloadBytes
+            memory.payloadReceivedAtCheck = memory.payloadReceived
             logger.warning(
                 "over max_memory=\(bound): dropped the largest slow consumers and unfinished payloads, \(freed) bytes")
         }

@@ -15,7 +15,8 @@ final class WebSocketTransport: TransportAdapter {
     /// How the client ended the connection, or how its framing failed: acted on after the read.
     private var ending: DisconnectReason?
     /// The rest of a message whose reading stopped inside it (a command closed the gate, the output reached
-    /// the pause mark, the turn was over): at most one message, max_line + max_payload + 4 bytes.
+    /// the pause mark, the turn was over): at most one message, max_line + max_payload + 4 bytes, counted
+    /// toward max_memory with the decoder's buffer (`settleHeldBytes`).
     var held: [UInt8] = []
 
     init(maxLine: Int, maxPayload: Int) {
@@ -39,9 +40,11 @@ final class WebSocketTransport: TransportAdapter {
         guard !turn.isOver else { return 0 }
         var consumed = 0
         var goesOn = true
+        let server = connection.server
+        defer { settleHeldBytes(of: connection) }
         while consumed < chunk.count {
             let slice = UnsafeRawBufferPointer(rebasing: chunk[consumed..<min(chunk.count, consumed + Self.slice)])
-            consumed += decoder.feed(slice) { event in
+            consumed += decoder.feed(slice, admit: { server.reservePayload($0, for: connection) }) { event in
                 goesOn = handle(event, of: connection, turn: &turn, socket: socket)
                 return goesOn
             }
@@ -71,6 +74,14 @@ final class WebSocketTransport: TransportAdapter {
             let reason = "binary message exceeds max_payload=\(maxPayload) bytes and its header"
             connection.send(ProtocolError(.tooLong, reason).line)
             turn.lines &+= 1
+        case .binaryRefused:
+            // Past max_memory: the message's frames are read and dropped, and the connection goes on, as a BPUB
+            // header refused on TCP.
+            let maxMemory = connection.server.configuration.limits.maxMemory
+            connection.server.fanout.close()
+            let reason = "the server is at max_memory=\(maxMemory): this binary message cannot be held now"
+            connection.send(ProtocolError(.limit, reason).line)
+            turn.lines &+= 1
         case .ping(let payload):
             var frame: [UInt8] = []
             WebSocketEncoder.appendFrame(.pong, payload: payload, to: &frame)
@@ -98,7 +109,19 @@ final class WebSocketTransport: TransportAdapter {
         guard !held.isEmpty, let socket = connection.socket else { return true }
         let message = held
         held = []
+        defer { settleHeldBytes(of: connection) }
         return message.withUnsafeBytes { run($0, of: connection, turn: &turn, socket: socket) }
+    }
+
+    /// Bytes of unfinished messages count toward max_memory by the one per-connection count a BPUB's payload
+    /// uses on TCP: the decoder asks for its buffer's growth as a frame's header announces it
+    /// (`Server.reservePayload`, `admittedBytes`), what it and `held` no longer hold is given back, and what
+    /// has arrived is what the bound's drops weigh (`Server.notePayloadReceived`). After each feed; O(1).
+    private func settleHeldBytes(of connection: ClientConnection) {
+        guard let extras = connection.extras, extras.binaryReserved > 0 || extras.binaryReceived > 0 else { return }
+        let server = connection.server
+        server.settlePayload(decoder.admittedBytes + held.count, of: connection)
+        server.notePayloadReceived(decoder.bufferedCount + held.count, by: connection)
     }
 
     override func finishRead(of connection: ClientConnection) {
