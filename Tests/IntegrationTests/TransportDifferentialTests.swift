@@ -11,9 +11,10 @@ struct TransportDifferentialTests {
     static let environment = ["FANOUTD_MAX_PAYLOAD": "4096"]
 
     private func expectPasses(_ check: String, arguments: [String] = [], environment: [String: String] = environment,
+                              script: String = "transport_differential.py",
                               sourceLocation: SourceLocation = #_sourceLocation) throws {
         let daemon = try Daemon(arguments: Self.http + arguments, environment: environment)
-        let run = try runPythonCheck("transport_differential.py", check, daemon: daemon).finish(timeout: 150)
+        let run = try runPythonCheck(script, check, daemon: daemon).finish(timeout: 150)
         #expect(run.status == 0 && run.stdout.contains("ok \(check)"),
                 "\((run.stdout + run.stderr).joined(separator: "\n"))", sourceLocation: sourceLocation)
     }
@@ -28,6 +29,15 @@ struct TransportDifferentialTests {
     /// a command; a refused header without LF gets one `-ERR`; a binary frame's second command is answered.
     @Test func eachCommandInAFrameGetsExactlyOneReply() throws {
         try expectPasses("issue")
+    }
+
+    /// An event stream of a pattern, and one of a concrete subject, get exactly a TCP subscriber's messages
+    /// (subject, seq, payload bytes, in order) from TCP PUB and BPUB (CR, LF, NUL, bytes not UTF-8), WebSocket
+    /// text and binary frames and POST /publish; a question to a subject only a stream watches is `DONE` at
+    /// once with nobody asked; payloads and questions with CRs shaped as `data:` lines forge no event. The
+    /// stream is parsed by the HTML Standard's rules (CR, LF and CRLF each end a line).
+    @Test func eventStreamsGetATCPSubscribersMessages() throws {
+        try expectPasses("sse", script: "transport_differential_sse.py")
     }
 
     /// A command that stops reading in the middle of a message (a failed AUTH's pause, output over the pause
