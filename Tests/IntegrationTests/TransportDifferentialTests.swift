@@ -35,9 +35,10 @@ struct TransportDifferentialTests {
     /// (subject, seq, payload bytes, in order) from TCP PUB and BPUB (CR, LF, NUL, bytes not UTF-8), WebSocket
     /// text and binary frames and POST /publish; a question to a subject only a stream watches is `DONE` at
     /// once with nobody asked; payloads and questions with CRs shaped as `data:` lines forge no event. The
-    /// stream is parsed by the HTML Standard's rules (CR, LF and CRLF each end a line).
+    /// stream is parsed by the HTML Standard's rules (CR, LF and CRLF each end a line). The default
+    /// max_payload, so that payloads over max_line (pushed as BMSG, carried as base64) are in the table.
     @Test func eventStreamsGetATCPSubscribersMessages() throws {
-        try expectPasses("sse", script: "transport_differential_sse.py")
+        try expectPasses("sse", environment: [:], script: "transport_differential_sse.py")
     }
 
     /// A command that stops reading in the middle of a message (a failed AUTH's pause, output over the pause

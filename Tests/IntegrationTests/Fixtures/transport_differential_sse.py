@@ -108,7 +108,8 @@ def as_message(event):
     fields = json.loads(data)
     expect(set(fields) in ({"subject", "seq", "payload"}, {"subject", "seq", "payload_base64"}), f"{event!r}")
     if "payload_base64" in fields:
-        return fields["subject"].encode(), fields["seq"], base64.b64decode(fields["payload_base64"], validate=True), True
+        payload = base64.b64decode(fields["payload_base64"], validate=True)
+        return fields["subject"].encode(), fields["seq"], payload, True
     return fields["subject"].encode(), fields["seq"], fields["payload"].encode("utf-8"), False
 
 
@@ -172,8 +173,12 @@ def publish_all(prefix, http, tcp):
     """Publishes on `prefix.*` by every kind of publisher; (subject, payload) of each accepted, in order."""
     sent = []
     m, forged = prefix + b".m", FORGED % (prefix + b".m")
-    tcp_lines = [b"plain", b"x\ry", b"tail\r\r", b"x\r" + forged + b"\r\rid: 1\r\r", b"a\x00b", b"\xff\xfe not utf-8",
-                 "é “quotes” \"json\" \\ back\ttab".encode(), b"", b"two  spaces "]
+    # Well-formed UTF-8 at its edges, and the sequences a lax decoder takes: a surrogate, an overlong form,
+    # past U+10FFFF, a cut sequence.
+    edges = [b"\xf0\x9f\x98\x80 \xef\xbb\xbf \xe2\x80\xa8", b"\xed\xa0\x80", b"\xc0\xaf", b"\xf4\x90\x80\x80",
+             b"\xe2\x82"]
+    tcp_lines = edges + [b"plain", b"x\ry", b"tail\r\r", b"x\r" + forged + b"\r\rid: 1\r\r", b"a\x00b",
+                         b"\xff\xfe not utf-8", "é “quotes” \"json\" \\ back\ttab".encode(), b"", b"two  spaces "]
     a = LinePeer(tcp)
     for payload in tcp_lines:
         got = replies(a.run(b"PUB %s %s\n" % (m, payload)))
@@ -185,8 +190,9 @@ def publish_all(prefix, http, tcp):
     got = replies(a.run(b"".join(b"PUB %s.r %s\n" % (prefix, p) for p in run_payloads)))
     expect(len(got) == 5 and all(g.startswith(b"+OK ") for g in got), f"a run of PUBs: {got!r}")
     sent += [(prefix + b".r", p) for p in run_payloads]
-    bpubs = [b"a\nb", b"\r", b"\r\n", b"\x00", b"\xff\x00\xfe", b"", b"\n\n" + forged + b"\n\n",
-             b"cr\r" + forged + b"\r\r", b"ends in cr\r", b"\r\n" * 3 + b"\x00\xc3"]
+    large = bytes(range(256)) * 400  # over max_line: a BMSG, whatever its bytes
+    bpubs = edges + [large, b"\xc3\xa9" * 40000, b"a\nb", b"\r", b"\r\n", b"\x00", b"\xff\x00\xfe", b"",
+                     b"\n\n" + forged + b"\n\n", b"cr\r" + forged + b"\r\r", b"ends in cr\r", b"\r\n" * 3 + b"\x00\xc3"]
     for payload in bpubs:
         got = replies(a.run(b"BPUB %s %d\n%s\n" % (m, len(payload), payload)))
         expect(len(got) == 1 and got[0].startswith(b"+OK "), f"BPUB {payload!r}: {got!r}")
@@ -201,10 +207,11 @@ def publish_all(prefix, http, tcp):
         got = []
         while (unit := ws.unit()) != ("LINE", b"+PONG last"):
             got.append(unit)
-        expect(len(replies(got)) == 1 and replies(got)[0].startswith(b"+OK "), f"WebSocket {'binary' if binary else 'text'} {frame!r}: {got!r}")
+        kind = "binary" if binary else "text"
+        expect(len(replies(got)) == 1 and replies(got)[0].startswith(b"+OK "), f"WebSocket {kind} {frame!r}: {got!r}")
         sent.append((m, payload))
     ws.close()
-    for body in [b"two\nlines \xff", b"cr\r" + forged + b"\r\r", b"\x00\r\n", b"plain post"]:
+    for body in [large, b"two\nlines \xff", b"cr\r" + forged + b"\r\r", b"\x00\r\n", b"plain post"]:
         status = http_publish(http, m, body)
         expect(status.startswith(b"HTTP/1.1 200"), f"POST /publish {body!r}: {status!r}")
         sent.append((m, body))
@@ -218,7 +225,8 @@ def check_sse(http, tcp):
     pattern = EventStream(http, b"subject=%s.%%3E" % prefix)
     single = EventStream(http, b"subject=%s.m" % prefix)
     alone = EventStream(http, b"subject=" + watched)
-    for stream in (pattern, single, alone):
+    pair = EventStream(http, b"subject=%s.r&subject=%s.m" % (prefix, prefix))
+    for stream in (pattern, single, alone, pair):
         stream.subscribed()
     a, sent = publish_all(prefix, http, tcp)
     # Questions: to a subject only an event stream watches (nobody is asked, DONE at once, though the timeout
@@ -252,7 +260,8 @@ def check_sse(http, tcp):
 
     failures = []
     for name, stream, expected in [("pattern", pattern, reference),
-                                   ("single", single, [r for r in reference if r[0] == m])]:
+                                   ("single", single, [r for r in reference if r[0] == m]),
+                                   ("pair", pair, [r for r in reference if r[0] in (prefix + b".r", m)])]:
         stream.read_until(ends)
         got = [as_message(e) for e in stream.events]
         if [g[:3] for g in got] != [r[:3] for r in expected]:
@@ -261,13 +270,19 @@ def check_sse(http, tcp):
             failures.append(f"{name} stream: a BMSG's payload not as payload_base64: {got!r}")
         ids = [e[2] for e in stream.events]
         want = [""] * len(ids) if name == "pattern" else [f":{r[1]}" for r in expected]
+        if name == "pair":  # an id holds the last seq of each of the URL's subjects, in the URL's order
+            last = {prefix + b".r": 0, m: 0}
+            want = []
+            for r in expected:
+                last[r[0]] = r[1]
+                want.append(f":{last[prefix + b'.r']},{last[m]}")
         if not all(i.endswith(w) and (w or not i) for i, w in zip(ids, want)):
             failures.append(f"{name} stream: ids {ids!r}, expected ending {want!r}")
     alone.read_until(ends)
     got = [as_message(e)[:3] for e in alone.events]
     if got != [(watched, 1, b"~end")]:
         failures.append(f"the watched-only stream: {alone.events!r}")
-    for name, stream in [("pattern", pattern), ("single", single), ("watched", alone)]:
+    for name, stream in [("pattern", pattern), ("single", single), ("watched", alone), ("pair", pair)]:
         if stream.odd_fields or "forged" in repr(stream.comments):
             failures.append(f"{name} stream: forged lines {stream.odd_fields!r}, comments {stream.comments!r}")
         stream.sock.close()
