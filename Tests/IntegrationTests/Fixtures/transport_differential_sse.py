@@ -224,7 +224,7 @@ def check_sse(http, tcp):
     expect(replies(p.run(b"SUB %s.>\n" % prefix)) == [b"+OK 1"], "the TCP subscriber's SUB")
     pattern = EventStream(http, b"subject=%s.%%3E" % prefix)
     single = EventStream(http, b"subject=%s.m" % prefix)
-    alone = EventStream(http, b"subject=" + watched)
+    alone = EventStream(http, b"subject=%s&subject=w%d.p.%%3E" % (watched, os.getpid()))
     pair = EventStream(http, b"subject=%s.r&subject=%s.m" % (prefix, prefix))
     for stream in (pattern, single, alone, pair):
         stream.subscribed()
@@ -232,11 +232,12 @@ def check_sse(http, tcp):
     # Questions: to a subject only an event stream watches (nobody is asked, DONE at once, though the timeout
     # is a minute), and to one a TCP subscriber watches too (only it is asked), each with CRs shaped as lines.
     forged_ask = b"x\r" + FORGED % watched + b"\r\rZ"
-    for question in (b"q", forged_ask):
-        units = a.run(b"ASK %s 60000 0 %s\n" % (watched, question))
+    by_pattern = b"w%d.p.x" % os.getpid()  # watched by the stream's pattern (SUB), not its RESUME
+    for subject, question in ((watched, b"q"), (watched, forged_ask), (by_pattern, forged_ask)):
+        units = a.run(b"ASK %s 60000 0 %s\n" % (subject, question))
         qid = units[0][1].split(b" ")[1] if units and units[0][1].startswith(b"+OK ") else b"?"
         done = [("LINE", b"+OK %s 0" % qid), ("LINE", b"DONE %s asked=0 answered=0 gone=0" % qid)]
-        expect(units == done, f"ASK {question!r} to a subject only an event stream watches: {units!r}")
+        expect(units == done, f"ASK {subject!r} {question!r}: a subject only an event stream watches: {units!r}")
     m = prefix + b".m"
     got = a.run(b"ASK %s 100 0 %s\n" % (m, b"x\r" + FORGED % m + b"\r\rZ"))
     expect(len(replies(got)) == 1 and replies(got)[0].endswith(b" 1"), f"ASK to the TCP subscriber: {got!r}")
