@@ -31,8 +31,8 @@ def is_utf8(data):
 
 
 class Units:
-    """The server's byte stream as units: a line (LF and a CR before it removed) or a BMSG with its bytes,
-    exactly as the protocol frames them on TCP."""
+    """The server's byte stream as units: a line (its LF removed; a CR before it stays, as a payload's last
+    byte) or a BMSG with its bytes, exactly as the protocol frames them on TCP."""
 
     def __init__(self):
         self.data = b""
@@ -44,7 +44,7 @@ class Units:
         newline = self.data.find(b"\n")
         if newline < 0:
             return None
-        line = self.data[:newline].rstrip(b"\r")
+        line = self.data[:newline]
         if line.startswith(b"BMSG "):
             length = int(line.split(b" ")[3])
             end = newline + 1 + length
@@ -331,7 +331,7 @@ def session(http, tcp, mode, run):
     s.step("a", [b"ANSWER {q1} \xfe\xff a\n", b"ANSWER {q1} again\n", b"ANSWER bad!id x\n"], 3)
     # Pushes of every shape reach A.
     s.step("p", [b"PUB S.m plain\n", b"BPUB S.m 3\na\nb\n", b"BPUB S.m 2\n\xff\xfe\n", b"PUB S.m \xc3\xa9 utf8\n",
-                 b"BPUB S.m 0\n\n", b"PUB S.m \n"], 6)
+                 b"BPUB S.m 0\n\n", b"PUB S.m \n", b"PUB S.m a CR at the end\r\r\n"], 7)
     status = http_publish(http, prefix.encode() + b".m", b"two\nlines \xff")
     expect(status.startswith(b"HTTP/1.1 200"), f"POST /publish: {status!r}")
     s.transcript.append(("http", [], [], [s.normal(u, False) for u in s.drain(a)]))
