@@ -81,15 +81,20 @@ public struct SettingsReader: Sendable {
 
     /// Seconds as a number (fractions allowed), for durations.
     public func seconds(_ name: String) throws(ConfigProblem) -> Duration? {
-        let expected = "a number of seconds (0 or more)"
+        let expected = "a number of seconds (0 to 1000000000)"
         guard let (text, source) = try scalar(name, expected: expected) else { return nil }
         guard let duration = Self.duration(text) else { throw problem(name, source, expected: expected) }
         return duration
     }
 
-    /// `text` as a duration in whole milliseconds, or nil when it is not a finite number of seconds >= 0.
+    /// The longest duration a setting takes, in seconds (about 31 years): longer ones would overflow the
+    /// timers' arithmetic, and mean "never" no better.
+    public static let maxSeconds = 1_000_000_000.0
+
+    /// `text` as a duration in whole milliseconds, or nil when it is not a number of seconds from 0 to
+    /// `maxSeconds`.
     public static func duration(_ text: String) -> Duration? {
-        guard let number = Double(text), number >= 0, number.isFinite else { return nil }
+        guard let number = Double(text), number >= 0, number <= maxSeconds else { return nil }
         return .milliseconds(Int64((number * 1000).rounded()))
     }
 

@@ -26,6 +26,8 @@ struct ConfigCrossCheckTests {
          "line 1: max_asks/max_open_questions: max_asks (51) must be at most half of max_open_questions (100)"),
         // Out of range: refused before the cross-checks add to it, where it once trapped.
         ("max_pending_bytes: -9223372036854775808\n", "line 1: max_pending_bytes: must be 0 ... 1099511627776"),
+        ("max_line: 9223372036854775807\n", "line 1: max_line: must be 64 ... 67108864"),
+        ("write_timeout: 1e308\n", "line 1: write_timeout: expected a number of seconds (0 to 1000000000)"),
         // max_pending_bytes not set is sized to hold a set max_payload; here max_memory cannot hold four of it.
         ("max_memory: 67108864\nmax_payload: 16777216\n",
          "line 1: max_memory: must be 0 (off) or at least 4 × max_pending_bytes (16777728) (max_pending_bytes not set"),
