@@ -108,4 +108,33 @@ struct PayloadMemoryTests {
         #expect(infoFields(try publisher.command("INFO"))["memory_drops"] ?? "0" == "0")
         for announcer in announcers { announcer.close() }
     }
+
+    /// An unfinished line counts too, once it is long: 400 connections that each hold 60,000 bytes of a line
+    /// with no LF (24 MB) under max_memory 8 MiB. Past the bound, the largest holders are dropped with
+    /// `-ERR limit`, RSS grows by about the bound at most, and the memory goes back after they close.
+    @Test func unfinishedLinesStayWithinTheBound() throws {
+        let bound = 8 << 20
+        let daemon = try Daemon(environment: ["FANOUTD_MAX_MEMORY": "\(bound)", "FANOUTD_MAX_PENDING_BYTES": "2097152"])
+        let bystander = try daemon.client()
+        let before = try daemon.residentBytes()
+        let part = [UInt8](repeating: UInt8(ascii: "l"), count: 60_000)
+        var holders: [LineClient] = []
+        for _ in 0..<400 {
+            let holder = try daemon.client(timeout: 30)
+            try holder.send([UInt8]("PUB lines.x ".utf8) + part)
+            holders.append(holder)
+        }
+        #expect(try bystander.command("PING") == "+PONG")
+        let replies = try repliesReady(holders, timeout: 1000)
+        #expect(!replies.isEmpty && replies.values.allSatisfy { $0.hasPrefix("-ERR limit disconnected: ") },
+                "\(Set(replies.values))")
+        let grown = try daemon.residentBytes() - before
+        print("unfinished lines: \(holders.count - replies.count) held, RSS grew by \(grown >> 20) MiB")
+        #expect(grown < bound + bound / 2, "RSS grew by \(grown) bytes under max_memory=\(bound)")
+        for holder in holders { holder.close() }
+        #expect(try bystander.command("PING") == "+PONG")
+        try eventually(timeout: 10, "the memory of the unfinished lines went back") {
+            try daemon.residentBytes() - before < 4 << 20
+        }
+    }
 }

@@ -143,6 +143,10 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         readCommands()
     }
 
+    /// An unfinished line shorter than this is not counted toward max_memory: it is the usual tail of a read,
+    /// and counting it would cost every pipelining publisher a hash update per read.
+    static let countedLineBytes = 4096
+
     /// Executes every complete line of input, until it is consumed, the connection stops reading (paused or
     /// closed), or its unsent output reaches the pause mark. Then tells the dispatcher the read is over. One loop for
     /// every transport: an adapter decodes its framing into lines, and its lines go through `goesOn` too.
@@ -177,9 +181,13 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
                 return goesOn(after: &turn, countingLine: true, socket: socket) ? .goOn : .stop
             }
         }
-        // An unfinished BPUB's gathered bytes count toward max_memory (a refused one's are dropped, not held).
-        if adapter == nil, extras?.binarySubject != nil || extras?.binaryReceived ?? 0 > 0 {
-            server.notePayloadReceived(extras?.binarySubject != nil ? framer.bufferedCount : 0, by: self)
+        // An unfinished BPUB's gathered bytes count toward max_memory (a refused one's are dropped, not held), and
+        // so does an unfinished line once it is long enough to matter (max_line each, times every connection).
+        let unfinished = framer.bufferedCount
+        if adapter == nil,
+           unfinished >= Self.countedLineBytes || extras?.binarySubject != nil || extras?.binaryReceived ?? 0 > 0 {
+            let counted = unfinished >= Self.countedLineBytes || extras?.binarySubject != nil
+            server.notePayloadReceived(counted ? unfinished : 0, by: self)
         }
         server.readEnded()
         adapter?.finishRead(of: self)

@@ -163,7 +163,7 @@ extension Server {
                 } else {
                     memory.backlogWatch.drops += 1
                     disconnect(connection, reason: .memoryBound(
-                        "\(bytes) bytes of an unfinished BPUB held while the server is over max_memory=\(bound)"))
+                        "\(bytes) bytes of an unfinished payload or line held while over max_memory=\(bound)"))
                 }
                 total -= bytes
                 freed += bytes
