@@ -52,4 +52,36 @@ struct QuestionShareTests {
         #expect(try bystander.readLine() == "DONE \(id) asked=1 answered=1 gone=0")
         for flood in floods { flood.close() }
     }
+
+    /// One user's connections share one share: six connections of one user, taking turns to ask all they can,
+    /// would each take half of what is left and together the whole pool; they stop at half of it, and another
+    /// user can still ask.
+    @Test func oneUsersConnectionsTogetherStopAtHalfThePool() throws {
+        let daemon = try Daemon(arguments: ["--config", try fixture("auth.yaml")],
+                                environment: ["FANOUTD_MAX_OPEN_QUESTIONS": "100", "FANOUTD_MAX_ASKS": "50"])
+        let receiver = try daemon.client()
+        #expect(try receiver.command("AUTH reader-secret-token").hasPrefix("+OK"))
+        #expect(try receiver.command("SUB sensors.q") == "+OK 1")
+        var taken = 0
+        var askers: [LineClient] = []
+        for _ in 0..<6 {
+            let asker = try daemon.client()
+            #expect(try asker.command("AUTH sensor-secret-token").hasPrefix("+OK"))
+            try asker.send((0..<50).map { "ASK sensors.q 60000 0 turn-\($0)\n" }.joined())
+            for _ in 0..<50 {
+                let reply = try asker.readLine()
+                if reply.hasPrefix("+OK ") { taken += 1 } else { #expect(reply.hasPrefix("-ERR limit "), "\(reply)") }
+            }
+            askers.append(asker)
+        }
+        #expect(taken == 50, "one user took \(taken) of a pool of 100")
+        let other = try daemon.client()
+        #expect(try other.command("AUTH reader-secret-token").hasPrefix("+OK"))
+        let reply = try other.command("ASK sensors.q 60000 0 another-user")
+        #expect(reply.hasPrefix("+OK ") || reply.hasPrefix("-ERR denied"), "\(reply)")
+        if reply.hasPrefix("-ERR denied") {
+            // The reader may not publish: the pool's room shows in INFO instead.
+            #expect(infoFields(try other.command("INFO"))["open_questions"] == "50")
+        }
+    }
 }

@@ -26,6 +26,8 @@ final class Question {
     private(set) var reports = 0
     let isClustered: Bool
     /// Set once by `closeQuestion`: checked where a call may have closed it, in place of a lookup by number.
+    /// The asker's user, counted in `QuestionTable.openByOwner` (empty without one), set when it is tracked.
+    var owner = ""
     var isClosed = false
     /// Bytes counted toward `max_memory` while the question is open (`Server.track`, `closeQuestion`): the
     /// object, its timer and its table of asked connections, as made. A clustered question's count of asked

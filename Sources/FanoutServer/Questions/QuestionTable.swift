@@ -10,6 +10,9 @@ import FanoutProtocol
 /// libevent's min-heap, taken from `spareDeadlines` when one is there.
 struct QuestionTable {
     var byNumber: [UInt64: Question] = [:]
+    /// Open questions by user: the fair share holds for a user's connections together as for one connection.
+    /// One entry per user holding open questions, so at most the users file's size.
+    var openByOwner: [String: Int] = [:]
     /// Several nodes: the questions put to this node's connections, by id, while any of them is still waited for.
     var remote: [String: RemoteQuestion] = [:]
     private(set) var lastNumber: UInt64 = 0

@@ -63,6 +63,10 @@ extension Server {
         questions.byNumber[question.number] = question
         questions.bytes += question.countedBytes
         asker.madeExtras.asks.append(question.number)
+        if let user = asker.extras?.userName {
+            question.owner = user
+            questions.openByOwner[user, default: 0] += 1
+        }
     }
 
     /// `Fanout.checkBacklog(of:marks:)` for a connection held unretained: past the watch mark, where the check
@@ -85,10 +89,16 @@ extension Server {
         if free <= 0 { return "max_open_questions=\(limits.maxOpenQuestions) open on the server" }
         // The fair share: no connection holds more open questions than the pool has left free, so one alone
         // reaches half of it (max_asks is held to that), and n connections that flood stop at
-        // max_open_questions / (n + 1) each, leaving as much free for everyone else. Only more askers at once
-        // than the pool has questions can fill it, one question each. O(1) per ASK.
+        // max_open_questions / (n + 1) each, leaving as much free for everyone else. O(1) per ASK.
         if asker.openAsks >= free {
             return "this connection holds \(asker.openAsks) open questions, as many as max_open_questions="
+                + "\(limits.maxOpenQuestions) has left free"
+        }
+        // The same share for its user, so that one user's many connections, taking turns each to half of what
+        // is left, cannot together take the pool: a user's stop at half of it too. Connections without a user
+        // are told apart only by connection (behind a proxy they share one address).
+        if let user = asker.extras?.userName, let held = questions.openByOwner[user], held >= free {
+            return "user \(user) holds \(held) open questions, as many as max_open_questions="
                 + "\(limits.maxOpenQuestions) has left free"
         }
         return nil
@@ -152,6 +162,9 @@ extension Server {
         question.isClosed = true
         questions.byNumber[question.number] = nil
         questions.bytes -= question.countedBytes
+        if !question.owner.isEmpty, let open = questions.openByOwner[question.owner] {
+            questions.openByOwner[question.owner] = open > 1 ? open - 1 : nil
+        }
         releaseDeadline(of: question)
         // Quietly too: an ASK whose outcome is unknown may have reached nodes that put it to their receivers.
         if question.isClustered { clusterQuestionClosed(question) }
