@@ -109,6 +109,8 @@ private func frameEvents(_ bytes: UnsafeRawBufferPointer, chunk: Int) -> [String
                     out.append("binary:\(message.count)")
                 case .binaryTooLong:
                     out.append("binaryTooLong")
+                case .binaryRefused:
+                    preconditionFailure("a message refused by an admit that agrees to everything")
                 case .ping(let payload):
                     precondition(payload.count <= 125, "a ping over 125 bytes")
                     out.append("ping:\(payload.count)")
