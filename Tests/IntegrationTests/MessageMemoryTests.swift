@@ -69,25 +69,6 @@ struct MessageMemoryTests {
         return last
     }
 
-    /// The first thing each of `clients` has to say within `timeout` ms, read by `read`, by client index.
-    private func firstReplies(_ clients: [LineClient], timeout: Int32,
-                              _ read: (LineClient) throws -> String) throws -> [Int: String] {
-        var replies: [Int: String] = [:]
-        var fds = clients.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-        while poll(&fds, nfds_t(fds.count), timeout) > 0 {
-            var any = false
-            for (index, entry) in fds.enumerated() where entry.revents & Int16(POLLIN) != 0 && replies[index] == nil {
-                replies[index] = try read(clients[index])
-                any = true
-            }
-            fds = fds.enumerated().map { index, entry in
-                pollfd(fd: entry.fd, events: replies[index] == nil ? Int16(POLLIN) : 0, revents: 0)
-            }
-            if !any { break }
-        }
-        return replies
-    }
-
     /// Under max_memory 32 MiB, 96 WebSocket connections each send a 1 MiB BPUB as a binary message in 64 KiB
     /// frames, all but its last frame. Without the bound they held 96 MiB and more; now those past it are
     /// refused with one `-ERR limit` each, RSS grows by the bound and a tenth at most, a bystander is served,

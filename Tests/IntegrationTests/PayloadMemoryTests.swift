@@ -1,29 +1,12 @@
 import Foundation
 import Testing
 
-/// Bytes held for an unfinished BPUB payload count toward `max_memory` like every other byte, as they arrive:
-/// over the bound, the largest holders are dropped with `-ERR limit` and new headers refused, a header alone
-/// holds nothing, and the memory of payloads cut off by their connection's close goes back to the system.
+/// Bytes held for an unfinished BPUB payload count toward `max_memory` like every other byte: its announced
+/// length is a promise that decides admission (a header past the bound is refused with `-ERR limit`), the
+/// bound's drops weigh the bytes that arrived (unfinished lines too), and the memory of payloads cut off by
+/// their connection's close goes back to the system.
 @Suite("Unfinished payloads are inside max_memory", .timeLimit(.minutes(2)))
 struct PayloadMemoryTests {
-    /// Lines that arrive within `timeout` on any of `clients`, by client index.
-    private func repliesReady(_ clients: [LineClient], timeout: Int32) throws -> [Int: String] {
-        var replies: [Int: String] = [:]
-        var fds = clients.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-        while poll(&fds, nfds_t(fds.count), timeout) > 0 {
-            var any = false
-            for (index, entry) in fds.enumerated() where entry.revents & Int16(POLLIN) != 0 && replies[index] == nil {
-                replies[index] = try clients[index].readLine()
-                any = true
-            }
-            fds = fds.enumerated().map { index, entry in
-                pollfd(fd: entry.fd, events: replies[index] == nil ? Int16(POLLIN) : 0, revents: 0)
-            }
-            if !any { break }
-        }
-        return replies
-    }
-
     /// The report, scaled down: under max_memory 32 MiB, 96 connections each send a 1 MiB BPUB but its last
     /// byte. Without the bound they held 96 MiB; now, past it, the largest holders are dropped and new headers
     /// refused (`-ERR limit` either way), RSS grows by about the bound at most, a bystander is served, the
@@ -44,7 +27,7 @@ struct PayloadMemoryTests {
             holders.append(holder)
         }
         #expect(try bystander.command("PING") == "+PONG")
-        let replies = try repliesReady(holders, timeout: 1000)
+        let replies = try firstReplies(holders, timeout: 1000) { try $0.readLine() }
         let admitted = (0..<holders.count).filter { replies[$0] == nil }
         #expect(replies.values.allSatisfy { $0.hasPrefix("-ERR limit ") }, "\(Set(replies.values))")
         #expect(admitted.count >= 16 && admitted.count <= bound / length,
@@ -125,7 +108,7 @@ struct PayloadMemoryTests {
             holders.append(holder)
         }
         #expect(try bystander.command("PING") == "+PONG")
-        let replies = try repliesReady(holders, timeout: 1000)
+        let replies = try firstReplies(holders, timeout: 1000) { try $0.readLine() }
         #expect(!replies.isEmpty && replies.values.allSatisfy { $0.hasPrefix("-ERR limit disconnected: ") },
                 "\(Set(replies.values))")
         let grown = try daemon.residentBytes() - before
