@@ -183,11 +183,12 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         }
         // An unfinished BPUB's gathered bytes count toward max_memory (a refused one's are dropped, not held), and
         // so does an unfinished line once it is long enough to matter (max_line each, times every connection).
-        let unfinished = framer.bufferedCount
-        if adapter == nil,
-           unfinished >= Self.countedLineBytes || extras?.binarySubject != nil || extras?.binaryReceived ?? 0 > 0 {
+        if adapter == nil {
+            let unfinished = framer.bufferedCount
             let counted = unfinished >= Self.countedLineBytes || extras?.binarySubject != nil
-            server.notePayloadReceived(counted ? unfinished : 0, by: self)
+            if counted || extras?.binaryReceived ?? 0 > 0 {
+                server.notePayloadReceived(counted ? unfinished : 0, by: self)
+            }
         }
         server.readEnded()
         adapter?.finishRead(of: self)

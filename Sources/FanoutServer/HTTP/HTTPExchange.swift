@@ -108,8 +108,8 @@ final class HTTPExchange: BufferedSocketDelegate {
         deadline = nil
         if reserved > 0 {
             server.releaseHeld(reserved)
-            // A body cut off before its end: counted so that the memory goes back to the system.
-            if body.count < reserved { server.noteFreed(reserved) }
+            // A body cut off before its end: what arrived is counted, so that the memory goes back to the system.
+            if body.count < reserved { server.noteFreed(body.count) }
             reserved = 0
         }
         guard server.http.exchanges.removeValue(forKey: id) != nil else { return }

@@ -135,33 +135,29 @@ extension Server {
         }
         memory.backlogWatch.lastQueued = queued
         let bound = configuration.limits.maxMemory
-        // Unfinished payloads are held bytes like queued output: their holders are dropped with the backlogs,
-        // largest first.
-        var holders: [(bytes: Int, connection: ClientConnection)] = []
-        if bound > 0 && queued + indexBytes + memory.payloadReceived > bound {
+        var total = queued + memory.payloadReceived
+        if bound > 0 && total + indexBytes > bound {
+            // Unfinished payloads are held bytes like queued output: their holders are dropped with the backlogs,
+            // largest first.
+            var largest = backlogs.map { (bytes: $0.pending, connection: $0.connection, isBacklog: true) }
             for id in memory.payloadHolders {
                 guard let connection = connections[id], let held = connection.extras?.binaryReceived, held > 0 else {
                     continue
                 }
-                holders.append((held, connection))
+                largest.append((held, connection, false))
             }
-        }
-        var total = queued + memory.payloadReceived
-        if bound > 0 && total + indexBytes > bound {
+            largest.sort { $0.bytes > $1.bytes }
             let target = max(0, (bound - indexBytes) * 9 / 10)
             var freed = 0
-            let largest = (backlogs.map { ($0.pending, $0.connection, true) }
-                + holders.map { ($0.bytes, $0.connection, false) }).sorted { $0.0 > $1.0 }
             for (bytes, connection, isBacklog) in largest where total > target {
+                memory.backlogWatch.drops += 1
                 if isBacklog {
-                    memory.backlogWatch.drops += 1
                     memory.backlogWatch.watched.remove(connection.id)
                     connection.isBacklogWatched = false
                     disconnect(connection, reason: .slowConsumer(
                         "\(bytes) bytes pending while the server is over max_memory=\(bound)"))
                     queued -= bytes
                 } else {
-                    memory.backlogWatch.drops += 1
                     disconnect(connection, reason: .memoryBound(
                         "\(bytes) bytes of an unfinished payload or line held while over max_memory=\(bound)"))
                 }
