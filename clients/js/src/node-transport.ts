@@ -2,6 +2,7 @@
 
 import * as net from "node:net";
 import * as tls from "node:tls";
+import { DrainWaiter } from "./drain-waiter.js";
 import { concat, encode, Framer } from "./protocol.js";
 import { Opener, Transport, TransportEvents } from "./transport.js";
 
@@ -68,13 +69,12 @@ export function nodeOpener(address: string, tlsSettings: TlsSettings | undefined
             else finish(error.message);
         });
         socket.on("close", () => finish("closed by the server"));
-        let drain: Promise<void> | null = null;
-        let drained: (() => void) | null = null;
+        const drain = new DrainWaiter(socket);
         function finish(reason: string): void {
             if (closed || !open) return;
             closed = true;
             // Writers waiting for a drain go on, and find their replies failed with the connection.
-            drained?.();
+            drain.release();
             events.closed(reason);
         }
         // Commands written in one turn of the event loop (a burst of pipelined publishes) are joined and go out
@@ -103,19 +103,7 @@ export function nodeOpener(address: string, tlsSettings: TlsSettings | undefined
                 if (typeof command !== "string") batchHasBytes = true;
                 return batchBytes >= flushAt ? flush() : !socket.writableNeedDrain;
             },
-            drained(): Promise<void> {
-                // A caller that comes after the drain must not wait for one that may never come.
-                if (!socket.writableNeedDrain || closed) return Promise.resolve();
-                drain ??= new Promise<void>((done) => {
-                    drained = () => {
-                        drain = null;
-                        drained = null;
-                        done();
-                    };
-                    socket.once("drain", () => drained?.());
-                });
-                return drain;
-            },
+            drained: () => drain.wait(closed),
             pause: () => void socket.pause(),
             resume: () => void socket.resume(),
             close(): void {

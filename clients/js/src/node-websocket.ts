@@ -5,6 +5,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import * as net from "node:net";
 import * as tls from "node:tls";
+import { DrainWaiter } from "./drain-waiter.js";
 import { decode, encode } from "./protocol.js";
 import { Opener, Transport, TransportEvents } from "./transport.js";
 import { messageFrame } from "./websocket-transport.js";
@@ -73,7 +74,7 @@ export function nodeWebSocketOpener(url: string, tlsSettings: TlsSettings | unde
             clearTimeout(closeTimer);
             if (closed || !open) return;
             closed = true;
-            drained?.();
+            drain.release();
             events.closed(reason);
         }
         function sendClose(code: number, reason = ""): void {
@@ -166,8 +167,7 @@ export function nodeWebSocketOpener(url: string, tlsSettings: TlsSettings | unde
             finish("closed by the server");
         });
 
-        let drain: Promise<void> | null = null;
-        let drained: (() => void) | null = null;
+        const drain = new DrainWaiter(socket);
         let corked = false;
         const transport: Transport = {
             canPause: true,
@@ -191,18 +191,7 @@ export function nodeWebSocketOpener(url: string, tlsSettings: TlsSettings | unde
                 }
                 return flowing;
             },
-            drained(): Promise<void> {
-                if (!socket.writableNeedDrain || closed) return Promise.resolve();
-                drain ??= new Promise<void>((done) => {
-                    drained = () => {
-                        drain = null;
-                        drained = null;
-                        done();
-                    };
-                    socket.once("drain", () => drained?.());
-                });
-                return drain;
-            },
+            drained: () => drain.wait(closed),
             pause(): void {
                 paused = true;
                 socket.pause();
