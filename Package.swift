@@ -97,7 +97,10 @@ let package = Package(
         // heartbeats. The only Swift module that imports CHiredis.
         .target(
             name: "FanoutRedis",
-            dependencies: ["CHiredis", "FanoutEventLoop", .product(name: "DequeModule", package: "swift-collections")],
+            dependencies: [
+                "CHiredis", "FanoutEventLoop", "FanoutProtocol",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
             swiftSettings: uncheckedExclusivityInRelease
         ),
         // The engine shared by several nodes: numbering, order and history in Redis shards (cluster: section).

@@ -89,21 +89,16 @@ public final class RedisPeer: BenchPeer, BufferedSocketDelegate {
 enum RESP {
     static func appendArrayHeader(_ count: Int, to buffer: inout [UInt8]) {
         buffer.append(UInt8(ascii: "*"))
-        appendDecimal(count, to: &buffer)
+        DecimalDigits.append(UInt64(count), to: &buffer)
         buffer.append(contentsOf: [0x0D, 0x0A])
     }
 
     static func appendBulk(_ text: String, to buffer: inout [UInt8]) {
         buffer.append(UInt8(ascii: "$"))
-        appendDecimal(text.utf8.count, to: &buffer)
+        DecimalDigits.append(UInt64(text.utf8.count), to: &buffer)
         buffer.append(contentsOf: [0x0D, 0x0A])
         buffer.append(contentsOf: text.utf8)
         buffer.append(contentsOf: [0x0D, 0x0A])
-    }
-
-    private static func appendDecimal(_ value: Int, to buffer: inout [UInt8]) {
-        if value >= 10 { appendDecimal(value / 10, to: &buffer) }
-        buffer.append(UInt8(ascii: "0") + UInt8(value % 10))
     }
 }
 

@@ -1,5 +1,26 @@
-/// Unsigned decimal numbers in protocol bytes (seqs, counts, lengths): the one reader of digits.
+/// Unsigned decimal numbers in protocol bytes (seqs, counts, lengths): the one reader and the one writer of
+/// digits, for Fanout's lines, Redis commands and the load generator's frames alike.
 public enum DecimalDigits {
+    /// Appends the decimal digits of `value`: written backwards into 20 bytes on the stack, then appended in
+    /// one copy (an append per digit cost a uniqueness and a capacity check each).
+    public static func append(_ value: UInt64, to buffer: inout [UInt8]) {
+        if value < 10 {
+            buffer.append(UInt8(ascii: "0") + UInt8(value))
+            return
+        }
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for UInt64.max's 20 digits
+        withUnsafeMutableBytes(of: &digits) { raw in
+            var start = 20
+            var remaining = value
+            while remaining > 0 {
+                start -= 1
+                raw[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
+                remaining /= 10
+            }
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[start..<20]))
+        }
+    }
+
     /// The value of `bytes` when they are one or more ASCII digits and fit in 64 bits; nil otherwise (a sign,
     /// an exponent, a space or an overflow included).
     @inlinable

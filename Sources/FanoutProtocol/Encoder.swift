@@ -24,7 +24,7 @@ public enum Encoder {
         buffer.append(contentsOf: messagePrefix)
         buffer.append(contentsOf: subject)
         buffer.append(CommandParser.space)
-        appendDecimal(seq, to: &buffer)
+        DecimalDigits.append(seq, to: &buffer)
         buffer.append(CommandParser.space)
         buffer.append(contentsOf: payload)
         buffer.append(UInt8(ascii: "\n"))
@@ -54,9 +54,9 @@ public enum Encoder {
         buffer.append(contentsOf: binaryPrefix)
         buffer.append(contentsOf: subject)
         buffer.append(CommandParser.space)
-        appendDecimal(seq, to: &buffer)
+        DecimalDigits.append(seq, to: &buffer)
         buffer.append(CommandParser.space)
-        appendDecimal(UInt64(payload.count), to: &buffer)
+        DecimalDigits.append(UInt64(payload.count), to: &buffer)
         buffer.append(UInt8(ascii: "\n"))
         buffer.append(contentsOf: payload)
         buffer.append(UInt8(ascii: "\n"))
@@ -76,30 +76,17 @@ public enum Encoder {
         buffer.append(contentsOf: " epoch=".utf8)
         buffer.append(contentsOf: epoch.utf8)
         buffer.append(contentsOf: " seq=".utf8)
-        appendDecimal(seq, to: &buffer)
+        DecimalDigits.append(seq, to: &buffer)
         buffer.append(contentsOf: " missed=".utf8)
-        if let missed { appendDecimal(missed, to: &buffer) } else { buffer.append(contentsOf: "unknown".utf8) }
+        if let missed { DecimalDigits.append(missed, to: &buffer) } else { buffer.append(contentsOf: "unknown".utf8) }
         buffer.append(UInt8(ascii: "\n"))
     }
 
-    /// Appends the decimal digits of `value`: written backwards into 20 bytes on the stack, then appended in
-    /// one copy (an append per digit cost a uniqueness and a capacity check each).
+    /// Appends the decimal digits of `value`: `DecimalDigits.append`, under the name the server's line writers
+    /// call it by.
+    @inline(__always)
     public static func appendDecimal(_ value: UInt64, to buffer: inout [UInt8]) {
-        if value < 10 {
-            buffer.append(UInt8(ascii: "0") + UInt8(value))
-            return
-        }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for UInt64.max's 20 digits
-        withUnsafeMutableBytes(of: &digits) { raw in
-            var start = 20
-            var remaining = value
-            while remaining > 0 {
-                start -= 1
-                raw[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
-                remaining /= 10
-            }
-            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[start..<20]))
-        }
+        DecimalDigits.append(value, to: &buffer)
     }
 
     private static let messagePrefix: [UInt8] = Array("MSG ".utf8)

@@ -1,3 +1,5 @@
+import FanoutProtocol
+
 /// Commands in Redis's wire format (RESP arrays of bulk strings), built in Swift so that hiredis gets them
 /// ready-made (`redisAsyncFormattedCommand`) and no C argument vectors are assembled per command.
 public enum RedisCommand {
@@ -22,14 +24,14 @@ public enum RedisCommand {
     /// `*<count>\r\n`.
     public static func appendHeader(count: Int, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "*"))
-        appendDecimal(count, to: &output)
+        DecimalDigits.append(UInt64(count), to: &output)
         output.append(contentsOf: [13, 10])
     }
 
     /// `$<length>\r\n<bytes>\r\n`.
     public static func appendBulk(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "$"))
-        appendDecimal(bytes.count, to: &output)
+        DecimalDigits.append(UInt64(bytes.count), to: &output)
         output.append(contentsOf: [13, 10])
         output.append(contentsOf: bytes)
         output.append(contentsOf: [13, 10])
@@ -38,10 +40,5 @@ public enum RedisCommand {
     public static func appendBulk(_ text: String, to output: inout [UInt8]) {
         var text = text
         text.withUTF8 { appendBulk(UnsafeRawBufferPointer($0), to: &output) }
-    }
-
-    static func appendDecimal(_ value: Int, to output: inout [UInt8]) {
-        if value >= 10 { appendDecimal(value / 10, to: &output) }
-        output.append(UInt8(ascii: "0") + UInt8(value % 10))
     }
 }

@@ -117,8 +117,12 @@ struct EncoderTests {
     @Test(arguments: [UInt64(0), 1, 9, 10, 99, 100, 18_446_744_073_709_551_615])
     func decimal(value: UInt64) {
         var buffer: [UInt8] = []
-        Encoder.appendDecimal(value, to: &buffer)
+        DecimalDigits.append(value, to: &buffer)
         #expect(String(decoding: buffer, as: UTF8.self) == String(value))
+        // Appended after what the buffer holds, as every writer of lines and frames uses it.
+        var line = Array("seq=".utf8)
+        DecimalDigits.append(value, to: &line)
+        #expect(String(decoding: line, as: UTF8.self) == "seq=\(value)")
     }
 
     @Test func parsesServerLines() {
