@@ -111,7 +111,7 @@ let package = Package(
         ),
         // The HTTP front's pure parts: request parser, responses, WebSocket handshake and framing, and the text
         // encodings they need (JSON strings, base64), which the daemon and the CLI use too. No I/O.
-        .target(name: "FanoutHTTP"),
+        .target(name: "FanoutHTTP", dependencies: ["FanoutProtocol"]),
         // The server core: connections, subject index, fan-out, limits, lifecycle.
         .target(
             name: "FanoutServer",
@@ -158,7 +158,7 @@ let package = Package(
         .executableTarget(
             name: "fanout",
             dependencies: [
-                "FanoutClient", "FanoutEventLoop", "FanoutBench", "FanoutHTTP", "FanoutProtocol",
+                "FanoutClient", "FanoutEventLoop", "FanoutBench", "FanoutProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Without loop-invariant code motion: on this module's commands the optimizer's LICM ran for more than

@@ -117,12 +117,4 @@ struct WebSocketHandshakeTests {
         #expect(status(Self.head([("origin", "http://localhost:7412")]), ["https://app.example"]) == 403)
         #expect(status(Self.head([("origin", "http://evil.example")]), ["*"]) == nil)
     }
-
-    @Test func base64() {
-        #expect(Base64.encode(Array("any carnal pleas".utf8)) == "YW55IGNhcm5hbCBwbGVhcw==")
-        #expect(Base64.encode(Array("any carnal pleasu".utf8)) == "YW55IGNhcm5hbCBwbGVhc3U=")
-        #expect(Base64.decode("YW55IGNhcm5hbCBwbGVhcw==") == Array("any carnal pleas".utf8))
-        #expect(Base64.decode("YW5=IGNh") == nil)
-        #expect(Base64.decode("abc") == nil)
-    }
 }

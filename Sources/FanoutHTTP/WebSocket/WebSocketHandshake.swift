@@ -1,6 +1,9 @@
 /// The server side of the opening handshake (RFC 6455 §4.2): checks an upgrade request and answers it.
 ///
-/// Pure: the SHA-1 the accept value needs is passed in, so that this file has no dependency.
+/// Pure: the SHA-1 the accept value needs is passed in, so that this file needs no crypto library; its base64 is
+/// the protocol module's.
+import FanoutProtocol
+
 public enum WebSocketHandshake {
     /// The GUID every accept value is made with (§1.3).
     static let guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"

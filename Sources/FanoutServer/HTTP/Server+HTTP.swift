@@ -1,5 +1,6 @@
 import FanoutEventLoop
 import FanoutHTTP
+import FanoutProtocol
 
 extension Server {
     /// Serves HTTP on `http_listen` (or the socket handed over for it), when set: `/metrics`, `/healthz`,

@@ -1,4 +1,5 @@
 import FanoutHTTP
+import FanoutProtocol
 
 extension Server {
     /// `GET /groups`: each group and the pattern it holds, with its live members, for the console's subjects

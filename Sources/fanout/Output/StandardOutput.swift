@@ -1,4 +1,4 @@
-import FanoutHTTP
+import FanoutProtocol
 #if canImport(Glibc)
 import Glibc
 #else

@@ -1,4 +1,4 @@
-import FanoutHTTP
+import FanoutProtocol
 import Testing
 
 @Suite("Text encodings")
@@ -31,5 +31,13 @@ struct EncodingTests {
             digit == "+" ? "-" : digit == "/" ? "_" : digit == "=" ? nil : digit
         }
         #expect(Base64.encodeURLSafe(bytes) == String(urlSafe))
+    }
+
+    @Test func base64DecodesOnlyPaddedStandardText() {
+        #expect(Base64.encode(Array("any carnal pleas".utf8)) == "YW55IGNhcm5hbCBwbGVhcw==")
+        #expect(Base64.encode(Array("any carnal pleasu".utf8)) == "YW55IGNhcm5hbCBwbGVhc3U=")
+        #expect(Base64.decode("YW55IGNhcm5hbCBwbGVhcw==") == Array("any carnal pleas".utf8))
+        #expect(Base64.decode("YW5=IGNh") == nil)
+        #expect(Base64.decode("abc") == nil)
     }
 }
