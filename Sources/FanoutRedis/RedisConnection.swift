@@ -5,9 +5,9 @@ import FanoutEventLoop
 /// One hiredis asynchronous connection on the server's loop: commands with reply closures in order, or
 /// (on a subscription connection) a stream of pushed messages.
 ///
-/// Lifetime: the hiredis context points back here unretained (`data`); `close()` and deinit clear that pointer
-/// before freeing the context, so no callback reaches a dead object. hiredis frees the context itself after
-/// a failed connect or a drop, which `connectionEnded` records.
+/// Lifetime: the hiredis context points back here unretained (`data`, a `CallbackContext`, whose rules hold);
+/// `close()` and deinit clear that pointer before freeing the context, so no callback reaches a dead object.
+/// hiredis frees the context itself after a failed connect or a drop, which `connectionEnded` records.
 final class RedisConnection {
     enum Event {
         case connected
@@ -47,7 +47,7 @@ final class RedisConnection {
             throw .unavailable("\(host):\(port): \(text)")
         }
         self.context = context
-        context.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        context.pointee.data = CallbackContext(self).pointer
         redisLibeventAttach(context, loop.opaqueEventBase)
         redisAsyncSetConnectCallback(context) { context, status in
             guard let connection = RedisConnection.owner(of: context) else { return }
@@ -151,7 +151,7 @@ final class RedisConnection {
 
     private static func owner(of context: UnsafePointer<redisAsyncContext>?) -> RedisConnection? {
         guard let data = context?.pointee.data else { return nil }
-        return Unmanaged<RedisConnection>.fromOpaque(data).takeUnretainedValue()
+        return CallbackContext<RedisConnection>(data).object
     }
 
     private static func owner(of context: UnsafeMutablePointer<redisAsyncContext>) -> RedisConnection? {

@@ -24,10 +24,10 @@ extension EventLoop {
         guard awaitingAcknowledgement.insert(ObjectIdentifier(socket)).inserted,
               awaitingAcknowledgement.count == 1 else { return }
         if acknowledgementPoll == nil {
-            // Unretained context: the loop frees this event in deinit, before it goes. Fires on the loop thread.
+            // The loop frees this event in deinit, before it goes (`CallbackContext`).
             acknowledgementPoll = event_new(base, -1, Int16(EV_PERSIST), { _, _, context in
-                Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().pollAcknowledgements()
-            }, Unmanaged.passUnretained(self).toOpaque())
+                CallbackContext<EventLoop>(context!).object.pollAcknowledgements()
+            }, CallbackContext(self).pointer)
         }
         // Without the event (out of memory), the sockets still end with the peer's end of file or the deadline.
         guard let acknowledgementPoll else { return }

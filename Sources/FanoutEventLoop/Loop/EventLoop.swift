@@ -21,9 +21,9 @@ public final class EventLoop {
     /// Called when the last lingering socket has closed (shutdown waits for this).
     public var whenLingeringDone: (() -> Void)?
     /// Sockets with output queued since the last flush, in the order they were first written to this pass.
-    /// Unretained: a socket freed before the flush clears its entry in `deinit`, so dropping a socket still
-    /// discards its unsent output at once.
-    var pendingFlush: [Unmanaged<BufferedSocket>?] = []
+    /// Unretained (`CallbackContext`): a socket freed before the flush clears its entry in `deinit`, so dropping
+    /// a socket still discards its unsent output at once.
+    var pendingFlush: [CallbackContext<BufferedSocket>?] = []
     private var stopRequested = false
     /// Called after each pass's callbacks, before its writes are flushed: for work gathered over a pass
     /// (messages from Redis, fanned out in runs). Nil on a standalone server.
@@ -92,7 +92,7 @@ public final class EventLoop {
         while index < pendingFlush.count {
             if let entry = pendingFlush[index] {
                 pendingFlush[index] = nil
-                let socket = entry.takeUnretainedValue()
+                let socket = entry.object
                 socket.flushSlot = nil
                 socket.flushQueued()
             }

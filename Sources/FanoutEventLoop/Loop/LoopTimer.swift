@@ -13,12 +13,11 @@ public final class LoopTimer {
         self.loop = loop
         self.action = action
         self.repeating = repeating
-        // The context is unretained: whoever holds this timer keeps it alive, and deinit frees the event
-        // before the object goes away, so the callback never sees a dangling pointer.
+        // Whoever holds this timer keeps it alive, and deinit frees the event (`CallbackContext`).
         let flags = Int16(repeating ? EV_PERSIST : 0)
         event = event_new(loop.base, -1, flags, { _, _, context in
-            Unmanaged<LoopTimer>.fromOpaque(context!).takeUnretainedValue().action()
-        }, Unmanaged.passUnretained(self).toOpaque())
+            CallbackContext<LoopTimer>(context!).object.action()
+        }, CallbackContext(self).pointer)
     }
 
     deinit {

@@ -13,10 +13,10 @@ public final class SignalWatcher {
     public init(loop: EventLoop, signal number: Int32, action: @escaping (Int32) -> Void) throws(SystemError) {
         self.loop = loop
         self.action = action
-        // Unretained context: the owner keeps the watcher alive; deinit frees the event first.
+        // The owner keeps the watcher alive, and deinit frees the event (`CallbackContext`).
         event = event_new(loop.base, number, Int16(EV_SIGNAL | EV_PERSIST), { signal, _, context in
-            Unmanaged<SignalWatcher>.fromOpaque(context!).takeUnretainedValue().action(signal)
-        }, Unmanaged.passUnretained(self).toOpaque())
+            CallbackContext<SignalWatcher>(context!).object.action(signal)
+        }, CallbackContext(self).pointer)
         guard let event else { throw SystemError(errno: errno, operation: "event_new(signal \(number))") }
         try syscall("event_add(signal \(number))") { event_add(event, nil) }
         // A parent may have started us with this signal blocked (masks survive exec); a watched signal that

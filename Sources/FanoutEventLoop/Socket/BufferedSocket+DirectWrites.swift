@@ -41,7 +41,7 @@ extension BufferedSocket {
     func queueFlush() {
         guard writesDirectly, flushSlot == nil, !writeEventArmed else { return }
         flushSlot = Int32(truncatingIfNeeded: loop.pendingFlush.count)
-        loop.pendingFlush.append(Unmanaged.passUnretained(self))
+        loop.pendingFlush.append(CallbackContext(self))
     }
 
     /// Writes queued output straight to the kernel, until it is all written or the kernel takes no more;

@@ -134,22 +134,19 @@ public final class BufferedSocket {
             // (A connect arms it by itself until the connection is up.)
             bufferevent_disable(bev, Int16(EV_WRITE))
         }
-        // Unretained context: the socket's owner (or the loop, while lingering) keeps it alive, and deinit frees
-        // the bufferevent, so no callback can outlive the object.
-        let context = Unmanaged.passUnretained(self).toOpaque()
+        // The socket's owner (or the loop, while lingering) keeps it alive, and deinit frees the bufferevent
+        // (`CallbackContext`). The owner may drop the socket from inside a callback: each keeps it alive until
+        // the call returns.
         bufferevent_setcb(bev, { _, context in
-            let socket = Unmanaged<BufferedSocket>.fromOpaque(context!).takeUnretainedValue()
-            // The owner may drop the socket from inside the callback; keep it alive until the call returns.
+            let socket = CallbackContext<BufferedSocket>(context!).object
             withExtendedLifetime(socket) { socket.handleReadable() }
         }, { _, context in
-            let socket = Unmanaged<BufferedSocket>.fromOpaque(context!).takeUnretainedValue()
-            // The owner may drop the socket from inside the callback; keep it alive until the call returns.
+            let socket = CallbackContext<BufferedSocket>(context!).object
             withExtendedLifetime(socket) { socket.handleDrained() }
         }, { _, what, context in
-            let socket = Unmanaged<BufferedSocket>.fromOpaque(context!).takeUnretainedValue()
-            // The owner may drop the socket from inside the callback; keep it alive until the call returns.
+            let socket = CallbackContext<BufferedSocket>(context!).object
             withExtendedLifetime(socket) { socket.handleEvent(what) }
-        }, context)
+        }, CallbackContext(self).pointer)
     }
 
     // MARK: Reading

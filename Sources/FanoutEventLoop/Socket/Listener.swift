@@ -17,7 +17,7 @@ public final class Listener {
 
     /// Binds and listens. `onAccept` receives a non-blocking fd that it now owns. For a unix socket, a stale
     /// socket file is replaced and the new one gets `unixMode` (e.g. 0o660).
-    public init(
+    public convenience init(
         loop: EventLoop,
         address: SocketAddress,
         backlog: Int32 = 1024,
@@ -25,21 +25,19 @@ public final class Listener {
         onAccept: @escaping (Int32, SocketAddress) -> Void,
         onError: @escaping (SystemError) -> Void
     ) throws(SystemError) {
-        self.loop = loop
-        self.onAccept = onAccept
-        self.onError = onError
-        self.address = address
         var flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC
         if address.isIPv6 { flags |= LEV_OPT_BIND_IPV6ONLY }
         if address.isUnix { try Self.removeStaleSocket(address) }
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        let made = try address.withSockaddr { (sockaddr, length) throws(SystemError) in
-            try nonNull("listen on \(address)") {
-                evconnlistener_new_bind(loop.base, Self.acceptCallback, context, flags, backlog, sockaddr, length)
+        try self.init(
+            loop: loop, address: address, onAccept: onAccept, onError: onError
+        ) { context throws(SystemError) in
+            try address.withSockaddr { (sockaddr, length) throws(SystemError) in
+                try nonNull("listen on \(address)") {
+                    evconnlistener_new_bind(loop.base, Self.acceptCallback, context, flags, backlog, sockaddr, length)
+                }
             }
         }
-        listener = made
-        evconnlistener_set_error_cb(made, Self.errorCallback)
+        guard let made = listener else { return }
         if address.isUnix {
             ownedSocketFile = address.unixPath
             if let unixMode {
@@ -74,37 +72,50 @@ public final class Listener {
 
     /// Serves on a socket that is already bound and listening (socket activation). The fd becomes the
     /// listener's, and is closed with it.
-    public init(
+    public convenience init(
         loop: EventLoop,
         listeningFD fd: Int32,
         onAccept: @escaping (Int32, SocketAddress) -> Void,
         onError: @escaping (SystemError) -> Void
     ) throws(SystemError) {
-        self.loop = loop
-        self.onAccept = onAccept
-        self.onError = onError
         guard let bound = SocketAddress.local(of: fd) else {
             throw SystemError(errno: errno, operation: "inherited fd \(fd) is not a socket")
         }
-        self.address = bound
         evutil_make_socket_nonblocking(fd)
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        let made = try nonNull("listen on inherited fd \(fd)") {
-            evconnlistener_new(loop.base, Self.acceptCallback, context, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd)
+        let flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC
+        try self.init(loop: loop, address: bound, onAccept: onAccept, onError: onError) { context throws(SystemError) in
+            try nonNull("listen on inherited fd \(fd)") {
+                evconnlistener_new(loop.base, Self.acceptCallback, context, flags, -1, fd)
+            }
         }
+    }
+
+    /// What both ways of listening share: `listen` makes the evconnlistener, given its callbacks' context.
+    private init(
+        loop: EventLoop,
+        address: SocketAddress,
+        onAccept: @escaping (Int32, SocketAddress) -> Void,
+        onError: @escaping (SystemError) -> Void,
+        listen: (UnsafeMutableRawPointer) throws(SystemError) -> OpaquePointer
+    ) throws(SystemError) {
+        self.loop = loop
+        self.onAccept = onAccept
+        self.onError = onError
+        self.address = address
+        let made = try listen(CallbackContext(self).pointer)
         listener = made
         evconnlistener_set_error_cb(made, Self.errorCallback)
     }
 
-    // The context is unretained: the Listener's owner keeps it alive, and deinit frees the evconnlistener
-    // (and with it these callbacks) first. Both run on the loop thread.
+    // The Listener's owner keeps it alive, and deinit frees the evconnlistener, and with it these callbacks
+    // (`CallbackContext`).
     private static let acceptCallback: evconnlistener_cb = { _, fd, peer, peerLength, context in
-        let listener = Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue()
+        let listener = CallbackContext<Listener>(context!).object
         listener.onAccept(fd, SocketAddress(peer!, length: Int(peerLength)))
     }
 
     private static let errorCallback: evconnlistener_errorcb = { _, context in
-        let listener = Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue()
+        let listener = CallbackContext<Listener>(context!).object
         listener.onError(SystemError(errno: errno, operation: "accept on \(listener.address)"))
     }
 

@@ -22,15 +22,15 @@ import Glibc
         self.loop = loop
         self.fd = fd
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        // Unretained context: deinit frees the event before the object goes, so no callback outlives it.
+        // The stream's owner keeps it alive, and deinit frees both events (`CallbackContext`).
         event = event_new(loop.base, fd, Int16(EV_READ | EV_PERSIST), { _, _, context in
-            let stream = Unmanaged<RawStream>.fromOpaque(context!).takeUnretainedValue()
+            let stream = CallbackContext<RawStream>(context!).object
             withExtendedLifetime(stream) { stream.onReadable?() }
-        }, Unmanaged.passUnretained(self).toOpaque())
+        }, CallbackContext(self).pointer)
         writeEvent = event_new(loop.base, fd, Int16(EV_WRITE), { _, _, context in
-            let stream = Unmanaged<RawStream>.fromOpaque(context!).takeUnretainedValue()
+            let stream = CallbackContext<RawStream>(context!).object
             withExtendedLifetime(stream) { stream.onWritable?() }
-        }, Unmanaged.passUnretained(self).toOpaque())
+        }, CallbackContext(self).pointer)
     }
 
     deinit {
