@@ -91,7 +91,9 @@ public final class RedisEngine {
     /// The PUBs on their way to the shards, in batches.
     let publishing: PublishQueue
 
-    /// Where live messages for local subscribers go: the node's fan-out.
+    /// Where live messages for local subscribers go: the node's fan-out. Neither retained nor checked, as it is
+    /// read per message: the server owns both the fan-out (a `let`) and this engine, so the fan-out outlives
+    /// every delivery. This module's one reference of the kind, hence no type of its own for the rules.
     public unowned(unsafe) var deliveries: (any EngineDeliveries)?
     /// Questions across nodes: one put to this node's receivers, or what came back for one it put.
     public var onQuestion: (QuestionEvent) -> Void = { _ in }

@@ -21,7 +21,7 @@ final class HistoryJournal {
     private var pendingSegment: UInt32?
     private var pendingBytes = 0
     /// `pending.last`'s buffer, written per record without a retain (`pending` holds it), and its record count.
-    private var filling: Unmanaged<RecordBytes>?
+    private var filling: Unretained<RecordBytes>?
     private var fillingCount = 0
     /// Emptied buffers the writer handed back, filled again before any new one is made.
     private var spares: [RecordBytes] = []
@@ -51,7 +51,7 @@ final class HistoryJournal {
         let size = HistoryRecord.size(subjectBytes: subject.count, payloadBytes: payload.count)
         let segment = ledger.place(size)
         if filling == nil || pendingSegment != segment { startBatch(segment) }
-        filling.unsafelyUnwrapped._withUnsafeGuaranteedRef {
+        filling.unsafelyUnwrapped.with {
             HistoryRecord.appendUnsealed(seq: seq, serial: serial, wallNanoseconds: wallNanoseconds, subject: subject,
                                          payload: payload, to: $0)
         }
@@ -67,7 +67,7 @@ final class HistoryJournal {
         let bytes = spares.popLast() ?? RecordBytes()
         pending.append(EncodedRecords(segment: segment, bytes: bytes))
         pendingSegment = segment
-        filling = Unmanaged.passUnretained(bytes)
+        filling = Unretained(bytes)
     }
 
     /// Stores the count of the batch being filled.

@@ -91,10 +91,10 @@ final class HistoryStore {
     /// Which segment files still hold retained records, when history is on disk: told of every message that
     /// leaves.
     var ledger: SegmentLedger? {
-        didSet { unretainedLedger = ledger.map(Unmanaged.passUnretained) }
+        didSet { unretainedLedger = ledger.map(Unretained.init) }
     }
     /// `ledger`, read on every trim without a retain (`ledger` holds it).
-    private var unretainedLedger: Unmanaged<SegmentLedger>?
+    private var unretainedLedger: Unretained<SegmentLedger>?
 
     init(rules: [HistoryRule], maxBytes: Int) {
         self.rules = rules
@@ -293,7 +293,7 @@ final class HistoryStore {
 
     private func removeOldest(of log: Log) {
         guard let removed = log.messages.popFirst() else { return }
-        unretainedLedger?._withUnsafeGuaranteedRef {
+        unretainedLedger?.with {
             $0.release(removed.segment, subjectBytes: log.subjectBytes, payloadBytes: removed.payload.count)
         }
         if !log.cursors.isEmpty { rescue(removed, from: log) }

@@ -12,7 +12,7 @@ public final class MemoryEngine: Engine, LocalHistory {
         let slot: SequenceTable.Slot
         /// Unretained: the store keeps the log, and a run closes before anything changes the store
         /// (`closeRun`), so that a publish reading the position costs no retain and release of it.
-        let log: Unmanaged<HistoryStore.Log>?
+        let log: Unretained<HistoryStore.Log>?
         /// The subject's numbering serial, when its records go to disk.
         let serial: UInt64
 
@@ -28,10 +28,10 @@ public final class MemoryEngine: Engine, LocalHistory {
     let history: HistoryStore
     /// History on disk (`history_dir`), or nil when it lives in memory only.
     var journal: HistoryJournal? {
-        didSet { unretainedJournal = journal.map(Unmanaged.passUnretained) }
+        didSet { unretainedJournal = journal.map(Unretained.init) }
     }
     /// `journal`, for the publish path: reading the optional reference retained and released it per message.
-    private var unretainedJournal: Unmanaged<HistoryJournal>?
+    private var unretainedJournal: Unretained<HistoryJournal>?
     /// Why publishes to subjects with history are refused now, under `history_fsync: always`: the directory
     /// could not be opened at start, or the writer's writes fail (read as each run opens). Nil almost always.
     var diskRefusal: String?
@@ -97,7 +97,7 @@ public final class MemoryEngine: Engine, LocalHistory {
         var found = sequences.find(subject)
         let log = history.logForAppending(subject)
         guard let journal, log != nil else {
-            return (found.last, RunPosition(slot: found.slot, log: log.map(Unmanaged.passUnretained), serial: 0))
+            return (found.last, RunPosition(slot: found.slot, log: log.map(Unretained.init), serial: 0))
         }
         journal.wallNow = HistoryJournal.wallNanoseconds()
         // A record names its subject's serial: enter a new subject now, so that it has one.
@@ -108,7 +108,7 @@ public final class MemoryEngine: Engine, LocalHistory {
             serial = entered.serial
             found = sequences.find(subject)
         }
-        return (found.last, RunPosition(slot: found.slot, log: history.logForAppending(subject).map(Unmanaged.passUnretained),
+        return (found.last, RunPosition(slot: found.slot, log: history.logForAppending(subject).map(Unretained.init),
                                         serial: serial ?? 0))
     }
 
@@ -117,13 +117,13 @@ public final class MemoryEngine: Engine, LocalHistory {
         guard let log = position.log else { return }
         // A record names its subject in 16 bits: a longer subject (max_line allows one) stays in memory only.
         guard let journal = unretainedJournal, subject.count <= HistoryRecord.maxSubjectBytes else {
-            log._withUnsafeGuaranteedRef { _ = history.append($0, seq: seq, payload: payload, at: runOpenedAt) }
+            log.with { _ = history.append($0, seq: seq, payload: payload, at: runOpenedAt) }
             return
         }
-        let segment = journal._withUnsafeGuaranteedRef {
+        let segment = journal.with {
             $0.record(seq: seq, serial: position.serial, wallNanoseconds: $0.wallNow, subject: subject, payload: payload)
         }
-        log._withUnsafeGuaranteedRef { _ = history.append($0, seq: seq, payload: payload, at: runOpenedAt, segment: segment) }
+        log.with { _ = history.append($0, seq: seq, payload: payload, at: runOpenedAt, segment: segment) }
     }
 
     /// Records where the open run left its subject's numbering, and hands its records to the disk writer.

@@ -1,0 +1,46 @@
+/// A reference that neither keeps its object alive nor is checked when read: the one way the engine, and the
+/// modules above it, hold an object they do not own on the publish path, where a retain and release per message
+/// would show. `package`, so that the server core and the Redis engine can take the same type.
+///
+/// The rules, in one place, for every use:
+/// - Something else owns the object for as long as any `Unretained` to it is read, and each use says which owner
+///   it relies on. In the engine: `HistoryStore.ledger` and `MemoryEngine.journal` set their `Unretained` in
+///   `didSet`, so the two change together; `HistoryJournal.pending` holds the batch that `filling` names; a run's
+///   position names its subject's log, which the history store keeps, and the run closes before anything changes
+///   the store (`MemoryEngine.closeRun`).
+/// - A reader that may cause the owner to let go (a check that can drop what it reads, a departure) takes a
+///   strong reference first, with `retained`, and holds it across that call.
+/// - Everything runs on the loop thread, the only one that lets go of these objects.
+/// Breaking the first rule is a use after free, which no check reports.
+package struct Unretained<Object: AnyObject> {
+    private let reference: Unmanaged<Object>
+
+    @inline(__always)
+    package init(_ object: Object) {
+        reference = .passUnretained(object)
+    }
+
+    /// Runs `body` with the object, without a retain or a release.
+    @inline(__always)
+    package func with<Result>(_ body: (Object) throws -> Result) rethrows -> Result {
+        try reference._withUnsafeGuaranteedRef(body)
+    }
+
+    /// A strong reference, for a caller about to do something that may make the owner let go.
+    @inline(__always)
+    package var retained: Object { reference.takeUnretainedValue() }
+
+    /// The object's identity, read without touching it.
+    @inline(__always)
+    package var id: ObjectIdentifier { ObjectIdentifier(reference.takeUnretainedValue()) }
+
+    @inline(__always)
+    package static func === (lhs: Unretained, rhs: Unretained) -> Bool {
+        lhs.reference.toOpaque() == rhs.reference.toOpaque()
+    }
+
+    @inline(__always)
+    package static func === (lhs: Unretained, rhs: Object) -> Bool {
+        lhs.reference.toOpaque() == Unmanaged.passUnretained(rhs).toOpaque()
+    }
+}
