@@ -8,7 +8,7 @@ final class Responder {
     private let format: WireFormat
     private static let answer = Array("ANSWER ".utf8)
     private static let pub = Array("PUB ".utf8)
-    private static let pong = Array("PONG\r\n".utf8)
+    static let pong = Array("PONG\r\n".utf8)
 
     init(connection: RawConnection, format: WireFormat) {
         self.connection = connection
@@ -20,8 +20,7 @@ final class Responder {
     }
 
     private func consumeFanout(_ bytes: UnsafeRawBufferPointer) -> Result<Int, BenchFailure> {
-        var position = 0
-        while let end = FrameScan.newline(bytes, from: position) {
+        FrameScan.lines(bytes) { position, end in
             switch bytes[position] {
             case UInt8(ascii: "A"):
                 // ASK <subject> <id> <payload>
@@ -32,19 +31,17 @@ final class Responder {
                 connection.append(Self.answer)
                 // The id, its space, the payload and the LF, as they lie.
                 connection.append(UnsafeRawBufferPointer(rebasing: bytes[(second + 1)...end]))
+                return .next
             case UInt8(ascii: "+"):
-                break
+                return .next
             default:
                 return FrameScan.failure("responder: unexpected line", bytes, position..<end)
             }
-            position = end + 1
         }
-        return .success(position)
     }
 
     private func consumeNATS(_ bytes: UnsafeRawBufferPointer) -> Result<Int, BenchFailure> {
-        var position = 0
-        while let end = FrameScan.newline(bytes, from: position) {
+        FrameScan.lines(bytes) { position, end in
             switch bytes[position] {
             case UInt8(ascii: "M"):
                 // MSG <subject> <sid> <reply> <n>\r\n<payload>\r\n
@@ -54,22 +51,20 @@ final class Responder {
                     return FrameScan.failure("responder: no reply subject", bytes, position..<end)
                 }
                 let frameEnd = end + 1 + length + 2
-                guard frameEnd <= bytes.count else { return .success(position) }
+                guard frameEnd <= bytes.count else { return .incomplete }
                 connection.append(Self.pub)
                 // `<reply> <n>\r\n`, the payload and its CRLF, as they lie.
                 connection.append(UnsafeRawBufferPointer(rebasing: bytes[(third + 1)..<frameEnd]))
-                position = frameEnd
-                continue
+                return .resume(at: frameEnd)
             case UInt8(ascii: "P"):
                 if bytes[position + 1] == UInt8(ascii: "I") { connection.append(Self.pong) }
+                return .next
             case UInt8(ascii: "+"):
-                break
+                return .next
             default:
                 return FrameScan.failure("responder: unexpected line", bytes, position..<end)
             }
-            position = end + 1
         }
-        return .success(position)
     }
 }
 
@@ -149,9 +144,8 @@ final class Asker {
     }
 
     private func consumeFanout(_ bytes: UnsafeRawBufferPointer) -> Result<Int, BenchFailure> {
-        var position = 0
         let now = MonotonicClock.nanoseconds()
-        while let end = FrameScan.newline(bytes, from: position) {
+        return FrameScan.lines(bytes) { position, end in
             switch bytes[position] {
             case UInt8(ascii: "+"):
                 // +OK <id> <asked>
@@ -166,8 +160,10 @@ final class Asker {
                     unconfirmed.removeFirst(unconfirmedStart)
                     unconfirmedStart = 0
                 }
+                return .next
             case UInt8(ascii: "A"):
                 tally.answers += 1
+                return .next
             case UInt8(ascii: "D"):
                 // DONE <id> asked=<a> answered=<b> gone=<g>
                 guard let first = FrameScan.space(1, in: bytes, position..<end),
@@ -178,18 +174,16 @@ final class Asker {
                 }
                 tally.close(sentAt: sentAt, now: now)
                 open -= 1
+                return .next
             default:
                 return FrameScan.failure("asker: unexpected line", bytes, position..<end)
             }
-            position = end + 1
         }
-        return .success(position)
     }
 
     private func consumeNATS(_ bytes: UnsafeRawBufferPointer) -> Result<Int, BenchFailure> {
-        var position = 0
         let now = MonotonicClock.nanoseconds()
-        while let end = FrameScan.newline(bytes, from: position) {
+        return FrameScan.lines(bytes) { position, end in
             switch bytes[position] {
             case UInt8(ascii: "M"):
                 // MSG _INBOX.bench<asker>.<n> <sid> <length>\r\n<payload>\r\n
@@ -200,24 +194,22 @@ final class Asker {
                     return FrameScan.failure("unexpected reply", bytes, position..<end)
                 }
                 let frameEnd = end + 1 + length + 2
-                guard frameEnd <= bytes.count else { return .success(position) }
+                guard frameEnd <= bytes.count else { return .incomplete }
                 tally.answers += 1
                 if !replied[Int(request)] {
                     replied[Int(request)] = true
                     tally.close(sentAt: sentAt[Int(request)], now: now)
                     open -= 1
                 }
-                position = frameEnd
-                continue
+                return .resume(at: frameEnd)
             case UInt8(ascii: "P"):
-                if bytes[position + 1] == UInt8(ascii: "I") { connection.append(Array("PONG\r\n".utf8)) }
+                if bytes[position + 1] == UInt8(ascii: "I") { connection.append(Responder.pong) }
+                return .next
             case UInt8(ascii: "+"):
-                break
+                return .next
             default:
                 return FrameScan.failure("asker: unexpected line", bytes, position..<end)
             }
-            position = end + 1
         }
-        return .success(position)
     }
 }

@@ -60,11 +60,8 @@ final class DeliverySink {
         self.format = format
         self.tally = tally
         untilSample = tally.sampleEvery
-        buffer = .allocate(byteCount: Self.capacity, alignment: 16)
         // Anything the handshake read past the subscription's reply is the first delivery bytes.
-        let carried = min(unread.count, Self.capacity)
-        unread.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(carried))) }
-        filled = carried
+        (buffer, filled) = takenOverInput(unread, capacity: Self.capacity)
         stream.onReadable = { [unowned self] in self.readable() }
         stream.startReading()
     }
@@ -139,76 +136,73 @@ final class DeliverySink {
 
     private func countFanout(_ bytes: UnsafeRawBufferPointer, _ now: UInt64) -> (Int, Int, String?) {
         let base = bytes.baseAddress!
-        var position = 0
         var count = 0
-        while position < bytes.count, let newline = memchr(base + position, 0x0A, bytes.count - position) {
-            let end = base.distance(to: UnsafeRawPointer(newline))
+        let walked = FrameScan.lines(bytes) { position, end in
             let first = base.load(fromByteOffset: position, as: UInt8.self)
             if first == UInt8(ascii: "B") {
                 // `BMSG <subject> <seq> <length>`, LF, the bytes, LF (protocol 1.2).
                 guard let length = Self.lastNumber(UnsafeRawBufferPointer(rebasing: bytes[position..<end])) else {
-                    let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[position..<end]), as: UTF8.self)
-                    return (count, end + 1, "unexpected line: \(line)")
+                    return FrameScan.failure("unexpected line", bytes, position..<end)
                 }
-                guard end + 1 + length + 1 <= bytes.count else { break }
+                guard end + 1 + length + 1 <= bytes.count else { return .incomplete }
                 count += 1
                 if takesSample() {
                     let payload = UnsafeRawBufferPointer(rebasing: bytes[(end + 1)..<(end + 1 + length)])
                     tally.sample(payload: payload, at: now)
                 }
-                position = end + 1 + length + 1
-                continue
+                return .resume(at: end + 1 + length + 1)
             }
-            guard first == UInt8(ascii: "M") else {
-                let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[position..<end]), as: UTF8.self)
-                return (count, end + 1, "unexpected line: \(line)")
-            }
+            guard first == UInt8(ascii: "M") else { return FrameScan.failure("unexpected line", bytes, position..<end) }
             count += 1
             if takesSample() {
                 if let message = MessageLine(UnsafeRawBufferPointer(rebasing: bytes[position..<end])) {
                     tally.sample(payload: message.payload, at: now)
                 }
             }
-            position = end + 1
+            return .next
         }
-        return (count, position, nil)
+        return Self.counted(count, walked)
+    }
+
+    /// A walk of the lines as `consume` takes it: the deliveries counted, the bytes used, and why to give up (the
+    /// bytes used then matter no more).
+    @inline(__always)
+    private static func counted(_ count: Int, _ walked: Result<Int, BenchFailure>) -> (Int, Int, String?) {
+        switch walked {
+        case .success(let used): (count, used, nil)
+        case .failure(let failure): (count, 0, failure.description)
+        }
     }
 
     /// NATS: `MSG <subject> <sid> [<reply>] <length>`, CRLF, the payload, CRLF. A server `PING` is answered, so
     /// that a long run keeps its subscribers; `+OK` and `PONG` are passed over.
     private func countNATS(_ bytes: UnsafeRawBufferPointer, _ now: UInt64) -> (Int, Int, String?) {
-        let base = bytes.baseAddress!
-        var position = 0
         var count = 0
-        while position < bytes.count, let newline = memchr(base + position, 0x0A, bytes.count - position) {
-            let end = base.distance(to: UnsafeRawPointer(newline))
+        let walked = FrameScan.lines(bytes) { position, end in
             let line = UnsafeRawBufferPointer(rebasing: bytes[position..<end])
             switch line.first {
             case UInt8(ascii: "M"):
                 guard let length = Self.lastNumber(line) else {
-                    return (count, end + 1, "unexpected line: \(String(decoding: line, as: UTF8.self))")
+                    return FrameScan.failure("unexpected line", bytes, position..<end)
                 }
-                guard end + 1 + length + 2 <= bytes.count else { return (count, position, nil) }
+                guard end + 1 + length + 2 <= bytes.count else { return .incomplete }
                 count += 1
                 if takesSample() {
                     let payload = UnsafeRawBufferPointer(rebasing: bytes[(end + 1)..<(end + 1 + length)])
                     tally.sample(payload: payload, at: now)
                 }
-                position = end + 1 + length + 2
-                continue
+                return .resume(at: end + 1 + length + 2)
             case UInt8(ascii: "P"):
-                if line.starts(with: "PING".utf8) { Self.pong.withUnsafeBytes { _ = stream.send($0) } }
+                if line.starts(with: "PING".utf8) { Responder.pong.withUnsafeBytes { _ = stream.send($0) } }
+                return .next
             case UInt8(ascii: "+"):
-                break
+                return .next
             default:
-                return (count, end + 1, "unexpected line: \(String(decoding: line, as: UTF8.self))")
+                return FrameScan.failure("unexpected line", bytes, position..<end)
             }
-            position = end + 1
         }
-        return (count, position, nil)
+        return Self.counted(count, walked)
     }
-
-    private static let pong = Array("PONG\r\n".utf8)
 
     /// The decimal number that ends a header line (a trailing CR allowed): a `BMSG` or NATS `MSG` length.
     static func lastNumber(_ line: UnsafeRawBufferPointer) -> Int? {
@@ -248,11 +242,8 @@ final class DeliverySink {
     /// Events: lines up to a blank one; each `data:` line is a delivery, its payload the JSON string after
     /// `"payload":"` (a benchmark payload needs no escaping). `id:` lines and comments are passed over.
     private func countEvents(_ bytes: UnsafeRawBufferPointer, _ now: UInt64) -> (Int, Int, String?) {
-        let base = bytes.baseAddress!
-        var position = 0
         var count = 0
-        while position < bytes.count, let newline = memchr(base + position, 0x0A, bytes.count - position) {
-            let end = base.distance(to: UnsafeRawPointer(newline))
+        let walked = FrameScan.lines(bytes) { position, end in
             let line = UnsafeRawBufferPointer(rebasing: bytes[position..<end])
             if line.starts(with: Self.dataPrefix) {
                 count += 1
@@ -260,11 +251,11 @@ final class DeliverySink {
                     if let payload = Self.jsonPayload(in: line) { tally.sample(payload: payload, at: now) }
                 }
             } else if line.starts(with: Self.errorEvent) {
-                return (count, end + 1, "unexpected event: error")
+                return .failed(BenchFailure(description: "unexpected event: error"))
             }
-            position = end + 1
+            return .next
         }
-        return (count, position, nil)
+        return Self.counted(count, walked)
     }
 
     private static let dataPrefix = Array("data: ".utf8)

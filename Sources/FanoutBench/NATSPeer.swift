@@ -5,29 +5,16 @@
 ///
 /// It connects with `"verbose":true`: the server then answers every `PUB` with `+OK`, which a `PublishPump`'s
 /// window counts as it counts Fanout's `+OK <receivers>`, and which costs the server what Fanout's reply does.
-public final class NATSPeer: BenchPeer, BufferedSocketDelegate {
-    private let loop: EventLoop
-    private let address: SocketAddress
+public final class NATSPeer: ServerPeer, BenchPeer {
     /// The queue group that `subscribe` joins, or nil for plain subscriptions.
     private let group: String?
-    private var socket: BufferedSocket?
     private var input: [UInt8] = []
     private var greeted = false
-    private var connectDone: ((String?) -> Void)?
-    /// Subscriptions waiting for the `PONG` that follows their `SUB`, in order.
-    private var subscribeWaiters: [(String?) -> Void] = []
     private var nextSID = 1
-    public var onFailure: ((String) -> Void)?
 
     public init(loop: EventLoop, address: SocketAddress, group: String? = nil) {
-        self.loop = loop
-        self.address = address
         self.group = group
-    }
-
-    public func connect(_ done: @escaping (String?) -> Void) {
-        connectDone = done
-        socket = openPeerSocket(loop: loop, address: address, delegate: self, failed: done)
+        super.init(loop: loop, address: address, name: "nats")
     }
 
     /// `SUB <subject> [<group>] <sid>` then `PING`: NATS confirms a subscription only by answering a later
@@ -39,27 +26,17 @@ public final class NATSPeer: BenchPeer, BufferedSocketDelegate {
         nextSID += 1
     }
 
-    public func stall() {
-        socket?.delegate = nil
-        socket?.disableReading()
-    }
-
-    public func close() {
-        socket?.delegate = nil
-        socket = nil
-    }
-
     public var wireFormat: WireFormat { .nats }
 
     public func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
         releasePeerSocket(&socket, unread: input)
     }
 
-    public func socketDidConnect(_ socket: BufferedSocket) {
+    override public func socketDidConnect(_ socket: BufferedSocket) {
         socket.disableNagle()
     }
 
-    public func socketDidRead(_ socket: BufferedSocket) {
+    override public func socketDidRead(_ socket: BufferedSocket) {
         socket.readInput { chunk in
             input.append(contentsOf: chunk)
             return chunk.count
@@ -82,15 +59,6 @@ public final class NATSPeer: BenchPeer, BufferedSocketDelegate {
                 let waiter = subscribeWaiters.isEmpty ? nil : subscribeWaiters.removeFirst()
                 if let waiter { waiter(line) } else { onFailure?("nats: \(line)") }
             }
-        }
-    }
-
-    public func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
-        if let connectDone {
-            self.connectDone = nil
-            connectDone("cannot connect to \(address): \(reason)")
-        } else {
-            onFailure?("nats connection lost: \(reason)")
         }
     }
 }

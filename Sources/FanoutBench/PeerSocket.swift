@@ -25,3 +25,13 @@ func releasePeerSocket(_ socket: inout BufferedSocket?, unread: [UInt8] = []) ->
     let released = held.releaseDescriptor()
     return (released.fd, unread + released.unread)
 }
+
+/// The input buffer of a connection taken over from a peer (by a sink, a pump or a request/reply peer):
+/// `capacity` bytes, beginning with `unread`, what the handshake read past its last reply (cut at `capacity`),
+/// and how much of it that fills. The caller deallocates it.
+func takenOverInput(_ unread: [UInt8], capacity: Int) -> (buffer: UnsafeMutableRawBufferPointer, filled: Int) {
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
+    let carried = min(unread.count, capacity)
+    unread.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(carried))) }
+    return (buffer, carried)
+}

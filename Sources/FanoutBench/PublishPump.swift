@@ -56,10 +56,7 @@ final class PublishPump {
         // A full window of the longest frames fits, so a window's worth never needs more room.
         let longest = (ranges.map(\.count).max() ?? 0) + payloadSize + suffix.count
         output = .allocate(byteCount: max(4096, longest * max(window, 1)), alignment: 16)
-        input = .allocate(byteCount: Self.inputCapacity, alignment: 16)
-        let carried = min(unread.count, Self.inputCapacity)
-        unread.withUnsafeBytes { input.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(carried))) }
-        filled = carried
+        (input, filled) = takenOverInput(unread, capacity: Self.inputCapacity)
         stream.onReadable = { [unowned self] in self.readable() }
         stream.onWritable = { [unowned self] in
             self.waitingToWrite = false

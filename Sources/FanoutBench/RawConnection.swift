@@ -26,10 +26,7 @@ final class RawConnection {
 
     init(loop: EventLoop, fd: Int32, unread: [UInt8]) {
         stream = RawStream(loop: loop, fd: fd)
-        input = .allocate(byteCount: Self.inputCapacity, alignment: 16)
-        let carried = min(unread.count, Self.inputCapacity)
-        unread.withUnsafeBytes { input.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(carried))) }
-        filled = carried
+        (input, filled) = takenOverInput(unread, capacity: Self.inputCapacity)
         output.reserveCapacity(64 * 1024)
         stream.onReadable = { [unowned self] in self.readable() }
         stream.onWritable = { [unowned self] in
@@ -166,8 +163,35 @@ enum FrameScan {
     }
 
     /// Giving up on the line `bytes[range]`, quoted after `what`.
-    static func failure(_ what: String, _ bytes: UnsafeRawBufferPointer,
-                        _ range: Range<Int>) -> Result<Int, BenchFailure> {
-        .failure(BenchFailure(description: "\(what): \(text(bytes, range))"))
+    static func failure(_ what: String, _ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> LineStep {
+        .failed(BenchFailure(description: "\(what): \(text(bytes, range))"))
+    }
+
+    /// Where a walk of the lines goes after one.
+    enum LineStep {
+        /// To the next line.
+        case next
+        /// To `at`: the line began a frame that ends there (a NATS payload and its CRLF).
+        case resume(at: Int)
+        /// Nowhere yet: the line began a frame whose end has not arrived; it is read again with more input.
+        case incomplete
+        case failed(BenchFailure)
+    }
+
+    /// Hands each complete line, `start..<end` with its LF at `end`, to `line` in order: the bytes used up to the
+    /// first incomplete line or frame, or the failure `line` gave up with. The walk of every request/reply peer.
+    @inline(__always)
+    static func lines(_ bytes: UnsafeRawBufferPointer,
+                      _ line: (_ start: Int, _ end: Int) -> LineStep) -> Result<Int, BenchFailure> {
+        var position = 0
+        while let end = newline(bytes, from: position) {
+            switch line(position, end) {
+            case .next: position = end + 1
+            case .resume(let at): position = at
+            case .incomplete: return .success(position)
+            case .failed(let failure): return .failure(failure)
+            }
+        }
+        return .success(position)
     }
 }
