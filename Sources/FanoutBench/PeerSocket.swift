@@ -35,3 +35,18 @@ func takenOverInput(_ unread: [UInt8], capacity: Int) -> (buffer: UnsafeMutableR
     unread.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(carried))) }
     return (buffer, carried)
 }
+
+/// A connection taken over from a peer that both reads and writes (`PublishPump`, `RawConnection`): it reads
+/// when the socket is readable, and sends what waits once the kernel has room again after a partial send.
+protocol TakenOverConnection: AnyObject {
+    func readable()
+    func writable()
+}
+
+/// Starts reading `stream` for `connection`, which holds it (hence unowned). Generic, so that each connection's
+/// callbacks are direct calls.
+func startReading<Connection: TakenOverConnection>(_ stream: RawStream, for connection: Connection) {
+    stream.onReadable = { [unowned connection] in connection.readable() }
+    stream.onWritable = { [unowned connection] in connection.writable() }
+    stream.startReading()
+}

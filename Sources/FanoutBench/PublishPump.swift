@@ -11,7 +11,7 @@ import Darwin
 /// acknowledgements are counted where they lie in one input buffer. The load generator has one core, like
 /// the server; a C load generator works this way, and anything slower measures the generator in the
 /// publish-only scenario instead of the server.
-final class PublishPump {
+final class PublishPump: TakenOverConnection {
     private let stream: RawStream
     private let format: WireFormat
     /// Every subject's frame prefix, back to back; `prefixes[i]` is subject i's range.
@@ -57,12 +57,7 @@ final class PublishPump {
         let longest = (ranges.map(\.count).max() ?? 0) + payloadSize + suffix.count
         output = .allocate(byteCount: max(4096, longest * max(window, 1)), alignment: 16)
         (input, filled) = takenOverInput(unread, capacity: Self.inputCapacity)
-        stream.onReadable = { [unowned self] in self.readable() }
-        stream.onWritable = { [unowned self] in
-            self.waitingToWrite = false
-            self.flush()
-        }
-        stream.startReading()
+        startReading(stream, for: self)
     }
 
     deinit {
@@ -121,7 +116,12 @@ final class PublishPump {
         output = larger
     }
 
-    private func readable() {
+    func writable() {
+        waitingToWrite = false
+        flush()
+    }
+
+    func readable() {
         guard !failed else { return }
         let space = UnsafeMutableRawBufferPointer(rebasing: input[filled...])
         switch stream.receive(into: space) {

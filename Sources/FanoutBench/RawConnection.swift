@@ -9,7 +9,7 @@ import Darwin
 /// A set-up connection (greeted, subscribed) read and written raw, for the request/reply peers: its input is
 /// read into one buffer and handed to `consume`, which says how much it used; what is queued with `append` goes
 /// out with one `send` per `flush`, the rest when the kernel has room. Runs on the benchmark's loop thread.
-final class RawConnection {
+final class RawConnection: TakenOverConnection {
     private let stream: RawStream
     private let input: UnsafeMutableRawBufferPointer
     private var filled = 0
@@ -28,12 +28,7 @@ final class RawConnection {
         stream = RawStream(loop: loop, fd: fd)
         (input, filled) = takenOverInput(unread, capacity: Self.inputCapacity)
         output.reserveCapacity(64 * 1024)
-        stream.onReadable = { [unowned self] in self.readable() }
-        stream.onWritable = { [unowned self] in
-            self.waitingToWrite = false
-            self.flush()
-        }
-        stream.startReading()
+        startReading(stream, for: self)
     }
 
     deinit {
@@ -77,7 +72,12 @@ final class RawConnection {
         stream.waitUntilWritable()
     }
 
-    private func readable() {
+    func writable() {
+        waitingToWrite = false
+        flush()
+    }
+
+    func readable() {
         guard !failed else { return }
         // Drain what the kernel has, up to a few reads, then let the other connections have a turn.
         reading: for _ in 0..<4 {
