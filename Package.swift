@@ -109,12 +109,22 @@ let package = Package(
         // The HTTP front's pure parts: request parser, responses, WebSocket handshake and framing, and the text
         // encodings they need (JSON strings, base64), which the daemon and the CLI use too. No I/O.
         .target(name: "FanoutHTTP"),
+        // The operator's console at GET /: console.html, .css, .js and the JavaScript client's browser build
+        // (copied in by clients/js/scripts/embed-console.mjs) as real files, embedded at build time, and the page
+        // put together from them on first use. No I/O.
+        .target(
+            name: "FanoutConsole",
+            resources: [
+                .embedInCode("Page/console.html"), .embedInCode("Page/console.css"), .embedInCode("Page/console.js"),
+                .embedInCode("Page/fanout.browser.js"),
+            ]
+        ),
         // The server core: connections, subject index, fan-out, limits, lifecycle.
         .target(
             name: "FanoutServer",
             dependencies: [
                 "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol", "FanoutEngine", "FanoutHTTP", "FanoutCollections",
-                "FanoutRedis", "FanoutRedisEngine", "FanoutSubjects", "FanoutHistoryDisk",
+                "FanoutRedis", "FanoutRedisEngine", "FanoutSubjects", "FanoutHistoryDisk", "FanoutConsole",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -179,6 +189,7 @@ let package = Package(
         .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol", "FanoutHistoryDisk"]),
         .testTarget(name: "FanoutRedisTests", dependencies: ["FanoutRedis", "FanoutRedisEngine", "FanoutEngine", "FanoutEventLoop", "FanoutTestSupport"]),
         .testTarget(name: "FanoutConfigTests", dependencies: ["FanoutConfig"]),
+        .testTarget(name: "FanoutConsoleTests", dependencies: ["FanoutConsole"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["FanoutProtocol", "FanoutTestSupport"],
