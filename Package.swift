@@ -190,6 +190,9 @@ let package = Package(
         .testTarget(name: "FanoutRedisTests", dependencies: ["FanoutRedis", "FanoutRedisEngine", "FanoutEngine", "FanoutEventLoop", "FanoutTestSupport"]),
         .testTarget(name: "FanoutConfigTests", dependencies: ["FanoutConfig"]),
         .testTarget(name: "FanoutConsoleTests", dependencies: ["FanoutConsole"]),
+        // Tests of the repository rather than of a module: file lengths, the shipped config and reference
+        // against the catalogue of settings, the protocol document against the shared contract.
+        .testTarget(name: "RepositoryTests", dependencies: ["FanoutConfig"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["FanoutProtocol", "FanoutTestSupport"],
