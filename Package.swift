@@ -44,8 +44,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
     ],
     targets: [
-        // The package's two C modules are headers only, each imported by one Swift module. This one: libevent's
-        // headers, nothing else.
+        // The package's three C modules: two are headers only, each imported by one Swift module, and CCRC32C
+        // is the one C function Swift cannot write. This one: libevent's headers, nothing else.
         .systemLibrary(
             name: "CLibevent",
             pkgConfig: "libevent",
@@ -74,10 +74,10 @@ let package = Package(
             ],
             swiftSettings: uncheckedExclusivityInRelease
         ),
-        // History on disk: segment files of checksummed records, the start-up recovery that reads and repairs
-        // them, and the write-behind thread. The only file I/O of history; no loop, no engine.
         // The processor's CRC-32C instruction, for history records' checksums: C because Swift cannot name it.
         .target(name: "CCRC32C"),
+        // History on disk: segment files of checksummed records, the start-up recovery that reads and repairs
+        // them, and the write-behind thread. The only file I/O of history; no loop, no engine.
         .target(
             name: "FanoutHistoryDisk",
             dependencies: ["CCRC32C", .product(name: "Logging", package: "swift-log")],
@@ -119,7 +119,8 @@ let package = Package(
                 .embedInCode("Page/fanout.browser.js"),
             ]
         ),
-        // The server core: connections, subject index, fan-out, limits, lifecycle.
+        // The server core: connections, subscriptions (over FanoutSubjects' index), fan-out, limits, lifecycle,
+        // and the HTTP front, which serves FanoutConsole's page.
         .target(
             name: "FanoutServer",
             dependencies: [
@@ -175,7 +176,8 @@ let package = Package(
                 .unsafeFlags(["-Xllvm", "-sil-disable-pass=loop-invariant-code-motion"], .when(configuration: .release)),
             ]
         ),
-        // Helpers shared by the test targets (a seeded random generator).
+        // Helpers shared by the test targets: a seeded random generator, malloc's size of an object, a
+        // redis-server started for a test.
         .target(name: "FanoutTestSupport", path: "Tests/Support"),
         .testTarget(name: "FanoutClientTests", dependencies: ["FanoutClient", "FanoutProtocol"]),
         .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
