@@ -44,8 +44,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
     ],
     targets: [
-        // The package's two C modules are headers only, each imported by one Swift module. This one: libevent's
-        // headers, nothing else.
+        // The package's three C modules: two are headers only, each imported by one Swift module, and CCRC32C
+        // is the one C function Swift cannot write. This one: libevent's headers, nothing else.
         .systemLibrary(
             name: "CLibevent",
             pkgConfig: "libevent",
@@ -74,10 +74,10 @@ let package = Package(
             ],
             swiftSettings: uncheckedExclusivityInRelease
         ),
-        // History on disk: segment files of checksummed records, the start-up recovery that reads and repairs
-        // them, and the write-behind thread. The only file I/O of history; no loop, no engine.
         // The processor's CRC-32C instruction, for history records' checksums: C because Swift cannot name it.
         .target(name: "CCRC32C"),
+        // History on disk: segment files of checksummed records, the start-up recovery that reads and repairs
+        // them, and the write-behind thread. The only file I/O of history; no loop, no engine.
         .target(
             name: "FanoutHistoryDisk",
             dependencies: ["CCRC32C", .product(name: "Logging", package: "swift-log")],
@@ -109,15 +109,25 @@ let package = Package(
             dependencies: ["FanoutRedis", "FanoutEngine", "FanoutProtocol", "FanoutEventLoop"],
             swiftSettings: uncheckedExclusivityInRelease
         ),
-        // The HTTP front's pure parts: request parser, responses, WebSocket handshake and framing, and the text
-        // encodings they need (JSON strings, base64), which the daemon and the CLI use too. No I/O.
+        // The HTTP front's pure parts: request parser, responses, WebSocket handshake and framing. No I/O.
         .target(name: "FanoutHTTP", dependencies: ["FanoutProtocol"]),
-        // The server core: connections, subject index, fan-out, limits, lifecycle.
+        // The operator's console at GET /: console.html, .css, .js and the JavaScript client's browser build
+        // (copied in by clients/js/scripts/embed-console.mjs) as real files, embedded at build time, and the page
+        // put together from them on first use. No I/O.
+        .target(
+            name: "FanoutConsole",
+            resources: [
+                .embedInCode("Page/console.html"), .embedInCode("Page/console.css"), .embedInCode("Page/console.js"),
+                .embedInCode("Page/fanout.browser.js"),
+            ]
+        ),
+        // The server core: connections, subscriptions (over FanoutSubjects' index), fan-out, limits, lifecycle,
+        // and the HTTP front, which serves FanoutConsole's page.
         .target(
             name: "FanoutServer",
             dependencies: [
                 "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol", "FanoutEngine", "FanoutHTTP", "FanoutCollections",
-                "FanoutRedis", "FanoutRedisEngine", "FanoutSubjects", "FanoutHistoryDisk",
+                "FanoutRedis", "FanoutRedisEngine", "FanoutSubjects", "FanoutHistoryDisk", "FanoutConsole",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -168,7 +178,8 @@ let package = Package(
                 .unsafeFlags(["-Xllvm", "-sil-disable-pass=loop-invariant-code-motion"], .when(configuration: .release)),
             ]
         ),
-        // Helpers shared by the test targets (a seeded random generator).
+        // Helpers shared by the test targets: a seeded random generator, malloc's size of an object, a
+        // redis-server started for a test.
         .target(name: "FanoutTestSupport", path: "Tests/Support"),
         .testTarget(name: "FanoutClientTests", dependencies: ["FanoutClient", "FanoutProtocol"]),
         .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
@@ -182,6 +193,10 @@ let package = Package(
         .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol", "FanoutHistoryDisk"]),
         .testTarget(name: "FanoutRedisTests", dependencies: ["FanoutRedis", "FanoutRedisEngine", "FanoutEngine", "FanoutEventLoop", "FanoutTestSupport"]),
         .testTarget(name: "FanoutConfigTests", dependencies: ["FanoutConfig"]),
+        .testTarget(name: "FanoutConsoleTests", dependencies: ["FanoutConsole"]),
+        // Tests of the repository rather than of a module: file lengths, the shipped config and reference
+        // against the catalogue of settings, the protocol document against the shared contract.
+        .testTarget(name: "RepositoryTests", dependencies: ["FanoutConfig"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["FanoutProtocol", "FanoutTestSupport"],

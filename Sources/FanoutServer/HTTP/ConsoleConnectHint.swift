@@ -1,3 +1,4 @@
+import FanoutConsole
 import FanoutEventLoop
 
 /// The console page as this server serves it: its connect hint (the `connect-hint` line of `ConsolePage`) names

@@ -2,7 +2,8 @@ import FanoutConfig
 import Foundation
 import Testing
 
-/// config/fanoutd.yaml and docs/configuration.md cannot drift from the catalogue of settings.
+/// config/fanoutd.yaml and docs/configuration.md cannot drift from the catalogue of settings, nor docs/protocol.md
+/// from the shared contract and the error codes the server sends.
 @Suite("The shipped config and the reference agree with the catalogue")
 struct ShippedFilesTests {
     static let root: URL = {
@@ -78,11 +79,35 @@ struct ShippedFilesTests {
                 "regenerate with: FANOUT_WRITE_DOCS=1 swift test --filter ShippedFilesTests")
     }
 
-    /// docs/protocol.md is the shared contract, copied verbatim; where the shared copy sits beside the
-    /// repository (../shared/PROTOCOL.md), they must be equal.
+    /// docs/protocol.md is the shared contract, copied verbatim. Every run: it is the contract (its title), and
+    /// the error codes the server can send are the contract's (`theServerSendsOnlyTheContractsErrorCodes`).
+    /// Where the shared copy sits beside the repository (../shared/PROTOCOL.md; a clean clone has none), the two
+    /// must also be equal.
     @Test func theProtocolDocumentIsTheSharedContract() throws {
+        let copy = try text("docs/protocol.md")
+        #expect(copy.hasPrefix("# Fanout wire protocol, version 1"), "docs/protocol.md is the wire protocol")
         let shared = Self.root.deletingLastPathComponent().appendingPathComponent("shared/PROTOCOL.md")
-        guard let contract = try? String(contentsOf: shared, encoding: .utf8) else { return }
-        #expect(try text("docs/protocol.md") == contract, "copy \(shared.path) to docs/protocol.md")
+        guard FileManager.default.fileExists(atPath: shared.path) else { return }
+        #expect(copy == (try String(contentsOf: shared, encoding: .utf8)), "copy \(shared.path) to docs/protocol.md")
+    }
+
+    /// Every `ErrorCode("<code>")` under Sources/ is named by the contract, as `-ERR <code>` or as `<code>` in
+    /// backquotes (the list of codes sent before a close): a client can rely on the words it documents.
+    @Test func theServerSendsOnlyTheContractsErrorCodes() throws {
+        let contract = try text("docs/protocol.md")
+        let sources = Self.root.appendingPathComponent("Sources")
+        let files = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
+        var codes: Set<String> = []
+        for case let file as URL in files where file.pathExtension == "swift" {
+            let source = try String(contentsOf: file, encoding: .utf8)
+            for piece in source.components(separatedBy: "ErrorCode(\"").dropFirst() {
+                codes.insert(String(piece.prefix { $0 != "\"" }))
+            }
+        }
+        #expect(codes.count >= 10, "found the server's error codes under Sources/: \(codes.sorted())")
+        for code in codes.sorted() {
+            #expect(contract.contains("-ERR \(code)") || contract.contains("`\(code)`"),
+                    "docs/protocol.md names the error code \(code)")
+        }
     }
 }
