@@ -64,31 +64,9 @@ extension Lifecycle {
             }
         }
         if host.listening.inherited.isEmpty && fresh.listeners.listen != old.listeners.listen {
-            for (text, _) in host.listening.plain where !fresh.listeners.listen.contains(text) {
-                host.listening.plain[text] = nil
-                host.logger.notice("stopped listening on \(text)")
-            }
-            for text in fresh.listeners.listen where host.listening.plain[text] == nil {
-                do {
-                    host.listening.plain[text] = try host.bind(text, tls: false)
-                } catch {
-                    host.logger.error("cannot listen on \(text): \(error)")
-                }
-            }
+            rebind(\.plain, to: fresh.listeners.listen, tls: false)
         }
-        if fresh.tls.listen != old.tls.listen {
-            for (text, _) in host.listening.tls where !fresh.tls.listen.contains(text) {
-                host.listening.tls[text] = nil
-                host.logger.notice("stopped listening on \(text) (tls)")
-            }
-            for text in fresh.tls.listen where host.listening.tls[text] == nil {
-                do {
-                    host.listening.tls[text] = try host.bind(text, tls: true)
-                } catch {
-                    host.logger.error("cannot listen on \(text): \(error)")
-                }
-            }
-        }
+        if fresh.tls.listen != old.tls.listen { rebind(\.tls, to: fresh.tls.listen, tls: true) }
         host.auth.anyUserWithholds = Server.withholds(fresh)
         if fresh.auth.users != old.auth.users { host.reapplyPermissions() }
         if host.http.inheritedListener == nil && fresh.listeners.httpListen != old.listeners.httpListen {
@@ -102,6 +80,24 @@ extension Lifecycle {
         if fresh.limits.maxLine != old.limits.maxLine {
             for connection in host.connections.values {
                 (connection.extras?.adapter as? WebSocketTransport)?.decoder.maxMessage = fresh.limits.maxLine + 2
+            }
+        }
+    }
+
+    /// Stops the listeners in `slot` whose address left `addresses` and binds the new ones; an address that
+    /// cannot be bound is logged and left out, and the others serve on.
+    private func rebind(_ slot: WritableKeyPath<ListenerSet, [String: Listener]>, to addresses: [String], tls: Bool) {
+        let host = host
+        let kind = tls ? " (tls)" : ""
+        for (text, _) in host.listening[keyPath: slot] where !addresses.contains(text) {
+            host.listening[keyPath: slot][text] = nil
+            host.logger.notice("stopped listening on \(text)\(kind)")
+        }
+        for text in addresses where host.listening[keyPath: slot][text] == nil {
+            do {
+                host.listening[keyPath: slot][text] = try host.bind(text, tls: tls)
+            } catch {
+                host.logger.error("cannot listen on \(text): \(error)")
             }
         }
     }

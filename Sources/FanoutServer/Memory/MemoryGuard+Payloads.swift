@@ -84,7 +84,7 @@ extension MemoryGuard {
     /// `connection` leaves: its unfinished payload's buffer goes with it, and what arrived is counted as freed,
     /// so that the memory goes back to the system.
     func connectionLeft(_ connection: ClientConnection) {
-        guard let hold = payloads[connection.id] else { return }
+        guard !payloads.isEmpty, let hold = payloads[connection.id] else { return }
         releasePayload(of: connection)
         if hold.received > 0 { noteFreed(hold.received) }
     }
