@@ -38,7 +38,8 @@ public final class Server: MemoryGuardHost, LifecycleHost, HistoryUpkeepHost, Du
     /// server.
     var cluster: ClusterNode?
     var stats = ServerStats()
-    /// The server-wide memory bound (max_memory).
+    /// The server-wide memory bound (max_memory). This and the other components made with the server as their
+    /// host are set at the end of `init`, once it can be one, and never nil after.
     private(set) var memory: MemoryGuard!
     var auth = AuthState()
     /// Work done a slice per loop pass, with its timers.
@@ -168,6 +169,12 @@ public final class Server: MemoryGuardHost, LifecycleHost, HistoryUpkeepHost, Du
         lifecycle.announceReady()
         try loop.run()
         tearDown()
+    }
+
+    /// Stops accepting, tells every client `-ERR shutting-down`, and lets `run()` return once their output is
+    /// flushed or `shutdown_grace` has passed (`Lifecycle.shutdown`).
+    public func shutdown() {
+        lifecycle.shutdown()
     }
 
     func tearDown() {
