@@ -10,7 +10,8 @@ import Logging
 ///
 /// Threading: every method runs on the thread that calls `run()`; nothing here is locked or `Sendable`.
 /// Create the server on that thread too.
-public final class Server {
+public final class Server: MemoryGuardHost, LifecycleHost, HistoryUpkeepHost, DurableAcknowledgementsHost,
+    ReplaysHost, ServerMetricsHost {
     public internal(set) var configuration: ServerConfiguration
     var logger: Logger
     let loop: EventLoop
@@ -20,69 +21,86 @@ public final class Server {
     /// The only strong owner of every client connection.
     var connections = ConnectionTable()
     let index = SubjectIndex<ClientConnection>()
-    /// The engine in use, behind the one seam both engines implement: `local`, or the Redis engine on several
-    /// nodes (which `cluster` owns). The read loop takes it once per read and passes it down
-    /// (`execute(_:from:engine:)`): a call through this stored reference costs a retain and a release.
+    /// The engine in use, behind the one seam both engines implement: `localHistory` on a standalone server,
+    /// the Redis engine on several nodes (which `cluster` owns). The read loop takes it once per read and passes
+    /// it down (`execute(_:from:engine:)`): a call through this stored reference costs a retain and a release.
+    /// Held by the rules of `Unretained` (which takes a class, not this existential): its owner is
+    /// `localHistory` or `cluster`, and `stopCluster` points it back at `localHistory` before `cluster` lets go.
     unowned(unsafe) var engine: any Engine
-    /// This process's engine: numbering and history in memory (and on disk with `history_dir`).
-    let local: any LocalHistory
+    /// This process's numbering and history, in memory (and on disk with `history_dir`): the engine in use when
+    /// standalone, and what publishes of this node number and retain under `history_fsync` either way.
+    let localHistory: any LocalHistory
+    /// Whether this server is alone (the engine in use is `localHistory`), not one of several nodes.
+    var isStandalone: Bool { cluster == nil }
     /// The fan-out core: publish runs and what the publish path keeps between commands.
     let fanout = Fanout()
     /// What only several nodes have (questions across nodes, groups' claims, shards); nil on a standalone
     /// server.
     var cluster: ClusterNode?
     var stats = ServerStats()
-    /// The server-wide memory bound (max_memory).
-    var memory = MemoryGuard()
+    /// The server-wide memory bound (max_memory). This and the other components made with the server as their
+    /// host are set at the end of `init`, once it can be one, and never nil after.
+    private(set) var memory: MemoryGuard!
     var auth = AuthState()
     /// Work done a slice per loop pass, with its timers.
-    var work = SlicedWork()
+    let work: SlicedWork
     /// The HTTP listener and its requests, publishes and event streams.
     var http = HTTPFront()
-    var lifecycle = Lifecycle()
+    /// Signals, reload, shutdown and the service manager.
+    private(set) var lifecycle: Lifecycle!
     /// Open questions (ASK), their answers' routes and timeouts.
     var questions = QuestionTable()
     var metrics: ServerMetrics?
     /// Output held until history records are synced (`history_fsync: always`).
-    var durableAcknowledgements = DurableAcknowledgements()
-    private var hooks = ServerHooks()
+    private(set) var durable: DurableAcknowledgements!
+    /// RESUME and LAST, and their replays.
+    private(set) var replays: Replays!
+    /// History's expiry, its figures on disk, and its clean close.
+    private(set) var historyUpkeep: HistoryUpkeep!
 
     /// Told about readiness, reloads, shutdown and status (systemd's sd_notify, in the daemon).
     public var notifier: ServiceNotifier? {
-        get { hooks.notifier }
-        set { hooks.notifier = newValue }
+        get { lifecycle.notifier }
+        set { lifecycle.notifier = newValue }
     }
     /// Reads the configuration again, for SIGHUP; nil means SIGHUP only logs that it cannot reload.
     public var configurationLoader: (() throws -> ServerConfiguration)? {
-        get { hooks.configurationLoader }
-        set { hooks.configurationLoader = newValue }
+        get { lifecycle.configurationLoader }
+        set { lifecycle.configurationLoader = newValue }
     }
     /// Renders the metrics registry in Prometheus text format, for `/metrics`.
     public var metricsExposition: (() -> [UInt8])? {
-        get { hooks.metricsExposition }
-        set { hooks.metricsExposition = newValue }
+        get { lifecycle.metricsExposition }
+        set { lifecycle.metricsExposition = newValue }
     }
     /// Sets up the metrics backend and returns its exposition; called the first time `metrics_listen` is set
     /// (at start or on a reload) while `metricsExposition` is nil, so that a server without metrics never
     /// builds a registry.
     public var metricsBackend: (() -> () -> [UInt8])? {
-        get { hooks.metricsBackend }
-        set { hooks.metricsBackend = newValue }
+        get { lifecycle.metricsBackend }
+        set { lifecycle.metricsBackend = newValue }
     }
 
     /// Creates the loop; nothing is bound until `start()`.
     public init(configuration: ServerConfiguration, logger: Logger) throws {
+        let startedAt = ContinuousClock.now
         self.configuration = configuration
         self.logger = logger
         self.loop = try EventLoop()
-        let local = try Self.makeEngine(configuration, logger: logger)
-        self.local = local
-        self.engine = local
+        self.work = SlicedWork(loop: loop)
+        let localHistory = try HistoryUpkeep.open(configuration, logger: logger)
+        self.localHistory = localHistory
+        self.engine = localHistory
         self.logger.logLevel = configuration.logLevel
         self.auth.anyUserWithholds = Self.withholds(configuration)
-        local.isSubscribed = { [index] subject in index.hasReceivers(for: subject) }
+        localHistory.isSubscribed = { [index] subject in index.hasReceivers(for: subject) }
+        lifecycle = Lifecycle(host: self, startedAt: startedAt)
+        memory = MemoryGuard(host: self)
+        durable = DurableAcknowledgements(host: self)
+        replays = Replays(host: self)
+        historyUpkeep = HistoryUpkeep(host: self)
         fanout.owner = self
-        Self.keepHeapTop()
+        MemoryGuard.keepHeapTop()
     }
 
     static func withholds(_ configuration: ServerConfiguration) -> Bool {
@@ -121,16 +139,8 @@ public final class Server {
             for text in configuration.tls.listen { listening.tls[text] = try bind(text, tls: true) }
         }
         try startHTTP(inheritedFD: inheritedHTTPFD)
-        for signal in [SignalNumber.terminate, SignalNumber.interrupt] {
-            lifecycle.signalWatchers.append(try SignalWatcher(loop: loop, signal: signal) { [unowned self] number in
-                self.signalReceived(number)
-            })
-        }
-        lifecycle.signalWatchers.append(try SignalWatcher(loop: loop, signal: SignalNumber.hangup) { [unowned self] _ in
-            self.reload()
-        })
-        startServiceTimers()
-        startHistoryExpiry()
+        try lifecycle.start()
+        historyUpkeep.startExpiry()
         startCluster()
     }
 
@@ -156,44 +166,22 @@ public final class Server {
     /// Serves until shutdown completes. Returns normally after a graceful stop.
     public func run() throws {
         logger.info("serving with \(loop.backendName), max_connections=\(configuration.limits.maxConnections)")
-        notifier?.ready(status: statusLine(rate: 0))
+        lifecycle.announceReady()
         try loop.run()
         tearDown()
     }
 
-    /// Periodic STATUS= lines and watchdog keep-alives, when a service manager listens.
-    private func startServiceTimers() {
-        guard let notifier else { return }
-        let interval = Duration.seconds(2)
-        let statusTimer = LoopTimer(loop: loop, repeating: true) { [unowned self] in
-            let published = self.stats.published
-            let rate = Double(published - self.lifecycle.publishedAtLastStatus) / 2
-            self.lifecycle.publishedAtLastStatus = published
-            notifier.status(self.statusLine(rate: rate))
-        }
-        statusTimer.schedule(after: interval)
-        lifecycle.statusTimer = statusTimer
-        if let watchdogInterval = notifier.watchdogInterval {
-            let watchdogTimer = LoopTimer(loop: loop, repeating: true) { notifier.watchdog() }
-            watchdogTimer.schedule(after: watchdogInterval)
-            lifecycle.watchdogTimer = watchdogTimer
-            logger.info("watchdog keep-alive every \(watchdogInterval)")
-        }
-    }
-
-    func statusLine(rate: Double) -> String {
-        "clients=\(connections.count) subjects=\(index.storedPatternCount) msgs/s=\(Int(rate.rounded()))"
+    /// Stops accepting, tells every client `-ERR shutting-down`, and lets `run()` return once their output is
+    /// flushed or `shutdown_grace` has passed (`Lifecycle.shutdown`).
+    public func shutdown() {
+        lifecycle.shutdown()
     }
 
     func tearDown() {
         // Free sockets before the loop they belong to.
         fanout.finish()
         stopCluster()
-        // A replay waiting for its client to read is in no queue: it ends here, letting go of its connection.
-        for connection in connections.values where connection.extras?.replayJob?.awaitingDrain == true {
-            connection.extras?.replayJob?.end()
-        }
-        work.replaysAwaitingDrain = 0
+        replays.endAwaitingDrain()
         // Questions hold their askers unretained: they go first.
         forgetQuestions()
         connections.removeAll()
@@ -201,13 +189,15 @@ public final class Server {
         http.tearDown()
         lifecycle.tearDown()
         fanout.tearDown()
-        local.endOfRead()
+        localHistory.endOfRead()
         memory.tearDown()
         work.tearDown()
+        historyUpkeep.tearDown()
+        replays.tearDown()
         auth.tearDown()
-        durableAcknowledgements.tearDown()
+        durable.tearDown()
         loop.dropLingeringSockets()
-        closeHistoryDisk()
+        historyUpkeep.closeDisk()
         logger.notice("stopped")
     }
 }

@@ -6,7 +6,7 @@ extension Server {
 
     func infoFields() -> String {
         let uptime = (ContinuousClock.now - lifecycle.startedAt).components.seconds
-        let history = local.historyFigures
+        let history = localHistory.historyFigures
         let fields: [(String, String)] = [
             ("version", FanoutVersion.current),
             ("server_name", configuration.serverName),
@@ -28,13 +28,13 @@ extension Server {
             ("history_bytes", String(history.bytes)),
             ("history_evicted", String(history.evicted)),
             ("replayed", String(stats.replayed)),
-            ("replays_active", String(work.replayJobs.count { $0.connection.socket != nil })),
-            ("replays_waiting", String(work.replaysAwaitingDrain)),
+            ("replays_active", String(replays.activeCount)),
+            ("replays_waiting", String(replays.awaitingDrain)),
             ("max_connections", String(configuration.limits.maxConnections)),
             ("max_pending_bytes", String(configuration.limits.maxPendingBytes)),
             ("max_memory", String(configuration.limits.maxMemory)),
             ("backlog_bytes", String(memory.backlogWatch.lastQueued)),
-            ("index_bytes_estimate", String(indexBytes)),
+            ("index_bytes_estimate", String(memory.indexBytes)),
             ("memory_drops", String(memory.backlogWatch.drops)),
             ("groups", String(index.groupSetCount)),
             ("group_deliveries", String(stats.groupDeliveries)),
@@ -45,7 +45,7 @@ extension Server {
             ("answers", String(stats.answers)),
             ("ask_timeouts", String(stats.askTimeouts)),
         ] + clusterInfoFields()
-        return (fields + historyDiskInfoFields()).map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+        return (fields + historyUpkeep.diskInfoFields()).map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
 
     /// `<count> id=<n>,addr=<host:port>,subs=<n>,pending=<bytes>,age_s=<n>,transport=<tcp|tls|unix|ws> ...`, oldest first.

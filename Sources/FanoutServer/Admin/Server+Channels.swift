@@ -41,7 +41,7 @@ extension Server {
     }
 
     private func scheduleChannelsScan() {
-        schedule(\.work.channelsTimer) { $0.continueChannelsScan() }
+        work.schedule(\.channelsTimer) { [unowned self] in self.continueChannelsScan() }
     }
 
     /// One slice of the oldest scan; the others wait their turn, so that few cursors are open at once.
@@ -73,11 +73,11 @@ extension Server {
     /// cursor, so a cycle ends the sweeping only if nothing went stale since it began.
     func scheduleSweep() {
         guard work.staleSubscriptions > 0 else { return }
-        schedule(\.work.sweepTimer, after: .milliseconds(10)) { server in
-            guard server.index.sweepStep(budget: Self.channelsScanBudget) else { return server.scheduleSweep() }
-            server.work.staleSubscriptions -= server.work.staleAtCycleStart
-            server.work.staleAtCycleStart = server.work.staleSubscriptions
-            server.scheduleSweep()
+        work.schedule(\.sweepTimer, after: .milliseconds(10)) { [unowned self] in
+            guard self.index.sweepStep(budget: Self.channelsScanBudget) else { return self.scheduleSweep() }
+            self.work.staleSubscriptions -= self.work.staleAtCycleStart
+            self.work.staleAtCycleStart = self.work.staleSubscriptions
+            self.scheduleSweep()
         }
     }
 }

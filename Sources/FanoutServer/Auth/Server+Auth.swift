@@ -158,7 +158,7 @@ extension Server {
             let revoked = connection.subscriptions.filter { fresh?.permissions.maySubscribe($0) != true }.sorted()
             guard !revoked.isEmpty else { continue }
             removeSubscriptions(revoked, for: connection)
-            sendNotice(ProtocolError.revoked(revoked).line, to: connection)
+            replays.sendNotice(ProtocolError.revoked(revoked).line, to: connection)
             logger.info("subscriptions revoked by reload", metadata: ["client": "\(connection.id)", "subjects": "\(revoked.joined(separator: " "))"])
         }
     }

@@ -73,7 +73,7 @@ extension Server {
         fanout.close()
         loop.afterEachPass = nil
         // The local engine first, so that the reference never names the Redis engine once nothing owns it.
-        engine = local
+        engine = localHistory
         cluster = nil
         fanout.claimsGroups = false
         if connections.subscriptionCount > 0 && !lifecycle.isShuttingDown { fanout.engineChanged() }

@@ -19,7 +19,7 @@ extension Server {
             refusal = ProtocolError(.tooLong, "payload of \(length) bytes exceeds max_payload=\(maxPayload)")
         }
         if refusal == nil { refusal = self.refusal(of: .bpub(subject: subject, length: length), by: connection) }
-        if refusal == nil, connection.transport.writesLines, !reservePayload(Int(length), for: connection) {
+        if refusal == nil, connection.transport.writesLines, !memory.reservePayload(Int(length), for: connection) {
             refusal = ProtocolError(.limit, "the server is at max_memory=\(configuration.limits.maxMemory): "
                 + "a payload of \(length) bytes cannot be held now")
         }
@@ -37,7 +37,7 @@ extension Server {
         guard let subject = connection.extras?.binarySubject else { return }
         connection.extras?.binarySubject = nil
         // A WebSocket message's buffer is counted by its transport, which gives it back once it is let go.
-        if connection.transport.writesLines { releasePayload(of: connection) }
+        if connection.transport.writesLines { memory.releasePayload(of: connection) }
         stats.binaryPublished += 1
         subject.withUnsafeBytes { subject in
             publish(subject: subject, payload: payload, anyBytes: true, from: connection, engine: engine)
@@ -47,7 +47,7 @@ extension Server {
     /// A BPUB's bytes were not followed by a line end: the stream cannot be read any further.
     func binaryFramingLost(_ connection: ClientConnection) {
         connection.extras?.binarySubject = nil
-        if connection.transport.writesLines { releasePayload(of: connection) }
+        if connection.transport.writesLines { memory.releasePayload(of: connection) }
         fanout.close()
         disconnect(connection, reason: .framingLost)
     }

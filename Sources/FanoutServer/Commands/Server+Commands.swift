@@ -63,10 +63,10 @@ extension Server {
         case .auth(let token):
             authenticate(connection, token: token)
         case .resume(let subject, let position):
-            resume(connection, subject: subject,
+            replays.resume(connection, subject: subject,
                    kind: position.map { .after(epoch: $0.epoch, seq: $0.afterSeq) } ?? .position)
         case .last(let subject, let count):
-            resume(connection, subject: subject, kind: .newest(count: count))
+            replays.resume(connection, subject: subject, kind: .newest(count: count))
         case .qsub(let group, let patterns):
             subscribe(connection, to: patterns, group: group)
         case .ask(let subject, let timeout, let maxAnswers, let payload):

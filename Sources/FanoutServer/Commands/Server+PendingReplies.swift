@@ -81,7 +81,7 @@ extension Server {
 
     /// Runs the deferred commands, in order, while nothing is pending, then lets the connection read on.
     func resumeCommands(_ pending: PendingReplies, of connection: ClientConnection) {
-        // A replay still going out in slices comes first (`finishReplay` calls again).
+        // A replay still going out in slices comes first (`Replays.finish` calls again).
         guard !pending.isBusy, connection.extras?.replayJob == nil else { return }
         while let line = pending.deferred.popFirst() {
             _ = line.withUnsafeBytes { execute($0, from: connection) }

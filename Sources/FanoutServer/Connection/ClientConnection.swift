@@ -186,8 +186,8 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         if adapter == nil {
             let unfinished = framer.bufferedCount
             let counted = unfinished >= Self.countedLineBytes || extras?.binarySubject != nil
-            if counted || extras?.binaryReceived ?? 0 > 0 {
-                server.notePayloadReceived(counted ? unfinished : 0, by: self)
+            if counted || server.memory.holdsPayload(of: self) {
+                server.memory.noteReceived(counted ? unfinished : 0, by: self)
             }
         }
         server.readEnded()
@@ -218,10 +218,8 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
             extras?.pendingSince = nil
             server.metrics?.publishToWrite.record(duration: ContinuousClock.now - since)
         }
-        if let job = extras?.replayJob, job.awaitingDrain, socket.outputCount < Server.replayAheadBytes {
-            job.awaitingDrain = false
-            server.work.replaysAwaitingDrain -= 1
-            server.sendReplays(adding: job)
+        if let job = extras?.replayJob, job.awaitingDrain, socket.outputCount < Replays.aheadBytes {
+            server.replays.drained(job)
         }
         if waitsForGroupDrain && pendingBytes <= server.configuration.limits.groupBusyBytes {
             server.fanout.groupMemberDrained(self)

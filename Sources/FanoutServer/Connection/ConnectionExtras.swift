@@ -18,18 +18,16 @@ final class ConnectionExtras {
     var lastPermittedSubject: [UInt8] = []
     /// Backpressure, as a subscriber: publishers (by id) whose reading this connection's backlog paused.
     var heldPublishers: [UInt64] = []
-    /// When this connection's output last went from empty to pending, while metrics are on.
+    /// When this connection's output last went from empty to pending, while metrics are on. Here, not in the
+    /// metrics: the fan-out reads it for every receiver of a run while metrics are on.
     var pendingSince: ContinuousClock.Instant?
-    /// A RESUME or LAST whose replay is being sent: live messages wait in it until it is.
+    /// A RESUME or LAST whose replay is being sent: live messages wait in it until it is. Here, not in
+    /// `Replays`: the publish path asks every receiver whether one is under way (`pendingBytes`, a run's lines).
     var replayJob: ReplayJob?
     /// The patterns held in a group (QSUB), with their group; the others in `subscriptions` are plain.
     var groupOfPattern: [String: String] = [:]
     /// A BPUB whose header was accepted: its subject, until its payload is read.
     var binarySubject: [UInt8]?
-    /// Bytes of that payload counted toward max_memory while it is read (`MemoryGuard.payloadBytes`).
-    var binaryReserved = 0
-    /// Of those, the bytes that have arrived (`MemoryGuard.payloadReceived`).
-    var binaryReceived = 0
     /// Numbers of the open questions this connection asked (at most max_asks).
     var asks: [UInt64] = []
     /// Questions put to this connection (their numbers), for its departure; closed ones are pruned lazily.
@@ -41,5 +39,6 @@ final class ConnectionExtras {
     /// Replies an engine that answers later still owes (several nodes), in command order.
     var pendingReplies: PendingReplies?
     /// Output held until history records are synced (`history_fsync: always`): see `DurableAcknowledgements`.
+    /// Here, not in that component: every write to the connection asks whether its output is held.
     var heldOutput: HeldOutput?
 }

@@ -2,11 +2,11 @@ extension Server {
     /// Lets go of a connection: it leaves the table (and with that every subscriber set) at once; its socket
     /// flushes a last line when the reason has one, then closes.
     func disconnect(_ connection: ClientConnection, reason: DisconnectReason) {
-        if deferDisconnectUntilDurable(connection, reason: reason) { return }
+        if durable.defersDisconnect(of: connection, reason: reason) { return }
         guard connection.stopReading(.closed) else { return }
         if case .slowConsumer = reason {
             stats.slowConsumers += 1
-            noteFreed(connection.pendingBytes)
+            memory.noteFreed(connection.pendingBytes)
         }
         logger.log(level: reason.logLevel, "disconnect",
                    metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)", "reason": "\(reason)"])
@@ -22,21 +22,9 @@ extension Server {
             }
             connection.socket = nil
         }
-        // A replay waiting for this client to read is in no queue that would notice: it ends here (a queued
-        // one ends at its next slice), letting go of the connection it holds.
-        if let job = connection.extras?.replayJob, job.awaitingDrain {
-            job.awaitingDrain = false
-            work.replaysAwaitingDrain -= 1
-            job.end()
-        }
+        replays.connectionLeft(connection)
         if connection.holdsPublishers { fanout.releasePublishers(heldBy: connection) }
-        if let extras = connection.extras, extras.binaryReserved > 0 || extras.binaryReceived > 0 {
-            // Its unfinished payload's buffer goes with it: what arrived is counted, so that the memory goes
-            // back to the system.
-            let received = extras.binaryReceived
-            releasePayload(of: connection)
-            if received > 0 { noteFreed(received) }
-        }
+        memory.connectionLeft(connection)
         if let extras = connection.extras,
            !extras.asks.isEmpty || !extras.questionsPut.isEmpty || !extras.remoteQuestionsPut.isEmpty {
             questionsLeft(by: connection)

@@ -14,7 +14,7 @@ extension Server {
     func continueLater(_ connection: ClientConnection) {
         guard connection.stopReading(.turnOver) else { return }
         work.waitingTurns.append(connection.id)
-        schedule(\.work.turnTimer) { $0.continueTurns() }
+        work.schedule(\.turnTimer) { [unowned self] in self.continueTurns() }
     }
 
     private func continueTurns() {

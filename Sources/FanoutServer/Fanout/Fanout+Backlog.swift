@@ -18,7 +18,7 @@ extension Fanout {
     /// Has the server-wide memory bound watch `connection` once its backlog is past `BacklogWatch.mark`,
     /// holds the run's publisher back past `backpressure_bytes`, and drops the connection past the limit.
     func applyBacklogMarks(_ marks: BacklogMarks, to connection: ClientConnection, pending: Int) {
-        if pending > BacklogWatch.mark { server.watchBacklog(of: connection) }
+        if pending > BacklogWatch.mark { server.memory.watchBacklog(of: connection) }
         if pending > marks.holdAbove { holdBack(run.publisher, for: connection) }
         if pending > marks.limit { dropSlowConsumer(connection, pending: pending) }
     }

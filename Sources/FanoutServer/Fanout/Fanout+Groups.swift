@@ -230,7 +230,7 @@ extension Fanout {
                 connection = other
             }
             // Under `history_fsync: always`, as the run's other receivers (`flushHeldForDisk`).
-            if run.retains && server.local.holdsAcknowledgements { server.holdUntilDurable(connection) }
+            if run.retains && server.localHistory.holdsAcknowledgements { server.durable.hold(connection) }
             deliver(delivery.bytes, to: connection)
             checkBacklog(of: connection, marks: marks)
         }

@@ -57,12 +57,12 @@ extension Fanout {
         server.stats.bytesOut += UInt64(run.bytes.count * (run.receivers.count + run.framedReceivers.count))
         for receiver in run.receivers + run.framedReceivers where receiver.isConnected {
             let connection = receiver.connection.takeUnretainedValue()
-            if run.retains { server.holdUntilDurable(connection) }
+            if run.retains { server.durable.hold(connection) }
             connection.write(run.bytes)
             checkBacklog(of: connection, marks: marks)
         }
         if run.retains {
-            for job in run.waiting where job.connection.socket != nil { server.holdUntilDurable(job.connection) }
+            for job in run.waiting where job.connection.socket != nil { server.durable.hold(job.connection) }
         }
         if !run.waiting.isEmpty { queueBehindReplays(run.bytes, jobs: run.waiting) }
         if !run.groupDeliveries.isEmpty { flushGroupDeliveries() }

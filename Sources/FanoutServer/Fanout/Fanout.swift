@@ -92,7 +92,7 @@ final class Fanout: EngineDeliveries {
             run.announcesEngineChange = false
         } else if run.announcesEngineChange {
             run.announcesEngineChange = false
-            let subjectEpoch = epoch.isEmpty ? server.local.epoch(ofSubject: run.subjectString) : epoch
+            let subjectEpoch = epoch.isEmpty ? server.localHistory.epoch(ofSubject: run.subjectString) : epoch
             Encoder.appendReset(subject: message.subject, epoch: subjectEpoch, seq: message.seq &- 1, missed: nil,
                                 to: &run.bytes)
             server.stats.resets &+= 1
@@ -157,7 +157,7 @@ final class Fanout: EngineDeliveries {
     func flushReplies() {
         guard !run.replies.isEmpty else { return }
         if run.retains && server.engine.holdsAcknowledgements, let publisher = run.publisher {
-            server.holdUntilDurable(publisher, acknowledging: true)
+            server.durable.hold(publisher, acknowledging: true)
         }
         if let publisher = run.publisher, publisher.socket != nil { publisher.send(run.replies) }
         run.replies.removeAll(keepingCapacity: true)
@@ -172,7 +172,7 @@ final class Fanout: EngineDeliveries {
         flushReplies()
         // Under `history_fsync: always`, every run takes the path that respects held output: a run of a subject
         // without history must not overtake what a connection has waiting for the disk.
-        if server.local.holdsAcknowledgements { return flushHeldForDisk() }
+        if server.localHistory.holdsAcknowledgements { return flushHeldForDisk() }
         if !run.waiting.isEmpty { queueBehindReplays(run.bytes, jobs: run.waiting) }
         if !run.framedReceivers.isEmpty { flushToOtherTransports() }
         if !run.groupDeliveries.isEmpty { flushGroupDeliveries() }

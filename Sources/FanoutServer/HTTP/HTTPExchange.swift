@@ -15,7 +15,7 @@ final class HTTPExchange: BufferedSocketDelegate {
     private var parser = HTTPRequestParser()
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
-    /// The body's announced length, counted toward max_memory (`Server.reserveHeld`) until the exchange ends.
+    /// The body's announced length, counted toward max_memory (`MemoryGuard.reserveHeld`) until the exchange ends.
     private var reserved = 0
     private var deadline: LoopTimer?
     unowned(unsafe) let server: Server
@@ -50,7 +50,7 @@ final class HTTPExchange: BufferedSocketDelegate {
                             "body exceeds max_payload=\(server.configuration.limits.maxPayload) bytes")))
                         return chunk.count
                     }
-                    if parsed.contentLength > 0 && !server.reserveHeld(parsed.contentLength) {
+                    if parsed.contentLength > 0 && !server.memory.reserveHeld(parsed.contentLength) {
                         finish(.json(status: 503, Server.errorJSON(code: "limit",
                             "the server is at max_memory=\(server.configuration.limits.maxMemory): a body of "
                             + "\(parsed.contentLength) bytes cannot be held now")))
@@ -107,9 +107,9 @@ final class HTTPExchange: BufferedSocketDelegate {
     func close() {
         deadline = nil
         if reserved > 0 {
-            server.releaseHeld(reserved)
+            server.memory.releaseHeld(reserved)
             // A body cut off before its end: what arrived is counted, so that the memory goes back to the system.
-            if body.count < reserved { server.noteFreed(body.count) }
+            if body.count < reserved { server.memory.noteFreed(body.count) }
             reserved = 0
         }
         guard server.http.exchanges.removeValue(forKey: id) != nil else { return }

@@ -61,12 +61,7 @@ extension Server {
     }
 
     func metricsResponse() -> HTTPResponse {
-        if let disk = local.diskFigures { metrics?.sync(disk: disk) }
-        metrics?.sync(stats, clients: connections.count, subscriptionCount: connections.subscriptionCount,
-                      subjectCount: index.storedPatternCount,
-                      pendingBytes: connections.values.reduce(0) { $0 + $1.pendingBytes })
-        metrics?.sync(memoryDrops: memory.backlogWatch.drops, history: local.historyFigures)
-        metrics?.sync(groups: index.groupSetCount, openQuestions: questions.byNumber.count)
+        metrics?.sync(from: self)
         return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
                             body: metricsExposition?() ?? [])
     }

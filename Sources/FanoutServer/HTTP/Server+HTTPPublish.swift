@@ -51,7 +51,7 @@ extension Server {
                 body.withUnsafeBytes { publishBinary($0, from: publisher) }
             }
         }
-        seq = engine === local ? fanout.run.seq : nil
+        seq = isStandalone ? fanout.run.seq : nil
         readEnded()
         if !request.isAnswered { http.publishers[publisher.id] = publisher }
     }

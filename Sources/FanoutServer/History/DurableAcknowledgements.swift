@@ -1,6 +1,17 @@
 import DequeModule
+import FanoutEngine
 import FanoutEventLoop
 import FanoutProtocol
+
+/// What holding output for the disk needs from the server: the loop for its poll, this process's history (the
+/// writer's progress), the fan-out (a run's replies), the counters, and closing a connection.
+protocol DurableAcknowledgementsHost: AnyObject {
+    var loop: EventLoop { get }
+    var localHistory: any LocalHistory { get }
+    var fanout: Fanout { get }
+    var stats: ServerStats { get set }
+    func disconnect(_ connection: ClientConnection, reason: DisconnectReason)
+}
 
 /// Under `history_fsync: always`, a PUB to a subject with history is acknowledged only once its record is
 /// synced, so that `+OK` means "on disk"; and its subscribers get it only then too, as does a RESUME or
@@ -20,19 +31,25 @@ import FanoutProtocol
 /// publisher gets `-ERR unavailable` and is disconnected, which tells it that none of its PUBs without a `+OK`
 /// is on disk (a reply cannot be taken back from the middle of held output, and a pipelining publisher must
 /// know where the acknowledgements stop).
-struct DurableAcknowledgements {
-    /// Publishers whose output is held, in no order.
-    var held: [ClientConnection] = []
-    /// The writer's count of settled records as the loop last read it: a chunk made from now on acknowledges
-    /// only records after it (they were recorded since that read, on the loop).
-    var settledSeen: UInt64 = 0
-    var timer: LoopTimer?
+final class DurableAcknowledgements {
     /// How often the writer's progress is polled while output is held.
     static let pollInterval = Duration.milliseconds(1)
 
-    mutating func tearDown() {
+    unowned let host: any DurableAcknowledgementsHost
+    /// Publishers whose output is held, in no order.
+    private var holders: [ClientConnection] = []
+    /// The writer's count of settled records as the loop last read it: a chunk made from now on acknowledges
+    /// only records after it (they were recorded since that read, on the loop).
+    private var settledSeen: UInt64 = 0
+    private var timer: LoopTimer?
+
+    init(host: any DurableAcknowledgementsHost) {
+        self.host = host
+    }
+
+    func tearDown() {
         timer = nil
-        held.removeAll()
+        holders.removeAll()
     }
 }
 
@@ -59,13 +76,13 @@ final class HeldOutput {
     }
 }
 
-extension Server {
+extension DurableAcknowledgements {
     /// Holds what is sent to `publisher` (or a subscriber) from now on until every record retained so far is
     /// synced.
     /// `acknowledging`: what follows is a publisher's `+OK`s for records up to now.
-    func holdUntilDurable(_ publisher: ClientConnection, acknowledging: Bool = false) {
-        let ticket = local.recordedTicket
-        let from = durableAcknowledgements.settledSeen
+    func hold(_ publisher: ClientConnection, acknowledging: Bool = false) {
+        let ticket = host.localHistory.recordedTicket
+        let from = settledSeen
         if let held = publisher.extras?.heldOutput {
             if held.chunks.last?.ticket != ticket {
                 held.chunks.append((ticket, from, acknowledging, []))
@@ -77,19 +94,19 @@ extension Server {
         let held = HeldOutput()
         held.chunks.append((ticket, from, acknowledging, []))
         publisher.madeExtras.heldOutput = held
-        durableAcknowledgements.held.append(publisher)
-        if durableAcknowledgements.timer == nil {
-            durableAcknowledgements.timer = LoopTimer(loop: loop) { [unowned self] in self.releaseDurableOutput() }
+        holders.append(publisher)
+        if timer == nil {
+            timer = LoopTimer(loop: host.loop) { [unowned self] in self.release() }
         }
-        durableAcknowledgements.timer?.schedule(after: DurableAcknowledgements.pollInterval)
+        timer?.schedule(after: Self.pollInterval)
     }
 
     /// A QUIT or an EOF from a publisher whose acknowledgements are held waits for them: they go out first,
     /// then the connection closes as it would have. True when the close was put off; failures close at once.
-    func deferDisconnectUntilDurable(_ connection: ClientConnection, reason: DisconnectReason) -> Bool {
-        guard local.holdsAcknowledgements, connection.socket != nil else { return false }
+    func defersDisconnect(of connection: ClientConnection, reason: DisconnectReason) -> Bool {
+        guard host.localHistory.holdsAcknowledgements, connection.socket != nil else { return false }
         // The run's replies so far are held too, ahead of the farewell.
-        if connection === fanout.run.publisher { fanout.flushReplies() }
+        if connection === host.fanout.run.publisher { host.fanout.flushReplies() }
         guard let held = connection.extras?.heldOutput else { return false }
         switch reason {
         case .quit, .eof, .idleTimeout, .authTimeout, .webSocketClose:
@@ -103,16 +120,17 @@ extension Server {
 
     /// Sends the held output whose records are synced (all of it when `all`), and polls again while some is
     /// left.
-    func releaseDurableOutput(all: Bool = false) {
-        guard !durableAcknowledgements.held.isEmpty else { return }
-        local.submitWaitingRecords()
-        let settled = local.durableTicket
-        durableAcknowledgements.settledSeen = settled
+    func release(all: Bool = false) {
+        guard !holders.isEmpty else { return }
+        let history = host.localHistory
+        history.submitWaitingRecords()
+        let settled = history.durableTicket
+        settledSeen = settled
         let durable = all ? UInt64.max : settled
-        durableAcknowledgements.held.removeAll { connection in
+        holders.removeAll { connection in
             guard let held = connection.extras?.heldOutput else { return true }
             while let first = held.chunks.first, first.ticket <= durable {
-                if first.acknowledges, first.from < first.ticket, local.recordsFailed(first.from + 1...first.ticket) {
+                if first.acknowledges, first.from < first.ticket, history.recordsFailed(first.from + 1...first.ticket) {
                     refuseHeldAcknowledgements(of: connection, held)
                     return true
                 }
@@ -124,27 +142,25 @@ extension Server {
             }
             if held.chunks.isEmpty || connection.socket == nil {
                 connection.extras?.heldOutput = nil
-                if let reason = held.closeReason { disconnect(connection, reason: reason) }
+                if let reason = held.closeReason { host.disconnect(connection, reason: reason) }
                 return true
             }
             return false
         }
-        if !durableAcknowledgements.held.isEmpty {
-            durableAcknowledgements.timer?.schedule(after: DurableAcknowledgements.pollInterval)
+        if !holders.isEmpty {
+            timer?.schedule(after: Self.pollInterval)
         }
     }
-}
 
-extension Server {
     /// A record that `connection`'s held `+OK`s acknowledge failed: they and everything held after them go,
     /// and the connection is told and closed (`DurableAcknowledgements`).
     private func refuseHeldAcknowledgements(of connection: ClientConnection, _ held: HeldOutput) {
         held.chunks.removeAll()
         connection.extras?.heldOutput = nil
-        stats.unavailable += 1
-        let why = local.diskFigures.map { "after \($0.failures) failed disk writes" } ?? ""
+        host.stats.unavailable += 1
+        let why = host.localHistory.diskFigures.map { "after \($0.failures) failed disk writes" } ?? ""
         connection.write(ProtocolError(.unavailable, "history on disk could not be written \(why); PUBs without " +
                                        "+OK were not stored; closing").line)
-        disconnect(connection, reason: .quit)
+        host.disconnect(connection, reason: .quit)
     }
 }

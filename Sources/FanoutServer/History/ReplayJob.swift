@@ -4,7 +4,7 @@ import FanoutEngine
 /// messages that were published to the connection meanwhile, in that order.
 ///
 /// Worst case: a replay is encoded only as fast as the client reads it: a slice of 64 KiB is encoded while
-/// the connection's unsent output is under `Server.replayAheadBytes`, and a job whose client has not taken
+/// the connection's unsent output is under `Replays.aheadBytes`, and a job whose client has not taken
 /// that much waits for its socket to drain, so a client that never reads holds at most that much (plus its
 /// kernel send buffer), however long the replay; each loop pass spends at most `Server.turn` on replays. What
 /// it has queued counts for the memory bound like any backlog. The live messages that wait behind it count

@@ -1,5 +1,16 @@
 import FanoutEngine
+import FanoutSubjects
 import Metrics
+
+/// What the metrics read from the server when `/metrics` is asked for: its counters and what it holds.
+protocol ServerMetricsHost: AnyObject {
+    var stats: ServerStats { get }
+    var connections: ConnectionTable { get }
+    var index: SubjectIndex<ClientConnection> { get }
+    var memory: MemoryGuard! { get }
+    var localHistory: any LocalHistory { get }
+    var questions: QuestionTable { get }
+}
 
 /// The server's metrics, published through swift-metrics (the daemon bootstraps a Prometheus backend).
 ///
@@ -10,13 +21,17 @@ final class ServerMetrics {
     private let subscriptions = Gauge(label: "fanout_subscriptions")
     private let subjects = Gauge(label: "fanout_subjects")
     private let pendingOutput = Gauge(label: "fanout_pending_output_bytes")
-    private let published = Counter(label: "fanout_published_total")
-    private let delivered = Counter(label: "fanout_delivered_total")
-    private let bytesIn = Counter(label: "fanout_bytes_in_total")
-    private let bytesOut = Counter(label: "fanout_bytes_out_total")
-    private let slowConsumers = Counter(label: "fanout_slow_consumer_disconnects_total")
-    private let limitRefusals = Counter(label: "fanout_limit_refusals_total")
-    private let replayed = Counter(label: "fanout_replayed_total")
+    /// Counters that follow a field of `ServerStats`, each with its field (made in this order, as before the
+    /// gauges below).
+    private let counted: [(counter: Counter, field: KeyPath<ServerStats, UInt64>)] = [
+        (Counter(label: "fanout_published_total"), \.published),
+        (Counter(label: "fanout_delivered_total"), \.delivered),
+        (Counter(label: "fanout_bytes_in_total"), \.bytesIn),
+        (Counter(label: "fanout_bytes_out_total"), \.bytesOut),
+        (Counter(label: "fanout_slow_consumer_disconnects_total"), \.slowConsumers),
+        (Counter(label: "fanout_limit_refusals_total"), \.limitRefusals),
+        (Counter(label: "fanout_replayed_total"), \.replayed),
+    ]
     private let memoryDrops = Counter(label: "fanout_memory_bound_drops_total")
     private let historySubjects = Gauge(label: "fanout_history_subjects")
     private let historyMessages = Gauge(label: "fanout_history_messages")
@@ -24,45 +39,51 @@ final class ServerMetrics {
     private let historyEvicted = Counter(label: "fanout_history_evicted_total")
     private let groups = Gauge(label: "fanout_groups")
     private let openQuestions = Gauge(label: "fanout_open_questions")
-    private let groupDeliveries = Counter(label: "fanout_group_deliveries_total")
-    private let groupPacedRuns = Counter(label: "fanout_group_paced_runs_total")
-    private let questions = Counter(label: "fanout_questions_total")
-    private let answers = Counter(label: "fanout_answers_total")
-    private let askTimeouts = Counter(label: "fanout_ask_timeouts_total")
+    /// More counters that follow a field of `ServerStats`, made after the gauges above.
+    private let countedAfterGauges: [(counter: Counter, field: KeyPath<ServerStats, UInt64>)] = [
+        (Counter(label: "fanout_group_deliveries_total"), \.groupDeliveries),
+        (Counter(label: "fanout_group_paced_runs_total"), \.groupPacedRuns),
+        (Counter(label: "fanout_questions_total"), \.questions),
+        (Counter(label: "fanout_answers_total"), \.answers),
+        (Counter(label: "fanout_ask_timeouts_total"), \.askTimeouts),
+    ]
     private var reportedMemoryDrops: UInt64 = 0
     private var reportedHistoryEvicted: UInt64 = 0
     /// From a message being queued to a connection until that connection's output has been written out.
     let publishToWrite = Metrics.Timer(label: "fanout_publish_to_write_seconds")
     private var reported = ServerStats()
 
-    func sync(_ stats: ServerStats, clients: Int, subscriptionCount: Int, subjectCount: Int, pendingBytes: Int) {
+    /// Brings every metric up to date with `host`, for a read of `/metrics`.
+    func sync(from host: any ServerMetricsHost) {
+        let history = host.localHistory
+        if let disk = history.diskFigures { sync(disk: disk) }
+        let connections = host.connections
+        sync(host.stats, clients: connections.count, subscriptionCount: connections.subscriptionCount,
+             subjectCount: host.index.storedPatternCount,
+             pendingBytes: connections.values.reduce(0) { $0 + $1.pendingBytes })
+        sync(memoryDrops: host.memory.backlogWatch.drops, history: history.historyFigures)
+        sync(groups: host.index.groupSetCount, openQuestions: host.questions.byNumber.count)
+    }
+
+    private func sync(_ stats: ServerStats, clients: Int, subscriptionCount: Int, subjectCount: Int, pendingBytes: Int) {
         connections.record(clients)
         subscriptions.record(subscriptionCount)
         subjects.record(subjectCount)
         pendingOutput.record(pendingBytes)
-        published.increment(by: Int64(stats.published - reported.published))
-        delivered.increment(by: Int64(stats.delivered - reported.delivered))
-        bytesIn.increment(by: Int64(stats.bytesIn - reported.bytesIn))
-        bytesOut.increment(by: Int64(stats.bytesOut - reported.bytesOut))
-        slowConsumers.increment(by: Int64(stats.slowConsumers - reported.slowConsumers))
-        limitRefusals.increment(by: Int64(stats.limitRefusals - reported.limitRefusals))
-        replayed.increment(by: Int64(stats.replayed - reported.replayed))
-        groupDeliveries.increment(by: Int64(stats.groupDeliveries - reported.groupDeliveries))
-        groupPacedRuns.increment(by: Int64(stats.groupPacedRuns - reported.groupPacedRuns))
-        questions.increment(by: Int64(stats.questions - reported.questions))
-        answers.increment(by: Int64(stats.answers - reported.answers))
-        askTimeouts.increment(by: Int64(stats.askTimeouts - reported.askTimeouts))
+        for (counter, field) in counted + countedAfterGauges {
+            counter.increment(by: Int64(stats[keyPath: field] - reported[keyPath: field]))
+        }
         reported = stats
     }
 
     /// Groups and open questions, as INFO shows them.
-    func sync(groups groupCount: Int, openQuestions open: Int) {
+    private func sync(groups groupCount: Int, openQuestions open: Int) {
         groups.record(groupCount)
         openQuestions.record(open)
     }
 
     /// The memory bound's drops and the engine's history, beside the counters above.
-    func sync(memoryDrops drops: UInt64, history: HistoryFigures) {
+    private func sync(memoryDrops drops: UInt64, history: HistoryFigures) {
         memoryDrops.increment(by: Int64(drops - reportedMemoryDrops))
         reportedMemoryDrops = drops
         historySubjects.record(history.subjects)
@@ -79,7 +100,7 @@ final class ServerMetrics {
     private lazy var historyWriteDropped = Counter(label: "fanout_history_write_dropped_total")
     private var reportedWriteDropped: UInt64 = 0
 
-    func sync(disk: DiskFigures) {
+    private func sync(disk: DiskFigures) {
         historyDiskBytes.record(disk.bytes)
         historyFsyncLag.record(disk.fsyncLagMilliseconds)
         historyWriteQueue.record(disk.writeQueue)

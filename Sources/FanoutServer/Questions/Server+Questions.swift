@@ -16,7 +16,7 @@ extension Server {
         scratch.reset()
         gatherQuestionReceivers(of: String(decoding: subject, as: UTF8.self), asker: asker, into: &scratch.receivers)
         let receivers = scratch.receivers
-        if memoryBoundRefuses(adding: 256 + receivers.count * 24 + receivers.count * (payload.count + 64)) {
+        if memory.refuses(adding: 256 + receivers.count * 24 + receivers.count * (payload.count + 64)) {
             return refuseAsk("the server is at max_memory=\(limits.maxMemory)", to: asker)
         }
         let number = questions.nextNumber()

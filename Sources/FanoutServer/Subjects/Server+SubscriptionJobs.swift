@@ -42,7 +42,7 @@ extension Server {
     }
 
     private func scheduleSubscriptionJobs() {
-        schedule(\.work.subscriptionTimer) { $0.continueSubscriptionJob() }
+        work.schedule(\.subscriptionTimer) { [unowned self] in self.continueSubscriptionJob() }
     }
 
     private func continueSubscriptionJob() {

@@ -36,7 +36,7 @@ extension Server {
             connection.send(error.line)
             return
         }
-        if indexWouldPassMemoryBound(adding: fresh.count) {
+        if memory.indexWouldPassBound(adding: fresh.count) {
             stats.limitRefusals += 1
             connection.send(ProtocolError(.limit, "the server is at max_memory=\(configuration.limits.maxMemory)").line)
             return

@@ -44,7 +44,7 @@ final class WebSocketTransport: TransportAdapter {
         defer { settleHeldBytes(of: connection) }
         while consumed < chunk.count {
             let slice = UnsafeRawBufferPointer(rebasing: chunk[consumed..<min(chunk.count, consumed + Self.slice)])
-            consumed += decoder.feed(slice, admit: { server.reservePayload($0, for: connection) }) { event in
+            consumed += decoder.feed(slice, admit: { server.memory.reservePayload($0, for: connection) }) { event in
                 goesOn = handle(event, of: connection, turn: &turn, socket: socket)
                 return goesOn
             }
@@ -115,13 +115,13 @@ final class WebSocketTransport: TransportAdapter {
 
     /// Bytes of unfinished messages count toward max_memory by the one per-connection count a BPUB's payload
     /// uses on TCP: the decoder asks for its buffer's growth as a frame's header announces it
-    /// (`Server.reservePayload`, `admittedBytes`), what it and `held` no longer hold is given back, and what
-    /// has arrived is what the bound's drops weigh (`Server.notePayloadReceived`). After each feed; O(1).
+    /// (`MemoryGuard.reservePayload`, `admittedBytes`), what it and `held` no longer hold is given back, and what
+    /// has arrived is what the bound's drops weigh (`MemoryGuard.noteReceived`). After each feed; O(1).
     private func settleHeldBytes(of connection: ClientConnection) {
-        guard let extras = connection.extras, extras.binaryReserved > 0 || extras.binaryReceived > 0 else { return }
         let server = connection.server
-        server.settlePayload(decoder.admittedBytes + held.count, of: connection)
-        server.notePayloadReceived(decoder.bufferedCount + held.count, by: connection)
+        guard server.memory.holdsPayload(of: connection) else { return }
+        server.memory.settlePayload(decoder.admittedBytes + held.count, of: connection)
+        server.memory.noteReceived(decoder.bufferedCount + held.count, by: connection)
     }
 
     override func finishRead(of connection: ClientConnection) {

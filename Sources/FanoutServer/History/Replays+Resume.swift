@@ -5,16 +5,18 @@ import FanoutProtocol
 /// RESUME and LAST (protocol 1.1): subscribe to one concrete subject, then reply where the subject stands and
 /// replay the retained messages the client is entitled to, right behind the reply and ahead of anything
 /// published later.
-extension Server {
+extension Replays {
     func resume(_ connection: ClientConnection, subject: String, kind: ReplayRequest.Kind) {
+        let host = host
         guard mayResume(connection, subject: subject) else { return }
         // The reply and the replay together stay within the connection's output limit: what does not fit is
         // left out (oldest first) and counted as missed, never turned into a slow-consumer drop.
         let replyRoom = 96 + subject.utf8.count
-        let budget = max(0, configuration.limits.maxPendingBytes - connection.pendingBytes - replyRoom)
+        let budget = max(0, host.configuration.limits.maxPendingBytes - connection.pendingBytes - replyRoom)
         var answered = false
         var held = false
-        engine.replay(ReplayRequest(subject: subject, kind: kind, budget: budget)) { [weak self, weak connection] result in
+        let request = ReplayRequest(subject: subject, kind: kind, budget: budget)
+        host.engine.replay(request) { [weak self, weak connection] result in
             answered = true
             guard let self, let connection, connection.socket != nil else {
                 if case .success(let replay) = result { replay.answer.stream?.finish() }
@@ -24,13 +26,13 @@ extension Server {
             // Answered later: the connection was held, and goes on now.
             if held, let pending = connection.extras?.pendingReplies {
                 pending.replaying = false
-                self.resumeCommands(pending, of: connection)
+                self.host.resumeCommands(pending, of: connection)
             }
         }
         // An engine that answers later: nothing this connection sends next may overtake the reply.
         if !answered {
             held = true
-            replies(of: connection).replaying = true
+            host.replies(of: connection).replaying = true
             connection.stopReading(.engineHold)
         }
     }
@@ -49,13 +51,14 @@ extension Server {
             return
         }
         // Messages that arrived before the answer go out before the reply; later ones see the replay job.
-        fanout.close()
+        let host = host
+        host.fanout.close()
         // Under `history_fsync: always`, the reply and the replay wait for what they name to be on disk.
-        if local.holdsAcknowledgements && engine === local { holdUntilDurable(connection) }
+        if host.isStandalone && host.localHistory.holdsAcknowledgements { host.durable.hold(connection) }
         if !connection.subscriptions.contains(subject) {
-            addSubscriptions([subject], for: connection)
+            host.addSubscriptions([subject], group: nil, for: connection)
         } else if connection.extras?.groupOfPattern[subject] != nil {
-            changeMode(of: subject, to: nil, for: connection)  // RESUME and LAST subscribe plainly
+            host.changeMode(of: subject, to: nil, for: connection)  // RESUME and LAST subscribe plainly
         }
         let answer = replay.answer
         connection.send(resumeReply(answer, for: connection))
@@ -65,11 +68,11 @@ extension Server {
             for message in replay.following {
                 message.payload.withUnsafeBytes { payload in
                     Encoder.appendPush(subject: UnsafeRawBufferPointer(subjectBuffer), seq: message.seq,
-                                       payload: payload, maxLine: configuration.limits.maxLine, to: &following)
+                                       payload: payload, maxLine: host.configuration.limits.maxLine, to: &following)
                 }
             }
         }
-        stats.delivered += UInt64(replay.following.count)
+        host.stats.delivered += UInt64(replay.following.count)
         guard answer.replayed > 0, let stream = answer.stream else {
             if !following.isEmpty { connection.send(following) }
             return
@@ -84,16 +87,18 @@ extension Server {
     /// refused with `-ERR limit` at max_subscriptions or when the index would pass the memory bound.
     func mayResume(_ connection: ClientConnection, subject: String) -> Bool {
         guard !connection.subscriptions.contains(subject) else { return true }
-        let limit = configuration.limits.maxSubscriptions
+        let host = host
+        let limit = host.configuration.limits.maxSubscriptions
         guard connection.subscriptions.count < limit else {
-            stats.limitRefusals += 1
+            host.stats.limitRefusals += 1
             connection.send(ProtocolError(
                 .limit, "max_subscriptions=\(limit) reached (holding \(connection.subscriptions.count))").line)
             return false
         }
-        if indexWouldPassMemoryBound(adding: 1) {
-            stats.limitRefusals += 1
-            connection.send(ProtocolError(.limit, "the server is at max_memory=\(configuration.limits.maxMemory)").line)
+        if host.memory.indexWouldPassBound(adding: 1) {
+            host.stats.limitRefusals += 1
+            let bound = host.configuration.limits.maxMemory
+            connection.send(ProtocolError(.limit, "the server is at max_memory=\(bound)").line)
             return false
         }
         return true
@@ -108,27 +113,27 @@ extension Server {
 
     /// Sends `stream`'s `count` messages a slice per loop pass, the connection's later commands held behind them.
     func startReplay(_ stream: ReplayStream, of count: Int, job: ReplayJob) {
-        stats.delivered += UInt64(count)
-        stats.replayed += UInt64(count)
+        host.stats.delivered += UInt64(count)
+        host.stats.replayed += UInt64(count)
         job.start(stream)
-        if !job.holdsCommands { job.holdsCommands = holdCommands(of: job.connection) }
-        sendReplays(adding: job)
+        if !job.holdsCommands { job.holdsCommands = host.holdCommands(of: job.connection) }
+        send(job)
     }
 
     /// Ends the job: what waited behind the replay goes out, then the connection's held commands go on.
-    func finishReplay(_ job: ReplayJob) {
+    func finish(_ job: ReplayJob) {
         let connection = job.connection
         // A run still open (messages from Redis stay in one until the pass ends) may hold lines queued for this
         // job: they go out now, and the run's next message finds the connection as a plain receiver.
-        if fanout.run.waiting.contains(where: { $0 === job }) { fanout.close() }
+        if host.fanout.run.waiting.contains(where: { $0 === job }) { host.fanout.close() }
         job.end()
         if !job.waiting.isEmpty {
             connection.send(job.waiting)
             job.waiting = []
         }
-        if job.holdsCommands { releaseCommands(of: connection) }
+        if job.holdsCommands { host.releaseCommands(of: connection) }
         // A command an engine held behind the replay runs now.
-        if let pending = connection.extras?.pendingReplies { resumeCommands(pending, of: connection) }
+        if let pending = connection.extras?.pendingReplies { host.resumeCommands(pending, of: connection) }
     }
 
     /// Sends a line the server pushes on its own (a reload's revocation): behind a replay under way, so that
