@@ -10,7 +10,7 @@ import Logging
 ///
 /// Threading: every method runs on the thread that calls `run()`; nothing here is locked or `Sendable`.
 /// Create the server on that thread too.
-public final class Server {
+public final class Server: FanoutHost, SubscriptionsHost, AdminHost {
     public internal(set) var configuration: ServerConfiguration
     var logger: Logger
     let loop: EventLoop
@@ -27,7 +27,11 @@ public final class Server {
     /// This process's engine: numbering and history in memory (and on disk with `history_dir`).
     let local: any LocalHistory
     /// The fan-out core: publish runs and what the publish path keeps between commands.
-    let fanout = Fanout()
+    let fanout = Fanout<Server>()
+    /// SUB, UNSUB and QSUB, the engine's interest in them, and the index's sweep after departures.
+    lazy var subscriptions = Subscriptions(host: self, index: index)
+    /// INFO, CLIENTS and CHANNELS.
+    lazy var admin = Admin(host: self, index: index)
     /// What only several nodes have (questions across nodes, groups' claims, shards); nil on a standalone
     /// server.
     var cluster: ClusterNode?
@@ -81,7 +85,7 @@ public final class Server {
         self.logger.logLevel = configuration.logLevel
         self.auth.anyUserWithholds = Self.withholds(configuration)
         local.isSubscribed = { [index] subject in index.hasReceivers(for: subject) }
-        fanout.owner = self
+        fanout.attach(to: self)
         Self.keepHeapTop()
     }
 
@@ -204,6 +208,8 @@ public final class Server {
         local.endOfRead()
         memory.tearDown()
         work.tearDown()
+        subscriptions.tearDown()
+        admin.tearDown()
         auth.tearDown()
         durableAcknowledgements.tearDown()
         loop.dropLingeringSockets()

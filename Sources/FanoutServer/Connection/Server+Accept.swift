@@ -1,6 +1,8 @@
 import FanoutEventLoop
 import FanoutProtocol
 
+/// The server's own work of letting a client in: the limits checked before a socket is made, the connection's
+/// socket options, read timeout and deadlines, and the greeting. Its departure is `Server+Disconnect.swift`.
 extension Server {
     func accept(fd: Int32, peer: SocketAddress, tls: Bool = false) {
         // Sockets still closing hold descriptors too: counting them keeps the process's descriptors within
@@ -94,9 +96,7 @@ extension Server {
         retry.schedule(after: .seconds(1))
         listening.acceptRetryTimer = retry
     }
-}
 
-extension Server {
     /// The read timeout for a connection: idle_timeout, or idle_unsubscribed_timeout when that is shorter and
     /// the connection holds no subscription. libevent restarts it on every read.
     func readTimeout(subscribed: Bool) -> Duration? {

@@ -53,9 +53,9 @@ extension Server {
         // Under `history_fsync: always`, the reply and the replay wait for what they name to be on disk.
         if local.holdsAcknowledgements && engine === local { holdUntilDurable(connection) }
         if !connection.subscriptions.contains(subject) {
-            addSubscriptions([subject], for: connection)
-        } else if connection.extras?.groupOfPattern[subject] != nil {
-            changeMode(of: subject, to: nil, for: connection)  // RESUME and LAST subscribe plainly
+            subscriptions.add([subject], for: connection)
+        } else if subscriptions.group(of: subject, for: connection) != nil {
+            subscriptions.changeMode(of: subject, to: nil, for: connection)  // RESUME and LAST subscribe plainly
         }
         let answer = replay.answer
         connection.send(resumeReply(answer, for: connection))
