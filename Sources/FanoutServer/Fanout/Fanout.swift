@@ -18,7 +18,7 @@ import Glibc
 /// Generic over its host so that the publish path reaches the server's members by direct access once
 /// specialized (the server's `Fanout<Server>`), with no call through a witness table per message; what it
 /// may reach is `FanoutHost`.
-final class Fanout<Host: FanoutHost>: EngineDeliveries {
+final class Fanout<Host: FanoutHost> {
     /// Set once the server is made (`attach(to:)`). Unretained: the server is its owner and outlives its
     /// fan-out (`Unretained`'s rules), and the publish path reads it per message.
     private var hostReference: Unretained<Host>?
@@ -235,6 +235,11 @@ final class Fanout<Host: FanoutHost>: EngineDeliveries {
         releasedPublishers.removeAll()
     }
 }
+
+
+/// The Redis engine hands back what it numbered through this conformance, declared for the server's fan-out
+/// alone so that its witness calls the specialized `deliver`, as the dispatcher's publish does.
+extension Fanout: EngineDeliveries where Host == Server {}
 
 /// Consecutive publishes to one subject within one read callback, fanned out together.
 ///
