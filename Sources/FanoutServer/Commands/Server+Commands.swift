@@ -15,7 +15,8 @@ extension Server {
 
     /// `execute(_:from:)` with the engine the caller took once for a whole read: loading the stored reference
     /// per line would cost a retain and a release.
-    func execute(_ line: UnsafeRawBufferPointer, from connection: ClientConnection, engine: any Engine) -> LineFramer.Next {
+    func execute(_ line: UnsafeRawBufferPointer, from connection: ClientConnection,
+                 engine: any Engine) -> LineFramer.Next {
         let command: Command
         do {
             guard let parsed = try CommandParser.parse(line) else { return .goOn }
@@ -25,7 +26,8 @@ extension Server {
             reply(error.line, to: connection)
             return .goOn
         }
-        if let pending = connection.extras?.pendingReplies, defers(command, line: line, behind: pending, of: connection) {
+        if let pending = connection.extras?.pendingReplies,
+           defers(command, line: line, behind: pending, of: connection) {
             return .goOn
         }
         // A BPUB header is answered (or refused) when its bytes are in: `acceptBinary`, `publishBinary`.
@@ -76,7 +78,8 @@ extension Server {
                 clusterAsk(subject: subject, timeoutMilliseconds: timeout, maxAnswers: maxAnswers, payload: payload,
                            from: connection, node: node)
             } else {
-                ask(subject: subject, timeoutMilliseconds: timeout, maxAnswers: maxAnswers, payload: payload, from: connection)
+                ask(subject: subject, timeoutMilliseconds: timeout, maxAnswers: maxAnswers, payload: payload,
+                    from: connection)
             }
         case .answer(let id, let payload):
             answer(id: id, payload: payload, from: connection)
@@ -133,7 +136,8 @@ extension Server {
     /// A line over `max_line` ends any run (its place in the order is taken by the error) and is answered.
     func lineTooLong(from connection: ClientConnection) {
         fanout.close()
-        reply(ProtocolError(.tooLong, "line exceeds max_line=\(configuration.limits.maxLine) bytes").line, to: connection)
+        let limit = configuration.limits.maxLine
+        reply(ProtocolError(.tooLong, "line exceeds max_line=\(limit) bytes").line, to: connection)
     }
 
     // MARK: Held commands and fair turns

@@ -247,7 +247,8 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         case .error, .tls:
             server.disconnect(self, reason: .socketError(reason.description))
         case .readTimeout:
-            server.disconnect(self, reason: .idleTimeout(setting: server.idleSetting(subscribed: !subscriptions.isEmpty)))
+            let setting = server.idleSetting(subscribed: !subscriptions.isEmpty)
+            server.disconnect(self, reason: .idleTimeout(setting: setting))
         case .writeTimeout:
             server.disconnect(self, reason: .slowConsumer("no output drained for write_timeout"))
         }

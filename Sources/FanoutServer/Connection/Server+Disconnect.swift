@@ -14,7 +14,9 @@ extension Server {
         if connection === fanout.run.publisher { fanout.flushReplies() }
         if let socket = connection.socket {
             if let adapter = connection.extras?.adapter {
-                if adapter.farewell(reason, to: connection) { socket.closeGracefully(within: configuration.timeouts.shutdownGrace) }
+                if adapter.farewell(reason, to: connection) {
+                    socket.closeGracefully(within: configuration.timeouts.shutdownGrace)
+                }
             } else if reason.flushesOutput {
                 if case .slowConsumer = reason { socket.discardOutputAfterFirstLine() }
                 if let farewell = reason.farewell { socket.write(farewell.line) }

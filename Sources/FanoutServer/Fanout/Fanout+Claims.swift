@@ -95,7 +95,8 @@ extension Fanout {
                                                group: message.group)
             if !unplaced.isEmpty {
                 self.handBack(.init(subject: message.subject, group: message.group, epoch: message.epoch,
-                                    seq: message.seq, attempt: message.attempt + 1, payload: message.payload), node: node)
+                                    seq: message.seq, attempt: message.attempt + 1, payload: message.payload),
+                              node: node)
             }
         }
     }

@@ -58,7 +58,8 @@ extension Fanout {
             let before = run.groupDeliveries[choice.slot].bytes.count
             if message.anyBytes {
                 Encoder.appendPush(subject: message.subject, seq: message.seq, payload: message.payload,
-                                   maxLine: host.configuration.limits.maxLine, to: &run.groupDeliveries[choice.slot].bytes)
+                                   maxLine: host.configuration.limits.maxLine,
+                                   to: &run.groupDeliveries[choice.slot].bytes)
             } else {
                 Encoder.appendMessage(subject: message.subject, seq: message.seq, payload: message.payload,
                                       to: &run.groupDeliveries[choice.slot].bytes)

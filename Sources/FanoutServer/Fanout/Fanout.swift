@@ -11,9 +11,9 @@ import Glibc
 ///
 /// Its API is small: `deliver` takes each numbered message (from the dispatcher's publish, with what the memory
 /// engine numbered at once; from the Redis engine, when a message comes back), and the dispatcher calls
-/// `close` at command boundaries and `finish` when a read ends. The core owns what a run needs between those calls: the run, the
-/// connections dropped during it, the framing it reuses for other transports, the backlog marks, the flush,
-/// and the publishers that backpressure released.
+/// `close` at command boundaries and `finish` when a read ends. The core owns what a run needs between those
+/// calls: the run, the connections dropped during it, the framing it reuses for other transports, the backlog
+/// marks, the flush, and the publishers that backpressure held and released.
 ///
 /// Generic over its host so that the publish path reaches the server's members by direct access once
 /// specialized (the server's `Fanout<Server>`), with no call through a witness table per message; what it
@@ -30,7 +30,8 @@ final class Fanout<Host: FanoutHost> {
     /// A publish run's lines framed for its receivers over other transports, reused from run to run.
     var framing = RunFraming()
     /// Backpressure: by subscriber id, the publishers (by id) whose reading its backlog paused. Only subscribers
-    /// past `backpressure_bytes` have an entry, until they drain or leave.
+    /// past `backpressure_bytes` have an entry, until they drain or leave. Bound: an entry per connection at
+    /// most, each listing a publisher once.
     var heldPublishers: [UInt64: [UInt64]] = [:]
     /// Publishers no longer held back by any subscriber, to be read again on the next pass.
     var releasedPublishers: [UInt64] = []

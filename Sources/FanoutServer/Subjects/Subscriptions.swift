@@ -42,7 +42,8 @@ final class Subscriptions {
     /// Runs the index's sweep in slices while departures left anything stale.
     private var sweepTimer = SliceTimer()
     /// The patterns each connection holds in a group (QSUB), with their group, by connection id; the other
-    /// patterns of its `subscriptions` are plain. Only a connection that holds a pattern in a group has an entry.
+    /// patterns of its `subscriptions` are plain. Only a connection that holds a pattern in a group has an entry,
+    /// until it leaves. Bound: max_subscriptions patterns per connection.
     private var groupOfPattern: [UInt64: [String: String]] = [:]
 
     /// Patterns a sweep slice looks at: a few hundred microseconds.
