@@ -10,8 +10,8 @@ import Logging
 ///
 /// Threading: every method runs on the thread that calls `run()`; nothing here is locked or `Sendable`.
 /// Create the server on that thread too.
-public final class Server: MemoryGuardHost, LifecycleHost, HistoryUpkeepHost, DurableAcknowledgementsHost,
-    ReplaysHost, ServerMetricsHost {
+public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuardHost, LifecycleHost,
+    HistoryUpkeepHost, DurableAcknowledgementsHost, ReplaysHost, ServerMetricsHost {
     public internal(set) var configuration: ServerConfiguration
     var logger: Logger
     let loop: EventLoop
@@ -33,7 +33,11 @@ public final class Server: MemoryGuardHost, LifecycleHost, HistoryUpkeepHost, Du
     /// Whether this server is alone (the engine in use is `localHistory`), not one of several nodes.
     var isStandalone: Bool { cluster == nil }
     /// The fan-out core: publish runs and what the publish path keeps between commands.
-    let fanout = Fanout()
+    let fanout = Fanout<Server>()
+    /// SUB, UNSUB and QSUB, the engine's interest in them, and the index's sweep after departures.
+    lazy var subscriptions = Subscriptions(host: self, index: index)
+    /// INFO, CLIENTS and CHANNELS.
+    lazy var admin = Admin(host: self, index: index)
     /// What only several nodes have (questions across nodes, groups' claims, shards); nil on a standalone
     /// server.
     var cluster: ClusterNode?
@@ -99,7 +103,7 @@ public final class Server: MemoryGuardHost, LifecycleHost, HistoryUpkeepHost, Du
         durable = DurableAcknowledgements(host: self)
         replays = Replays(host: self)
         historyUpkeep = HistoryUpkeep(host: self)
-        fanout.owner = self
+        fanout.attach(to: self)
         MemoryGuard.keepHeapTop()
     }
 
@@ -194,6 +198,8 @@ public final class Server: MemoryGuardHost, LifecycleHost, HistoryUpkeepHost, Du
         work.tearDown()
         historyUpkeep.tearDown()
         replays.tearDown()
+        subscriptions.tearDown()
+        admin.tearDown()
         auth.tearDown()
         durable.tearDown()
         loop.dropLingeringSockets()

@@ -157,7 +157,7 @@ extension Server {
             if fresh != nil { connection.extras?.authDeadline = nil }
             let revoked = connection.subscriptions.filter { fresh?.permissions.maySubscribe($0) != true }.sorted()
             guard !revoked.isEmpty else { continue }
-            removeSubscriptions(revoked, for: connection)
+            subscriptions.remove(revoked, for: connection)
             replays.sendNotice(ProtocolError.revoked(revoked).line, to: connection)
             logger.info("subscriptions revoked by reload", metadata: ["client": "\(connection.id)", "subjects": "\(revoked.joined(separator: " "))"])
         }

@@ -6,7 +6,8 @@ import FanoutProtocol
 extension Server {
     /// Checks a BPUB header: the framer reads the announced bytes next (`.readPayload`), or drops them
     /// (`.skipPayload`) after the refusal is sent.
-    func acceptBinary(subject: UnsafeRawBufferPointer, length: UInt64, from connection: ClientConnection) -> LineFramer.Next {
+    func acceptBinary(subject: UnsafeRawBufferPointer, length: UInt64,
+                      from connection: ClientConnection) -> LineFramer.Next {
         let skip = LineFramer.Next.skipPayload(Int(clamping: length))
         let maxPayload = configuration.limits.maxPayload
         var refusal: ProtocolError?

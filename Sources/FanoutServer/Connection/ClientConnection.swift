@@ -40,10 +40,10 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     private(set) var extras: ConnectionExtras?
     /// When it connected, in nanoseconds after the server started: 8 bytes where an instant takes 16.
     private let connectedAfterNanoseconds: Int64
-    /// The server outlives its connections: it drops them all before it goes. Never touched from deinit.
-    /// Unowned and unchecked: each checked access costs a strong retain and release, and a connection reads
-    /// it several times per command on the publish path.
-    unowned(unsafe) let server: Server
+    /// Unretained: its owner is the process, and the server drops every connection before it goes (`Unretained`'s
+    /// rules). Never touched from deinit. A checked reference would cost a strong retain and release per access,
+    /// and a connection reads it several times per command on the publish path.
+    private let serverReference: Unretained<Server>
     private let census: ObjectCensus
 
     init(id: UInt64, peer: SocketAddress, socket: BufferedSocket, maxLine: Int, server: Server, census: ObjectCensus) {
@@ -53,13 +53,18 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         self.framer = LineFramer(maxLine: maxLine)
         let elapsed = (ContinuousClock.now - server.lifecycle.startedAt).components
         self.connectedAfterNanoseconds = elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000
-        self.server = server
+        self.serverReference = Unretained(server)
         self.census = census
         census.born()
     }
 
     deinit {
         census.died()
+    }
+
+    /// The server that accepted it: read as `unowned(unsafe)` would be (see `serverReference`).
+    var server: Server {
+        @inline(__always) get { serverReference.retained }
     }
 
     var connectedAt: ContinuousClock.Instant { server.lifecycle.startedAt + .nanoseconds(connectedAfterNanoseconds) }
@@ -90,8 +95,8 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// How many questions this connection asked are open.
     var openAsks: Int { extras?.asks.count ?? 0 }
 
-    /// Whether this connection's backlog pauses some publisher's reading (`ConnectionExtras.heldPublishers`).
-    var holdsPublishers: Bool { !(extras?.heldPublishers.isEmpty ?? true) }
+    /// Whether this connection's backlog pauses some publisher's reading (`Fanout.heldPublishers`).
+    var holdsPublishers: Bool { server.fanout.holdsPublishers(self) }
 
     /// Unsent output bytes, those waiting behind a replay or for the disk (`history_fsync: always`) included.
     var pendingBytes: Int {
@@ -114,7 +119,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     /// 150 instructions.
     @inline(__always)
     private func countBytesOut(_ count: Int) {
-        Unmanaged.passUnretained(server)._withUnsafeGuaranteedRef { $0.stats.bytesOut &+= UInt64(count) }
+        serverReference.with { $0.stats.bytesOut &+= UInt64(count) }
     }
 
     /// Queues protocol lines as they are (the line protocol's transports) or as the adapter frames them.
@@ -240,7 +245,8 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         case .error, .tls:
             server.disconnect(self, reason: .socketError(reason.description))
         case .readTimeout:
-            server.disconnect(self, reason: .idleTimeout(setting: server.idleSetting(subscribed: !subscriptions.isEmpty)))
+            let setting = server.idleSetting(subscribed: !subscriptions.isEmpty)
+            server.disconnect(self, reason: .idleTimeout(setting: setting))
         case .writeTimeout:
             server.disconnect(self, reason: .slowConsumer("no output drained for write_timeout"))
         }

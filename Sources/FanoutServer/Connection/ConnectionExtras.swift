@@ -1,8 +1,8 @@
 import FanoutEventLoop
 
 /// What only some connections need, made the first time one of them does: authentication (the user, failed
-/// attempts and their timer), a publisher's last permitted subject, a subscriber's held publishers, and the
-/// metrics' pending-output timestamp. An idle subscriber on a server without users or metrics carries one
+/// attempts and their timer), a publisher's last permitted subject, and the metrics' pending-output
+/// timestamp. An idle subscriber on a server without users or metrics carries one
 /// empty reference for all of it instead of 80 bytes of fields.
 final class ConnectionExtras {
     /// The authenticated user's name, for logs and permission reloads.
@@ -16,17 +16,14 @@ final class ConnectionExtras {
     var handshakeDeadline: LoopTimer?
     /// The last subject this connection was allowed to publish to: consecutive PUBs skip the check.
     var lastPermittedSubject: [UInt8] = []
-    /// Backpressure, as a subscriber: publishers (by id) whose reading this connection's backlog paused.
-    var heldPublishers: [UInt64] = []
     /// When this connection's output last went from empty to pending, while metrics are on. Here, not in the
     /// metrics: the fan-out reads it for every receiver of a run while metrics are on.
     var pendingSince: ContinuousClock.Instant?
     /// A RESUME or LAST whose replay is being sent: live messages wait in it until it is. Here, not in
     /// `Replays`: the publish path asks every receiver whether one is under way (`pendingBytes`, a run's lines).
     var replayJob: ReplayJob?
-    /// The patterns held in a group (QSUB), with their group; the others in `subscriptions` are plain.
-    var groupOfPattern: [String: String] = [:]
-    /// A BPUB whose header was accepted: its subject, until its payload is read.
+    /// A BPUB whose header was accepted: its subject, until its payload is read. Kept here, not with the
+    /// dispatcher: the publish path reads it per read and per BPUB.
     var binarySubject: [UInt8]?
     /// Numbers of the open questions this connection asked (at most max_asks).
     var asks: [UInt64] = []

@@ -1,15 +1,19 @@
 import FanoutEventLoop
 import FanoutProtocol
 
+/// The server's own work of letting a client in: the limits checked before a socket is made, the connection's
+/// socket options, read timeout and deadlines, and the greeting. Its departure is `Server+Disconnect.swift`.
 extension Server {
     func accept(fd: Int32, peer: SocketAddress, tls: Bool = false) {
         // Sockets still closing hold descriptors too: counting them keeps the process's descriptors within
         // max_connections plus listeners, whatever the close rate.
         guard connections.count + loop.lingeringCount < configuration.limits.maxConnections else {
-            return refuse(fd, peer: peer, "too many connections (max_connections=\(configuration.limits.maxConnections))")
+            let limit = configuration.limits.maxConnections
+            return refuse(fd, peer: peer, "too many connections (max_connections=\(limit))")
         }
         let host = peer.isUnix ? "unix" : peer.host
-        if let perHost = configuration.limits.maxConnectionsPerIP, !peer.isUnix, connections.perHost[host, default: 0] >= perHost {
+        if let perHost = configuration.limits.maxConnectionsPerIP, !peer.isUnix,
+           connections.perHost[host, default: 0] >= perHost {
             return refuse(fd, peer: peer, "too many connections from \(host) (max_connections_per_ip=\(perHost))")
         }
         if configuration.auth.requiresAuth && auth.gate.unauthenticated >= configuration.auth.maxUnauthenticated {
@@ -39,7 +43,10 @@ extension Server {
             census: connections.census
         )
         connection.transport = transport
-        if transport == .webSocket { connection.madeExtras.adapter = WebSocketTransport(maxLine: configuration.limits.maxLine, maxPayload: configuration.limits.maxPayload) }
+        if transport == .webSocket {
+            connection.madeExtras.adapter = WebSocketTransport(maxLine: configuration.limits.maxLine,
+                                                               maxPayload: configuration.limits.maxPayload)
+        }
         prepare?(connection)
         socket.delegate = connection
         // Told about drains from the first time something waits for one: a pause on its own replies, a held
@@ -49,7 +56,8 @@ extension Server {
         if !peer.isUnix {
             socket.disableNagle()
             if let keepalive = configuration.timeouts.keepalive { socket.enableKeepalive(idle: keepalive) }
-            if configuration.limits.sendBufferBytes > 0 { socket.setSendBuffer(bytes: configuration.limits.sendBufferBytes) }
+            let sendBuffer = configuration.limits.sendBufferBytes
+            if sendBuffer > 0 { socket.setSendBuffer(bytes: sendBuffer) }
         }
         socket.setTimeouts(read: transport == .eventStream ? nil : readTimeout(subscribed: false),
                            write: configuration.timeouts.writeTimeout)
@@ -62,7 +70,8 @@ extension Server {
         } else {
             connection.grant = .unrestricted
         }
-        connection.write(Encoder.greeting(serverName: configuration.serverName, authRequired: configuration.auth.requiresAuth,
+        connection.write(Encoder.greeting(serverName: configuration.serverName,
+                                          authRequired: configuration.auth.requiresAuth,
                                           epoch: currentEpoch))
         if tls { startHandshakeDeadline(for: connection) }
         socket.enableReading()
@@ -94,9 +103,7 @@ extension Server {
         retry.schedule(after: .seconds(1))
         listening.acceptRetryTimer = retry
     }
-}
 
-extension Server {
     /// The read timeout for a connection: idle_timeout, or idle_unsubscribed_timeout when that is shorter and
     /// the connection holds no subscription. libevent restarts it on every read.
     func readTimeout(subscribed: Bool) -> Duration? {

@@ -14,7 +14,9 @@ extension Server {
         if connection === fanout.run.publisher { fanout.flushReplies() }
         if let socket = connection.socket {
             if let adapter = connection.extras?.adapter {
-                if adapter.farewell(reason, to: connection) { socket.closeGracefully(within: configuration.timeouts.shutdownGrace) }
+                if adapter.farewell(reason, to: connection) {
+                    socket.closeGracefully(within: configuration.timeouts.shutdownGrace)
+                }
             } else if reason.flushesOutput {
                 if case .slowConsumer = reason { socket.discardOutputAfterFirstLine() }
                 if let farewell = reason.farewell { socket.write(farewell.line) }
@@ -29,7 +31,9 @@ extension Server {
            !extras.asks.isEmpty || !extras.questionsPut.isEmpty || !extras.remoteQuestionsPut.isEmpty {
             questionsLeft(by: connection)
         }
-        forgetSubscriptions(of: connection)
+        // Its subscriptions leave the counts; the index's weak sets no longer yield it, and the sweep reclaims
+        // their dead entries' memory, amortised over enough departures to cost O(1) each.
+        subscriptions.connectionLeft(connection)
         connection.extras?.authDeadline = nil
         connection.extras?.retryDelay = nil
         connection.extras?.handshakeDeadline = nil
@@ -39,8 +43,5 @@ extension Server {
         if let count = connections.perHost[connection.peerHost] {
             connections.perHost[connection.peerHost] = count > 1 ? count - 1 : nil
         }
-        // No per-subject cleanup: the weak sets no longer yield this connection. Sweeping only reclaims the
-        // dead entries' memory, amortised over enough departures to cost O(1) each.
-        scheduleSweep()
     }
 }

@@ -91,12 +91,3 @@ struct RunFraming {
         self.subject = subject
     }
 }
-
-/// One loop pass's reading of a connection: since when, how many lines, and whether its turn is over.
-struct ReadTurn {
-    let started = ContinuousClock.now
-    /// The connection's unsent output at which it stops reading (read_pause_bytes).
-    let pauseBytes: Int
-    var lines = 0
-    var isOver = false
-}

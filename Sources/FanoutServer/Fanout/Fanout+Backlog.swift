@@ -12,13 +12,14 @@ extension Fanout {
     func checkBacklog(of receiver: PublishRun.Receiver, marks: BacklogMarks) {
         let pending = receiver.socket.outputCount
         guard pending > marks.watchAbove else { return }
-        applyBacklogMarks(marks, to: receiver.connection.takeUnretainedValue(), pending: pending)
+        // Retained: the marks may drop it, and the connection table let go (`Unretained`'s rules).
+        applyBacklogMarks(marks, to: receiver.connection.retained, pending: pending)
     }
 
     /// Has the server-wide memory bound watch `connection` once its backlog is past `BacklogWatch.mark`,
     /// holds the run's publisher back past `backpressure_bytes`, and drops the connection past the limit.
     func applyBacklogMarks(_ marks: BacklogMarks, to connection: ClientConnection, pending: Int) {
-        if pending > BacklogWatch.mark { server.memory.watchBacklog(of: connection) }
+        if pending > BacklogWatch.mark { host.memory.watchBacklog(of: connection) }
         if pending > marks.holdAbove { holdBack(run.publisher, for: connection) }
         if pending > marks.limit { dropSlowConsumer(connection, pending: pending) }
     }
@@ -31,37 +32,41 @@ extension Fanout {
         applyBacklogMarks(marks, to: connection, pending: pending)
     }
 
+    /// Whether `subscriber`'s backlog holds some publisher back: asked on its drains and its departure.
+    @inline(__always)
+    func holdsPublishers(_ subscriber: ClientConnection) -> Bool {
+        !heldPublishers.isEmpty && heldPublishers[subscriber.id] != nil
+    }
+
     func dropSlowConsumer(_ connection: ClientConnection, pending: Int) {
-        server.disconnect(connection, reason: .slowConsumer(
-            "\(pending) bytes pending, max_pending_bytes=\(server.configuration.limits.maxPendingBytes)"))
+        host.disconnect(connection, reason: .slowConsumer(
+            "\(pending) bytes pending, max_pending_bytes=\(host.configuration.limits.maxPendingBytes)"))
     }
     /// Stops reading `publisher` until `subscriber`'s backlog drains to half of `backpressure_bytes`.
     func holdBack(_ publisher: ClientConnection?, for subscriber: ClientConnection) {
-        guard let publisher, let socket = subscriber.socket, subscriber.extras?.heldPublishers.contains(publisher.id) != true else {
-            return
-        }
-        subscriber.madeExtras.heldPublishers.append(publisher.id)
+        guard let publisher, let socket = subscriber.socket,
+              heldPublishers[subscriber.id]?.contains(publisher.id) != true else { return }
+        heldPublishers[subscriber.id, default: []].append(publisher.id)
         socket.reportsDirectDrains = true
         // Told when the backlog is down to half; the lower mark wins if it is also paused on its own replies.
-        let resumeMark = server.configuration.limits.backpressureBytes / 2
+        let resumeMark = host.configuration.limits.backpressureBytes / 2
         let paused = subscriber.gate.stops.contains(.outputFull)
-        socket.setWriteLowWatermark(paused ? min(resumeMark, server.configuration.limits.readPauseBytes / 2) : resumeMark)
-        if publisher.holdBack() { server.stats.backpressurePauses += 1 }
+        socket.setWriteLowWatermark(paused ? min(resumeMark, host.configuration.limits.readPauseBytes / 2) : resumeMark)
+        if publisher.holdBack() { host.stats.backpressurePauses += 1 }
     }
 
     /// Lets go of every publisher `subscriber` held: on drain, or when it disconnects. A publisher free to go
     /// is read again on the next loop pass, never from here: this may run in the middle of that publisher's
     /// own fan-out (a held subscriber dropped as a slow consumer).
     func releasePublishers(heldBy subscriber: ClientConnection) {
-        let held = subscriber.extras?.heldPublishers ?? []
-        subscriber.extras?.heldPublishers.removeAll()
+        let held = heldPublishers.removeValue(forKey: subscriber.id) ?? []
         if !subscriber.gate.stops.contains(.outputFull) { subscriber.socket?.setWriteLowWatermark(0) }
-        for id in held where server.connections[id]?.releaseHold() == true {
+        for id in held where host.connections[id]?.releaseHold() == true {
             releasedPublishers.append(id)
         }
         guard !releasedPublishers.isEmpty else { return }
         if resumeTimer == nil {
-            resumeTimer = LoopTimer(loop: server.loop) { [unowned self] in self.resumeReleasedPublishers() }
+            resumeTimer = LoopTimer(loop: host.loop) { [unowned self] in self.resumeReleasedPublishers() }
         }
         if resumeTimer?.isScheduled == false { resumeTimer?.schedule(after: .zero) }
     }
@@ -69,7 +74,7 @@ extension Fanout {
     private func resumeReleasedPublishers() {
         let released = releasedPublishers
         releasedPublishers.removeAll()
-        for id in released { server.connections[id]?.readAgain() }
+        for id in released { host.connections[id]?.readAgain() }
     }
 }
 

@@ -22,7 +22,7 @@ extension Fanout {
     /// that vanished meanwhile is not chosen). Messages go in claim order, which is seq order. A claim carries
     /// the node's member count for the group, by which the shard takes turns between nodes (`RedisEngine.claim`).
     func claimForGroups() {
-        guard let node = server.cluster, !run.groupMessages.isEmpty else { return }
+        guard let node = host.cluster, !run.groupMessages.isEmpty else { return }
         let messages = run.groupMessages
         run.groupMessages.removeAll()
         let subject = run.subjectString
@@ -48,7 +48,7 @@ extension Fanout {
         node.engine.claim(subject: subject, group: name, epoch: epoch, first: messages[0].seq,
                           last: messages[messages.count - 1].seq, members: members,
                           takingOver: takingOver) { [weak self] outcome in
-            guard let self, self.server.cluster === node else { return }
+            guard let self, self.host.cluster === node else { return }
             switch outcome {
             case .lost:
                 node.groupClaimsLost += 1
@@ -57,10 +57,10 @@ extension Fanout {
                 let number = node.nextTurnRetry
                 node.nextTurnRetry &+= 1
                 let turn = outcome == .wait
-                let timer = LoopTimer(loop: self.server.loop) { [weak self, weak node] in
+                let timer = LoopTimer(loop: self.host.loop) { [weak self, weak node] in
                     guard let node else { return }
                     node.turnRetries[number] = nil
-                    guard let self, self.server.cluster === node else { return }
+                    guard let self, self.host.cluster === node else { return }
                     self.claim(messages, subject: subject, group: name, epoch: epoch, members: members,
                                takingOver: turn || takingOver, node: node)
                 }
@@ -82,20 +82,21 @@ extension Fanout {
     /// A message another node claimed and could not place: this node claims it too when it holds a live member
     /// of the group, and the node whose claim wins delivers it.
     func receiveHandedBack(_ message: RedisEngine.HandedBack) {
-        guard let node = server.cluster else { return }
+        guard let node = host.cluster else { return }
         var live = false
-        server.index.forEachGroup(of: message.subject) { name, members in
+        host.index.forEachGroup(of: message.subject) { name, members in
             if name == message.group && members.hasLiveMember { live = true }
         }
         guard live else { return }
         node.engine.claimHandedBack(message) { [weak self] won in
-            guard won, let self, self.server.cluster === node else { return }
+            guard won, let self, self.host.cluster === node else { return }
             node.groupHandBacksTaken += 1
             let unplaced = self.deliverClaimed([(message.seq, message.payload)], subject: message.subject,
                                                group: message.group)
             if !unplaced.isEmpty {
                 self.handBack(.init(subject: message.subject, group: message.group, epoch: message.epoch,
-                                    seq: message.seq, attempt: message.attempt + 1, payload: message.payload), node: node)
+                                    seq: message.seq, attempt: message.attempt + 1, payload: message.payload),
+                              node: node)
             }
         }
     }
@@ -119,14 +120,14 @@ extension Fanout {
     /// all left).
     private func deliverClaimed(_ messages: [(seq: UInt64, payload: [UInt8])], subject: String,
                                 group: String) -> [(seq: UInt64, payload: [UInt8])] {
-        let index = server.index
+        let index = host.index
         var groups: [(name: String, members: MulticastGroup<ClientConnection>)] = []
         index.forEachGroup(of: subject) { name, members in if name == group { groups.append((name, members)) } }
         guard !groups.isEmpty else { return messages }
         index.forEachReceiver(of: subject) { _ in }
         let plainMark = index.lastMark
-        let marks = BacklogMarks(server.configuration.limits)
-        let maxLine = server.configuration.limits.maxLine
+        let marks = BacklogMarks(host.configuration.limits)
+        let maxLine = host.configuration.limits.maxLine
         var unplaced: [(seq: UInt64, payload: [UInt8])] = []
         var subjectBytes = subject
         subjectBytes.withUTF8 { subjectBuffer in
@@ -141,8 +142,8 @@ extension Fanout {
                                            payload: payload, maxLine: maxLine, to: &push)
                     }
                     deliver(push, to: member)
-                    server.stats.delivered += 1
-                    server.stats.groupDeliveries += 1
+                    host.stats.delivered += 1
+                    host.stats.groupDeliveries += 1
                     checkBacklog(of: member, marks: marks)
                 }
                 if !placed { unplaced.append(message) }

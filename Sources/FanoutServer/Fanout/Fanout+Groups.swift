@@ -11,7 +11,7 @@ extension Fanout {
     /// with the member sets of every pattern it holds.
     func gatherGroups() {
         var found: [(name: String, members: MulticastGroup<ClientConnection>)] = []
-        server.index.forEachGroup(of: run.subjectString) { name, members in found.append((name, members)) }
+        host.index.forEachGroup(of: run.subjectString) { name, members in found.append((name, members)) }
         if found.count > 1 { found.sort { $0.name < $1.name } }
         var start = 0
         while start < found.count {
@@ -30,7 +30,7 @@ extension Fanout {
             let spread = run.groups[group].sets[0].pacing.beginRun(at: now)
             guard spread != GroupPacing.everyMember else { continue }
             run.groups[group].spread = spread
-            server.stats.groupPacedRuns &+= 1
+            host.stats.groupPacedRuns &+= 1
         }
     }
 
@@ -58,7 +58,8 @@ extension Fanout {
             let before = run.groupDeliveries[choice.slot].bytes.count
             if message.anyBytes {
                 Encoder.appendPush(subject: message.subject, seq: message.seq, payload: message.payload,
-                                   maxLine: server.configuration.limits.maxLine, to: &run.groupDeliveries[choice.slot].bytes)
+                                   maxLine: host.configuration.limits.maxLine,
+                                   to: &run.groupDeliveries[choice.slot].bytes)
             } else {
                 Encoder.appendMessage(subject: message.subject, seq: message.seq, payload: message.payload,
                                       to: &run.groupDeliveries[choice.slot].bytes)
@@ -72,7 +73,7 @@ extension Fanout {
             delivered += 1
             if run.groupDeliveries[choice.slot].bytes.count >= PublishRun.flushBytes { needsGroupFlush = true }
         }
-        server.stats.groupDeliveries += UInt64(delivered)
+        host.stats.groupDeliveries += UInt64(delivered)
         return delivered
     }
 
@@ -86,7 +87,7 @@ extension Fanout {
             if let fresh = chooseMember(for: group, replacing: nil) { return fresh }
             run.groups[group].isComplete = true
         }
-        let busyMark = server.configuration.limits.groupBusyBytes
+        let busyMark = host.configuration.limits.groupBusyBytes
         var tries = run.groups[group].chosen.count
         while tries > 0 {
             tries -= 1
@@ -95,7 +96,7 @@ extension Fanout {
             let choice = run.groups[group].chosen[position]
             // As `groupLoad` sees it, with what the run holds for it counted: a member that turned busy during
             // the run (its earlier share flushed, and the kernel refused some) gives way to the group's next choice.
-            if choice.isConnected, choice.socket._withUnsafeGuaranteedRef({
+            if choice.isConnected, choice.socket.with({
                 !$0.waitsForKernel && $0.outputCount + run.groupDeliveries[choice.slot].bytes.count <= busyMark
             }) {
                 return choice
@@ -112,7 +113,7 @@ extension Fanout {
         // Kept across runs, so that a run of one message still takes the sets in turn.
         let turn = sets.count > 1 ? Int(groupTurn % UInt64(sets.count)) : 0
         if sets.count > 1 { groupTurn &+= 1 }
-        let withholds = server.auth.anyUserWithholds
+        let withholds = host.auth.anyUserWithholds
         let subject = run.subjectString
         for offset in 0..<sets.count {
             let members = sets[(turn + offset) % sets.count]
@@ -135,8 +136,8 @@ extension Fanout {
                 run.groupDeliveries.append(.init(connection: member, socket: socket, members: members))
                 run.groupDeliverySlots[id] = slot
             }
-            let choice = RunGroup.Choice(connection: .passUnretained(member), socket: .passUnretained(socket), id: id,
-                                         slot: slot, isPlainReceiver: member.deliveryMark == server.index.lastMark)
+            let choice = RunGroup.Choice(connection: Unretained(member), socket: Unretained(socket), id: id,
+                                         slot: slot, isPlainReceiver: member.deliveryMark == host.index.lastMark)
             if let position {
                 run.groups[group].replace(at: position, with: choice)
             } else {
@@ -153,7 +154,7 @@ extension Fanout {
     func forEachChosenMember(of groups: [(name: String, members: MulticastGroup<ClientConnection>)],
                              excluding excluded: ClientConnection?, subject: String,
                              _ body: (ClientConnection, MulticastGroup<ClientConnection>) -> Void) {
-        let withholds = server.auth.anyUserWithholds
+        let withholds = host.auth.anyUserWithholds
         var start = 0
         while start < groups.count {
             var end = start + 1
@@ -187,7 +188,7 @@ extension Fanout {
     /// A member found busy is told when a write of its output drains (`groupMemberDrained`). Cost: a few loads.
     func groupLoad(_ member: ClientConnection) -> MemberLoad {
         guard let socket = member.socket else { return .stalled }
-        let mark = server.configuration.limits.groupBusyBytes
+        let mark = host.configuration.limits.groupBusyBytes
         guard socket.waitsForKernel || member.pendingBytes > mark else { return .ready }
         if !member.waitsForGroupDrain {
             member.waitsForGroupDrain = true
@@ -201,15 +202,15 @@ extension Fanout {
     /// again.
     func groupMemberDrained(_ member: ClientConnection) {
         member.waitsForGroupDrain = false
-        for (pattern, group) in member.extras?.groupOfPattern ?? [:] {
-            server.index.group(group, of: pattern)?.markReady(member)
+        for (pattern, group) in host.subscriptions.groupedPatterns(of: member) {
+            host.index.group(group, of: pattern)?.markReady(member)
         }
     }
 
     /// Queues what the run chose for group members: behind a replay under way, framed by an adapter, or as
     /// lines; then the usual marks.
     func flushGroupDeliveries() {
-        let marks = BacklogMarks(server.configuration.limits)
+        let marks = BacklogMarks(host.configuration.limits)
         let deliveries = run.groupDeliveries
         run.groupDeliveries.removeAll(keepingCapacity: true)
         run.groupDeliverySlots.removeAll(keepingCapacity: true)
@@ -222,15 +223,17 @@ extension Fanout {
                 // The member left during the run (a slow consumer dropped): another member of the group that
                 // chose it takes its messages, so that none of the group's messages is lost while one is alive.
                 let subject = run.subjectString
-                let withholds = server.auth.anyUserWithholds
+                let withholds = host.auth.anyUserWithholds
                 guard let other = delivery.members.pick(excluding: connection, passingOver: {
                           withholds && $0.permissions?.withholds(subject) == true
                       }, load: groupLoad),
-                      other.socket != nil, other.deliveryMark != server.index.lastMark else { continue }
+                      other.socket != nil, other.deliveryMark != host.index.lastMark else { continue }
                 connection = other
             }
             // Under `history_fsync: always`, as the run's other receivers (`flushHeldForDisk`).
-            if run.retains && server.localHistory.holdsAcknowledgements { server.durable.hold(connection) }
+            if run.retains && host.localHistory.holdsAcknowledgements {
+                host.durable.hold(connection, acknowledging: false)
+            }
             deliver(delivery.bytes, to: connection)
             checkBacklog(of: connection, marks: marks)
         }

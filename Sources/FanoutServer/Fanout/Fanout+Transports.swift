@@ -5,12 +5,13 @@ extension Fanout {
     /// framing is shared, so that WebSocket receivers take the lines framed once (and the same bytes shared
     /// when large), as TCP receivers share the unframed lines; event streams build their own events.
     func flushToOtherTransports() {
-        let marks = BacklogMarks(server.configuration.limits)
+        let marks = BacklogMarks(host.configuration.limits)
         let receivers = run.framedReceivers
         framing.reset(receivers: receivers.count, subject: run.subjectString)
-        let now = server.metrics != nil ? ContinuousClock.now : nil
+        let now = host.metrics != nil ? ContinuousClock.now : nil
         for receiver in receivers where receiver.isConnected {
-            let connection = receiver.connection.takeUnretainedValue()
+            // Retained: its write and marks may drop it (`Unretained`'s rules).
+            let connection = receiver.connection.retained
             guard let adapter = connection.extras?.adapter else { continue }
             if let now {
                 if connection.extras?.pendingSince == nil { connection.madeExtras.pendingSince = now }
@@ -20,7 +21,7 @@ extension Fanout {
             run.bytes.withUnsafeBytes {
                 adapter.writeRun($0, to: connection, socket: receiver.socket, framing: &framing)
             }
-            server.stats.bytesOut += UInt64(receiver.socket.outputCount - before)
+            host.stats.bytesOut += UInt64(receiver.socket.outputCount - before)
             checkBacklog(of: receiver, marks: marks)
         }
     }
@@ -30,7 +31,7 @@ extension Fanout {
     /// backpressure on the publisher, and the slow-consumer limit. The replay's own unsent part does not count:
     /// it is not encoded yet, and goes out as fast as the loop's turns allow, however fast the client reads.
     func queueBehindReplays(_ bytes: [UInt8], jobs: [ReplayJob]) {
-        let marks = BacklogMarks(server.configuration.limits)
+        let marks = BacklogMarks(host.configuration.limits)
         for job in jobs where job.connection.socket != nil && job.connection.extras?.replayJob === job {
             job.waiting.append(contentsOf: bytes)
             checkBacklog(of: job.connection, marks: marks)
@@ -53,16 +54,19 @@ extension Fanout {
     /// when released. A run of a subject without history goes out at once, unless the receiver has output held
     /// already: then it waits behind it, keeping the order of what the connection is sent.
     func flushHeldForDisk() {
-        let marks = BacklogMarks(server.configuration.limits)
-        server.stats.bytesOut += UInt64(run.bytes.count * (run.receivers.count + run.framedReceivers.count))
+        let marks = BacklogMarks(host.configuration.limits)
+        host.stats.bytesOut += UInt64(run.bytes.count * (run.receivers.count + run.framedReceivers.count))
         for receiver in run.receivers + run.framedReceivers where receiver.isConnected {
-            let connection = receiver.connection.takeUnretainedValue()
-            if run.retains { server.durable.hold(connection) }
+            // Retained: its write and marks may drop it (`Unretained`'s rules).
+            let connection = receiver.connection.retained
+            if run.retains { host.durable.hold(connection, acknowledging: false) }
             connection.write(run.bytes)
             checkBacklog(of: connection, marks: marks)
         }
         if run.retains {
-            for job in run.waiting where job.connection.socket != nil { server.durable.hold(job.connection) }
+            for job in run.waiting where job.connection.socket != nil {
+                host.durable.hold(job.connection, acknowledging: false)
+            }
         }
         if !run.waiting.isEmpty { queueBehindReplays(run.bytes, jobs: run.waiting) }
         if !run.groupDeliveries.isEmpty { flushGroupDeliveries() }

@@ -11,20 +11,28 @@ import Glibc
 ///
 /// Its API is small: `deliver` takes each numbered message (from the dispatcher's publish, with what the memory
 /// engine numbered at once; from the Redis engine, when a message comes back), and the dispatcher calls
-/// `close` at command boundaries and `finish` when a read ends. The core owns what a run needs between those calls: the run, the
-/// connections dropped during it, the framing it reuses for other transports, the backlog marks, the flush,
-/// and the publishers that backpressure released.
-final class Fanout: EngineDeliveries {
-    /// The server, set once it is made; it outlives its fan-out. Unowned and unchecked: the publish path
-    /// reads it per message.
-    unowned(unsafe) var owner: Server?
-    @inline(__always) var server: Server { owner.unsafelyUnwrapped }
+/// `close` at command boundaries and `finish` when a read ends. The core owns what a run needs between those
+/// calls: the run, the connections dropped during it, the framing it reuses for other transports, the backlog
+/// marks, the flush, and the publishers that backpressure held and released.
+///
+/// Generic over its host so that the publish path reaches the server's members by direct access once
+/// specialized (the server's `Fanout<Server>`), with no call through a witness table per message; what it
+/// may reach is `FanoutHost`.
+final class Fanout<Host: FanoutHost> {
+    /// Set once the server is made (`attach(to:)`). Unretained: the server is its owner and outlives its
+    /// fan-out (`Unretained`'s rules), and the publish path reads it per message.
+    private var hostReference: Unretained<Host>?
+    @inline(__always) var host: Host { hostReference.unsafelyUnwrapped.retained }
     var run = PublishRun()
     /// Connections dropped while a publish run was open, kept alive until it closes: the run refers to its
     /// receivers unretained. An ASK's checks of its receivers keep theirs here too (`isCheckingReceivers`).
     var retired: [ClientConnection] = []
     /// A publish run's lines framed for its receivers over other transports, reused from run to run.
     var framing = RunFraming()
+    /// Backpressure: by subscriber id, the publishers (by id) whose reading its backlog paused. Only subscribers
+    /// past `backpressure_bytes` have an entry, until they drain or leave. Bound: an entry per connection at
+    /// most, each listing a publisher once.
+    var heldPublishers: [UInt64: [UInt64]] = [:]
     /// Publishers no longer held back by any subscriber, to be read again on the next pass.
     var releasedPublishers: [UInt64] = []
     var resumeTimer: LoopTimer?
@@ -42,7 +50,12 @@ final class Fanout: EngineDeliveries {
     /// `RESET ... missed=unknown`, as its numbering is another. Nil until an engine change. Bound: at most
     /// `announcedSubjectsLimit` subjects, after which the announcing ends.
     var announced: Set<[UInt8]>?
-    static let announcedSubjectsLimit = 100_000
+    static var announcedSubjectsLimit: Int { 100_000 }
+
+    /// Called once, by the server that owns this fan-out, from its `init`.
+    func attach(to host: Host) {
+        hostReference = Unretained(host)
+    }
 
     /// Sets the connection whose PUBs are numbered next (the dispatcher, before it asks the engine). A run
     /// belongs to one publisher: its replies go out ahead of its lines.
@@ -78,41 +91,41 @@ final class Fanout: EngineDeliveries {
                 gatherForClaims(message, epoch: epoch)
             } else {
                 receivers &+= deliverToGroups(message)
-                if needsGroupFlush { flushBytes() }
+                if needsGroupFlush { flushLines() }
             }
         }
         guard receivers > 0 else { return 0 }
-        server.stats.delivered &+= UInt64(receivers)
+        host.stats.delivered &+= UInt64(receivers)
         guard plain > 0 else { return receivers }
         if let reset {
             // In the run, so every receiver hears it right before the message, on every transport.
             Encoder.appendReset(subject: message.subject, epoch: reset.epoch, seq: reset.seq, missed: reset.missed,
                                 to: &run.bytes)
-            server.stats.resets &+= 1
+            host.stats.resets &+= 1
             run.announcesEngineChange = false
         } else if run.announcesEngineChange {
             run.announcesEngineChange = false
-            let subjectEpoch = epoch.isEmpty ? server.localHistory.epoch(ofSubject: run.subjectString) : epoch
+            let subjectEpoch = epoch.isEmpty ? host.localHistory.epoch(ofSubject: run.subjectString) : epoch
             Encoder.appendReset(subject: message.subject, epoch: subjectEpoch, seq: message.seq &- 1, missed: nil,
                                 to: &run.bytes)
-            server.stats.resets &+= 1
+            host.stats.resets &+= 1
         }
         if message.anyBytes {
             Encoder.appendPush(subject: message.subject, seq: message.seq, payload: message.payload,
-                               maxLine: server.configuration.limits.maxLine, to: &run.bytes)
+                               maxLine: host.configuration.limits.maxLine, to: &run.bytes)
         } else {
             Encoder.appendMessage(subject: message.subject, seq: message.seq, payload: message.payload, to: &run.bytes)
         }
-        if run.bytes.count >= PublishRun.flushBytes { flushBytes() }
+        if run.bytes.count >= PublishRun.flushBytes { flushLines() }
         return receivers
     }
 
     /// Resolves the open run's receivers from the subject index, once per run: line receivers, receivers over
     /// other transports, and receivers being sent a replay (their lines wait behind it).
     private func gatherReceivers() {
-        let withholds = server.auth.anyUserWithholds
+        let withholds = host.auth.anyUserWithholds
         let subject = run.subjectString
-        server.index.forEachReceiver(of: subject) { connection in
+        host.index.forEachReceiver(of: subject) { connection in
             guard let socket = connection.socket else { return }
             if withholds && connection.permissions?.withholds(subject) == true { return }
             if connection.gate.stops.contains(.commandsHeld), let job = connection.extras?.replayJob {
@@ -120,12 +133,12 @@ final class Fanout: EngineDeliveries {
                 return
             }
             if connection.transport.writesLines {
-                run.receivers.append(.init(connection: .passUnretained(connection), socket: socket))
+                run.receivers.append(.init(connection: Unretained(connection), socket: socket))
             } else {
-                run.framedReceivers.append(.init(connection: .passUnretained(connection), socket: socket))
+                run.framedReceivers.append(.init(connection: Unretained(connection), socket: socket))
             }
         }
-        if server.index.hasGroups { gatherGroups() }
+        if host.index.hasGroups { gatherGroups() }
     }
 
     /// Adds the publisher's `+OK <receivers>` to the run's replies, written ahead of the run's lines.
@@ -145,7 +158,7 @@ final class Fanout: EngineDeliveries {
     func close() {
         guard run.isOpen || !run.replies.isEmpty, !isFlushing else { return }
         flushReplies()
-        flushBytes()
+        flushLines()
         if !run.groupMessages.isEmpty { claimForGroups() }
         if !run.groups.isEmpty && !claimsGroups { endGroupPacing() }
         run.close()
@@ -156,8 +169,8 @@ final class Fanout: EngineDeliveries {
     /// once, and before anything else is sent to the publisher (every other command closes the run first).
     func flushReplies() {
         guard !run.replies.isEmpty else { return }
-        if run.retains && server.engine.holdsAcknowledgements, let publisher = run.publisher {
-            server.durable.hold(publisher, acknowledging: true)
+        if run.retains && host.engine.holdsAcknowledgements, let publisher = run.publisher {
+            host.durable.hold(publisher, acknowledging: true)
         }
         if let publisher = run.publisher, publisher.socket != nil { publisher.send(run.replies) }
         run.replies.removeAll(keepingCapacity: true)
@@ -165,23 +178,23 @@ final class Fanout: EngineDeliveries {
 
     /// Queues the run's lines to each receiver still connected: shared by reference when several receivers
     /// take a large batch, copied when small (a copy into a chain's free space beats a reference's allocation).
-    func flushBytes() {
+    func flushLines() {
         guard !run.bytes.isEmpty || !run.groupDeliveries.isEmpty, !isFlushing else { return }
         isFlushing = true
         defer { isFlushing = false }
         flushReplies()
         // Under `history_fsync: always`, every run takes the path that respects held output: a run of a subject
         // without history must not overtake what a connection has waiting for the disk.
-        if server.localHistory.holdsAcknowledgements { return flushHeldForDisk() }
+        if host.localHistory.holdsAcknowledgements { return flushHeldForDisk() }
         if !run.waiting.isEmpty { queueBehindReplays(run.bytes, jobs: run.waiting) }
         if !run.framedReceivers.isEmpty { flushToOtherTransports() }
         if !run.groupDeliveries.isEmpty { flushGroupDeliveries() }
-        let marks = BacklogMarks(server.configuration.limits)
-        server.stats.bytesOut += UInt64(run.bytes.count * run.receivers.count)
-        if server.metrics != nil {
+        let marks = BacklogMarks(host.configuration.limits)
+        host.stats.bytesOut += UInt64(run.bytes.count * run.receivers.count)
+        if host.metrics != nil {
             let now = ContinuousClock.now
             for receiver in run.receivers where receiver.isConnected {
-                receiver.connection._withUnsafeGuaranteedRef { if $0.extras?.pendingSince == nil { $0.madeExtras.pendingSince = now } }
+                receiver.connection.with { if $0.extras?.pendingSince == nil { $0.madeExtras.pendingSince = now } }
                 receiver.socket.reportsDirectDrains = true
             }
         }
@@ -219,9 +232,15 @@ final class Fanout: EngineDeliveries {
     func tearDown() {
         finish()
         resumeTimer = nil
+        heldPublishers.removeAll()
         releasedPublishers.removeAll()
     }
 }
+
+
+/// The Redis engine hands back what it numbered through this conformance, declared for the server's fan-out
+/// alone so that its witness calls the specialized `deliver`, as the dispatcher's publish does.
+extension Fanout: EngineDeliveries where Host == Server {}
 
 /// Consecutive publishes to one subject within one read callback, fanned out together.
 ///
@@ -231,15 +250,15 @@ final class Fanout: EngineDeliveries {
 /// `receivers` holds their sockets strongly only until the run is flushed, at the end of the callback at most.
 struct PublishRun {
     /// One connection the run goes to. The connection is not retained: retaining an object that is weakly
-    /// referenced takes the runtime's slow path, twice per receiver per run. It stays alive meanwhile because
-    /// the connection table owns it, and one dropped during the run is kept by `Fanout.retired`
-    /// until the run closes. Its socket is held strongly, which is cheap.
+    /// referenced takes the runtime's slow path, twice per receiver per run. Its owner is the connection
+    /// table, and for one dropped during the run `Fanout.retired` until the run closes. Its socket is held
+    /// strongly, which is cheap.
     struct Receiver {
-        let connection: Unmanaged<ClientConnection>
+        let connection: Unretained<ClientConnection>
         let socket: BufferedSocket
 
         /// False once the connection was dropped during the run: nothing more is queued to it.
-        var isConnected: Bool { connection._withUnsafeGuaranteedRef { $0.socket != nil } }
+        var isConnected: Bool { connection.with { $0.socket != nil } }
     }
 
     /// The messages a run queues to one chosen group member.

@@ -9,18 +9,18 @@ import FanoutMulticast
 /// plain receiver is taken (see `PublishRun.Receiver`). A member that left, or whose queued output passed the
 /// busy mark, is replaced by the group's next choice, so the spread over runs stays the group's round robin.
 struct RunGroup {
-    /// A member in the rotation: unretained (the connection table keeps it, `FanoutState.retired` one that
-    /// leaves during the run), its socket, and where the run gathers what goes to it.
+    /// A member in the rotation: unretained (its owner is the connection table, and `Fanout.retired` for one
+    /// that leaves during the run), its socket, and where the run gathers what goes to it.
     struct Choice {
-        let connection: Unmanaged<ClientConnection>
-        /// Kept alive by the run's `GroupDelivery` for this member, which holds it strongly.
-        let socket: Unmanaged<BufferedSocket>
+        let connection: Unretained<ClientConnection>
+        /// Unretained: its owner is the run's `GroupDelivery` for this member, which holds it strongly.
+        let socket: Unretained<BufferedSocket>
         let id: ObjectIdentifier
         let slot: Int
         /// A plain receiver of the run already: the group counts as served by it, and nothing is queued twice.
         let isPlainReceiver: Bool
 
-        var isConnected: Bool { connection._withUnsafeGuaranteedRef { $0.socket != nil } }
+        var isConnected: Bool { connection.with { $0.socket != nil } }
     }
 
     /// A rotation longer than this finds its members in `positions`, a shorter one by looking through it.

@@ -16,7 +16,7 @@ extension Server {
                 }
             }
         }
-        let listing = index.groupListing(limit: Self.listingLimit)
+        let listing = index.groupListing(limit: Admin.listingLimit)
         let entries = listing.sets.map { set in
             "{\"pattern\":\(JSONText.quoted(set.pattern)),\"group\":\(JSONText.quoted(set.group)),\"members\":\(set.members)}"
         }

@@ -8,7 +8,7 @@ import FanoutProtocol
 protocol DurableAcknowledgementsHost: AnyObject {
     var loop: EventLoop { get }
     var localHistory: any LocalHistory { get }
-    var fanout: Fanout { get }
+    var fanout: Fanout<Server> { get }
     var stats: ServerStats { get set }
     func disconnect(_ connection: ClientConnection, reason: DisconnectReason)
 }

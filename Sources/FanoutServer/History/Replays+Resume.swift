@@ -56,9 +56,9 @@ extension Replays {
         // Under `history_fsync: always`, the reply and the replay wait for what they name to be on disk.
         if host.isStandalone && host.localHistory.holdsAcknowledgements { host.durable.hold(connection) }
         if !connection.subscriptions.contains(subject) {
-            host.addSubscriptions([subject], group: nil, for: connection)
-        } else if connection.extras?.groupOfPattern[subject] != nil {
-            host.changeMode(of: subject, to: nil, for: connection)  // RESUME and LAST subscribe plainly
+            host.subscriptions.add([subject], for: connection)
+        } else if host.subscriptions.group(of: subject, for: connection) != nil {
+            host.subscriptions.changeMode(of: subject, to: nil, for: connection)  // RESUME and LAST subscribe plainly
         }
         let answer = replay.answer
         connection.send(resumeReply(answer, for: connection))

@@ -12,11 +12,10 @@ protocol ReplaysHost: AnyObject {
     var engine: any Engine { get }
     var localHistory: any LocalHistory { get }
     var isStandalone: Bool { get }
-    var fanout: Fanout { get }
+    var fanout: Fanout<Server> { get }
     var memory: MemoryGuard! { get }
     var durable: DurableAcknowledgements! { get }
-    func addSubscriptions(_ patterns: [String], group: String?, for connection: ClientConnection)
-    func changeMode(of pattern: String, to group: String?, for connection: ClientConnection)
+    var subscriptions: Subscriptions { get }
     func holdCommands(of connection: ClientConnection) -> Bool
     func releaseCommands(of connection: ClientConnection)
     func replies(of connection: ClientConnection) -> PendingReplies

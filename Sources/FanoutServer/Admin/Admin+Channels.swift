@@ -1,4 +1,3 @@
-import DequeModule
 import FanoutEventLoop
 import FanoutProtocol
 import FanoutSubjects
@@ -10,7 +9,7 @@ final class ChannelsScan {
     let connection: ClientConnection
     let filter: String?
     let cursor: PatternCursor
-    var listing = PatternListing(limit: Server.listingLimit)
+    var listing = PatternListing(limit: Admin.listingLimit)
 
     init(connection: ClientConnection, filter: String?, cursor: PatternCursor) {
         self.connection = connection
@@ -19,7 +18,7 @@ final class ChannelsScan {
     }
 }
 
-extension Server {
+extension Admin {
     /// Patterns a scan looks at per loop pass: a few hundred microseconds.
     static let channelsScanBudget = 1024
 
@@ -31,25 +30,25 @@ extension Server {
             connection.send(Encoder.ok(live > 0 ? "1 \(filter)=\(live)" : "0"))
             return
         }
-        guard holdCommands(of: connection) else { return }
-        work.channelScans.append(ChannelsScan(connection: connection, filter: filter, cursor: index.makePatternCursor()))
+        guard host.holdCommands(of: connection) else { return }
+        scans.append(ChannelsScan(connection: connection, filter: filter, cursor: index.makePatternCursor()))
         scheduleChannelsScan()
     }
 
     private func mayList(_ pattern: String, by connection: ClientConnection) -> Bool {
-        !configuration.auth.requiresAuth || connection.permissions?.maySubscribe(pattern) == true
+        !host.configuration.auth.requiresAuth || connection.permissions?.maySubscribe(pattern) == true
     }
 
     private func scheduleChannelsScan() {
-        work.schedule(\.channelsTimer) { [unowned self] in self.continueChannelsScan() }
+        scanTimer.schedule(on: host.loop) { [unowned self] in self.continueChannelsScan() }
     }
 
     /// One slice of the oldest scan; the others wait their turn, so that few cursors are open at once.
     private func continueChannelsScan() {
-        guard let scan = work.channelScans.first else { return }
+        guard let scan = scans.first else { return }
         guard scan.connection.socket != nil else {
-            work.channelScans.removeFirst()
-            if !work.channelScans.isEmpty { scheduleChannelsScan() }
+            scans.removeFirst()
+            if !scans.isEmpty { scheduleChannelsScan() }
             return
         }
         let filter = scan.filter
@@ -60,24 +59,11 @@ extension Server {
             scan.listing.add(pattern, subscribers: subscribers)
         }
         if done {
-            work.channelScans.removeFirst()
+            scans.removeFirst()
             let listed = scan.listing.entries.map { "\($0.pattern)=\($0.subscribers)" }
             scan.connection.send(Encoder.ok(([String(scan.listing.total)] + listed).joined(separator: " ")))
-            releaseCommands(of: scan.connection)
+            host.releaseCommands(of: scan.connection)
         }
-        if !work.channelScans.isEmpty { scheduleChannelsScan() }
-    }
-
-    /// Keeps the index's memory in step with departures: a slice of the sweep every 10 ms while anything is
-    /// stale, instead of a whole sweep on the spot. Entries that went stale during a cycle may lie behind its
-    /// cursor, so a cycle ends the sweeping only if nothing went stale since it began.
-    func scheduleSweep() {
-        guard work.staleSubscriptions > 0 else { return }
-        work.schedule(\.sweepTimer, after: .milliseconds(10)) { [unowned self] in
-            guard self.index.sweepStep(budget: Self.channelsScanBudget) else { return self.scheduleSweep() }
-            self.work.staleSubscriptions -= self.work.staleAtCycleStart
-            self.work.staleAtCycleStart = self.work.staleSubscriptions
-            self.scheduleSweep()
-        }
+        if !scans.isEmpty { scheduleChannelsScan() }
     }
 }
