@@ -10,7 +10,7 @@ import Logging
 ///
 /// Threading: every method runs on the thread that calls `run()`; nothing here is locked or `Sendable`.
 /// Create the server on that thread too.
-public final class Server {
+public final class Server: QuestionHost, ClusterHost, ReplyOrderHost {
     public internal(set) var configuration: ServerConfiguration
     var logger: Logger
     let loop: EventLoop
@@ -40,8 +40,10 @@ public final class Server {
     /// The HTTP listener and its requests, publishes and event streams.
     var http = HTTPFront()
     var lifecycle = Lifecycle()
-    /// Open questions (ASK), their answers' routes and timeouts.
-    var questions = QuestionTable()
+    /// Open questions (ASK), their answers, departures and timeouts.
+    private(set) lazy var questions = QuestionDesk(host: self)
+    /// Replies an engine that answers later still owes, kept in command order.
+    private(set) lazy var replies = ReplyOrder(host: self)
     var metrics: ServerMetrics?
     /// Output held until history records are synced (`history_fsync: always`).
     var durableAcknowledgements = DurableAcknowledgements()
@@ -131,7 +133,7 @@ public final class Server {
         })
         startServiceTimers()
         startHistoryExpiry()
-        startCluster()
+        ClusterNode.start(for: self)
     }
 
     /// The TLS context for `configuration`'s certificate, key and client CA.
@@ -188,14 +190,14 @@ public final class Server {
     func tearDown() {
         // Free sockets before the loop they belong to.
         fanout.finish()
-        stopCluster()
+        cluster?.stop()
         // A replay waiting for its client to read is in no queue: it ends here, letting go of its connection.
         for connection in connections.values where connection.extras?.replayJob?.awaitingDrain == true {
             connection.extras?.replayJob?.end()
         }
         work.replaysAwaitingDrain = 0
         // Questions hold their askers unretained: they go first.
-        forgetQuestions()
+        questions.forgetAll()
         connections.removeAll()
         listening.tearDown()
         http.tearDown()

@@ -22,7 +22,7 @@ extension Server {
             ("limit_refusals", String(stats.limitRefusals)),
             ("connections_total", String(stats.accepted)),
             ("tracked_subjects", String(engine.trackedSubjects)),
-            ("epoch", currentEpoch),
+            ("epoch", engine.epoch),
             ("history_subjects", String(history.subjects)),
             ("history_messages", String(history.messages)),
             ("history_bytes", String(history.bytes)),
@@ -44,7 +44,7 @@ extension Server {
             ("questions", String(stats.questions)),
             ("answers", String(stats.answers)),
             ("ask_timeouts", String(stats.askTimeouts)),
-        ] + clusterInfoFields()
+        ] + (cluster?.infoFields() ?? [])
         return (fields + historyDiskInfoFields()).map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
 

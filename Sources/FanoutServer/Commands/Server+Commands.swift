@@ -22,7 +22,7 @@ extension Server {
             command = parsed
         } catch {
             fanout.close()
-            reply(error.line, to: connection)
+            replies.reply(error.line, to: connection)
             return .goOn
         }
         if let pending = connection.extras?.pendingReplies, defers(command, line: line, behind: pending, of: connection) {
@@ -34,7 +34,7 @@ extension Server {
         }
         if let refusal = refusal(of: command, by: connection) {
             fanout.close()
-            reply(refusal.line, to: connection)
+            replies.reply(refusal.line, to: connection)
             return .goOn
         }
         if case .pub(let subject, let payload) = command {
@@ -70,14 +70,10 @@ extension Server {
         case .qsub(let group, let patterns):
             subscribe(connection, to: patterns, group: group)
         case .ask(let subject, let timeout, let maxAnswers, let payload):
-            if let node = cluster {
-                clusterAsk(subject: subject, timeoutMilliseconds: timeout, maxAnswers: maxAnswers, payload: payload,
-                           from: connection, node: node)
-            } else {
-                ask(subject: subject, timeoutMilliseconds: timeout, maxAnswers: maxAnswers, payload: payload, from: connection)
-            }
+            questions.ask(subject: subject, timeoutMilliseconds: timeout, maxAnswers: maxAnswers, payload: payload,
+                          from: connection)
         case .answer(let id, let payload):
-            answer(id: id, payload: payload, from: connection)
+            questions.answer(id: id, payload: payload, from: connection)
         case .pub, .bpub:
             break
         }
@@ -87,22 +83,22 @@ extension Server {
     /// The one publish path: PUB, BPUB and HTTP's publish, on either engine. The engine numbers the message,
     /// and the numbered message goes to the fan-out (`Fanout.deliver`): here, when the memory engine numbers
     /// it at once; from the engine, when the Redis engine's comes back, its receipt taking a slot among the
-    /// connection's pending replies (`Server+PendingReplies.swift`) until it is answered.
+    /// connection's pending replies (`ReplyOrder.swift`) until it is answered.
     @inline(__always)
     func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, anyBytes: Bool,
                  from connection: ClientConnection, engine: any Engine) {
         fanout.publishing(for: connection)
         switch engine.publish(subject: subject, payload: payload, anyBytes: anyBytes,
-                              receipt: reserveReply(for: connection)) {
+                              receipt: replies.reserveReply(for: connection)) {
         case .numbered(let seq, let run, let recorded):
             stats.published &+= 1
             let receivers = fanout.deliver(NumberedMessage(subject: subject, seq: seq, payload: payload, anyBytes: anyBytes,
                                                            run: run, recorded: recorded))
             fanout.reply(receivers: receivers)
         case .pending:
-            publishPending(from: connection)
+            replies.publishPending(from: connection)
         case .refused(let reason):
-            publishRefused(reason, from: connection)
+            replies.publishRefused(reason, from: connection)
         }
     }
 
@@ -131,6 +127,6 @@ extension Server {
     /// A line over `max_line` ends any run (its place in the order is taken by the error) and is answered.
     func lineTooLong(from connection: ClientConnection) {
         fanout.close()
-        reply(ProtocolError(.tooLong, "line exceeds max_line=\(configuration.limits.maxLine) bytes").line, to: connection)
+        replies.reply(ProtocolError(.tooLong, "line exceeds max_line=\(configuration.limits.maxLine) bytes").line, to: connection)
     }
 }

@@ -87,9 +87,6 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         return made
     }
 
-    /// How many questions this connection asked are open.
-    var openAsks: Int { extras?.asks.count ?? 0 }
-
     /// Whether this connection's backlog pauses some publisher's reading (`ConnectionExtras.heldPublishers`).
     var holdsPublishers: Bool { !(extras?.heldPublishers.isEmpty ?? true) }
 
@@ -237,7 +234,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
         switch reason {
         case .eof:
-            if server.keepsForReplies(self) { return }
+            if server.replies.keepsForReplies(self) { return }
             server.disconnect(self, reason: .eof)
         case .error, .tls:
             server.disconnect(self, reason: .socketError(reason.description))

@@ -30,15 +30,10 @@ final class ConnectionExtras {
     var binaryReserved = 0
     /// Of those, the bytes that have arrived (`MemoryGuard.payloadReceived`).
     var binaryReceived = 0
-    /// Numbers of the open questions this connection asked (at most max_asks).
-    var asks: [UInt64] = []
-    /// Questions put to this connection (their numbers), for its departure; closed ones are pruned lazily.
-    var questionsPut: [UInt64] = []
-    /// Several nodes: ids of the questions put to this connection through the cluster.
-    var remoteQuestionsPut: [String] = []
     /// The transport's adapter, for a connection that is not on the line protocol itself.
     var adapter: TransportAdapter?
-    /// Replies an engine that answers later still owes (several nodes), in command order.
+    /// Replies an engine that answers later still owes (several nodes), in command order. Kept here rather than
+    /// in `ReplyOrder` by id: the dispatcher reads it for every command a clustered node runs.
     var pendingReplies: PendingReplies?
     /// Output held until history records are synced (`history_fsync: always`): see `DurableAcknowledgements`.
     var heldOutput: HeldOutput?

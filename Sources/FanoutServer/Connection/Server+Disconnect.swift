@@ -37,10 +37,7 @@ extension Server {
             releasePayload(of: connection)
             if received > 0 { noteFreed(received) }
         }
-        if let extras = connection.extras,
-           !extras.asks.isEmpty || !extras.questionsPut.isEmpty || !extras.remoteQuestionsPut.isEmpty {
-            questionsLeft(by: connection)
-        }
+        questions.connectionLeft(connection)
         forgetSubscriptions(of: connection)
         connection.extras?.authDeadline = nil
         connection.extras?.retryDelay = nil

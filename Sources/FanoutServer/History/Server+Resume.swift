@@ -24,13 +24,13 @@ extension Server {
             // Answered later: the connection was held, and goes on now.
             if held, let pending = connection.extras?.pendingReplies {
                 pending.replaying = false
-                self.resumeCommands(pending, of: connection)
+                self.replies.resumeCommands(pending, of: connection)
             }
         }
         // An engine that answers later: nothing this connection sends next may overtake the reply.
         if !answered {
             held = true
-            replies(of: connection).replaying = true
+            replies.pending(of: connection).replaying = true
             connection.stopReading(.engineHold)
         }
     }
@@ -128,7 +128,7 @@ extension Server {
         }
         if job.holdsCommands { releaseCommands(of: connection) }
         // A command an engine held behind the replay runs now.
-        if let pending = connection.extras?.pendingReplies { resumeCommands(pending, of: connection) }
+        if let pending = connection.extras?.pendingReplies { replies.resumeCommands(pending, of: connection) }
     }
 
     /// Sends a line the server pushes on its own (a reload's revocation): behind a replay under way, so that

@@ -50,7 +50,7 @@ extension Server {
         }
         if fresh.cluster != old.cluster {
             logger.notice("cluster: the cluster section changed; restarting the engine")
-            restartCluster()
+            ClusterNode.restart(for: self)
         } else if fresh.history != old.history, engine !== local {
             engine.applyHistory(rules: fresh.history.rules, maxBytes: fresh.history.maxBytes)
         }

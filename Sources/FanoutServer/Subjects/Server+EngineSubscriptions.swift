@@ -20,7 +20,7 @@ extension Server {
             if let connection, let pending = connection.extras?.pendingReplies {
                 pending.replaying = false
                 pending.subscribeNow = true
-                if connection.socket != nil, self.engine === engine { self.resumeCommands(pending, of: connection) }
+                if connection.socket != nil, self.engine === engine { self.replies.resumeCommands(pending, of: connection) }
                 pending.subscribeNow = false
             }
             for pattern in fresh { engine.release(pattern: pattern) }
@@ -29,7 +29,7 @@ extension Server {
             for pattern in fresh { engine.release(pattern: pattern) }
             return false
         }
-        let pending = replies(of: connection)
+        let pending = replies.pending(of: connection)
         pending.replaying = true
         pending.deferred.append(Array(line))
         connection.stopReading(.engineHold)
