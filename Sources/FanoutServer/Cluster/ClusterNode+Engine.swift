@@ -86,9 +86,6 @@ extension ClusterNode {
         host.cluster = nil
         fanout.claimsGroups = false
         if host.connections.subscriptionCount > 0 && !host.lifecycle.isShuttingDown { fanout.engineChanged() }
-        for connection in host.connections.values where connection.extras?.pendingReplies != nil {
-            connection.extras?.pendingReplies = nil
-            connection.resumeReading(.engineHold)
-        }
+        host.replies.engineLeft(host.connections)
     }
 }

@@ -5,7 +5,8 @@ import Logging
 
 /// What a cluster node needs from the server: the configuration, the loop and logger, the fan-out its engine
 /// delivers to, the connections whose subscriptions it carries over, the questions it hands Redis's events to,
-/// the stats INFO reports, and the engine seam it takes over while it runs (`engine`, `cluster`).
+/// the replies its engine owes, the stats INFO reports, and the engine seam it takes over while it runs
+/// (`engine`, `cluster`).
 protocol ClusterHost: AnyObject {
     var configuration: ServerConfiguration { get }
     var logger: Logger { get }
@@ -14,6 +15,7 @@ protocol ClusterHost: AnyObject {
     var connections: ConnectionTable { get }
     var stats: ServerStats { get }
     var questions: QuestionDesk { get }
+    var replies: ReplyOrder { get }
     var lifecycle: Lifecycle { get }
     var engine: any Engine { get set }
     var local: any LocalHistory { get }

@@ -122,6 +122,15 @@ final class ReplyOrder {
         return true
     }
 
+    /// The engine that owed replies stopped, having answered what it owed: each connection's pending replies go,
+    /// and a connection held back behind them reads on.
+    func engineLeft(_ connections: ConnectionTable) {
+        for connection in connections.values where connection.extras?.pendingReplies != nil {
+            connection.extras?.pendingReplies = nil
+            connection.resumeReading(.engineHold)
+        }
+    }
+
     /// Sends a reply that needs no execution (an error, a refusal) in its place: behind the replies still
     /// pending, or at once.
     func reply(_ line: String, to connection: ClientConnection) {
