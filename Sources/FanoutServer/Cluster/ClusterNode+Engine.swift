@@ -27,20 +27,20 @@ extension ClusterNode {
                                      maxRetry: settings.downAfter)))
         let node = ClusterNode(host: host, engine: engine, settings: settings)
         engine.deliveries = fanout
-        engine.onQuestion = { [unowned node] event in node.host.questions.clusterQuestionEvent(event) }
-        // The fan-out lives as long as the server, which outlives the engine.
+        // The server and its fan-out outlive the engine, which a callback may keep past its node.
+        engine.onQuestion = { [unowned host] event in host.questions.clusterQuestionEvent(event) }
         engine.onHandBack = { [unowned fanout] message in fanout.receiveHandedBack(message) }
-        engine.onShardStatus = { [unowned node] shard in
-            let logger = node.host.logger
+        engine.onShardStatus = { [unowned host] shard in
+            let logger = host.logger
             switch shard.status {
             case .up: logger.notice("cluster: shard \(shard.index) \(shard.endpoint) up")
             case .connecting: logger.info("cluster: shard \(shard.index) \(shard.endpoint) connecting")
             case .down(let reason): logger.warning("cluster: shard \(shard.index) \(shard.endpoint) down: \(reason)")
             }
         }
-        node.newEpochLog = LogThrottle(loop: loop) { [unowned node] count, subjects in
+        node.newEpochLog = LogThrottle(loop: loop) { [unowned host] count, subjects in
             let named = subjects.joined(separator: ", ")
-            node.host.logger.warning(
+            host.logger.warning(
                 "cluster: \(count) more subject(s) continued under a new epoch, among them \(named)")
         }
         engine.onNewEpoch = { [unowned node] subject, epoch in
