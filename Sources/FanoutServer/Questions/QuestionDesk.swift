@@ -14,8 +14,8 @@ protocol QuestionHost: AnyObject {
     var auth: AuthState { get }
     var connections: ConnectionTable { get }
     var cluster: ClusterNode? { get }
-    func memoryBoundRefuses(adding bytes: Int) -> Bool
     var replies: ReplyOrder { get }
+    func memoryBoundRefuses(adding bytes: Int) -> Bool
 }
 
 /// Questions (1.2): the server's open questions and the work of each, from ASK to DONE: who is asked, the fair
@@ -28,7 +28,9 @@ protocol QuestionHost: AnyObject {
 /// Per connection it keeps entries only for one that asked or was asked, by id, so an idle subscriber costs
 /// nothing here.
 final class QuestionDesk {
+    /// The server, which outlives its components.
     unowned let host: any QuestionHost
+    /// The open questions, by number.
     private(set) var byNumber: [UInt64: Question] = [:]
     /// Open questions by user: the fair share holds for a user's connections together as for one connection.
     /// One entry per user holding open questions, so at most the users file's size.
