@@ -11,7 +11,8 @@ import Logging
 /// Threading: every method runs on the thread that calls `run()`; nothing here is locked or `Sendable`.
 /// Create the server on that thread too.
 public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuardHost, LifecycleHost,
-    HistoryUpkeepHost, DurableAcknowledgementsHost, ReplaysHost, ServerMetricsHost {
+    HistoryUpkeepHost, DurableAcknowledgementsHost, ReplaysHost, ServerMetricsHost, QuestionHost, ClusterHost,
+    ReplyOrderHost {
     public internal(set) var configuration: ServerConfiguration
     var logger: Logger
     let loop: EventLoop
@@ -52,8 +53,10 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
     var http = HTTPFront()
     /// Signals, reload, shutdown and the service manager.
     private(set) var lifecycle: Lifecycle!
-    /// Open questions (ASK), their answers' routes and timeouts.
-    var questions = QuestionTable()
+    /// Open questions (ASK), their answers, departures and timeouts.
+    private(set) lazy var questions = QuestionDesk(host: self)
+    /// Replies an engine that answers later still owes, kept in command order.
+    private(set) lazy var replies = ReplyOrder(host: self)
     var metrics: ServerMetrics?
     /// Output held until history records are synced (`history_fsync: always`).
     private(set) var durable: DurableAcknowledgements!
@@ -145,7 +148,7 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
         try startHTTP(inheritedFD: inheritedHTTPFD)
         try lifecycle.start()
         historyUpkeep.startExpiry()
-        startCluster()
+        ClusterNode.start(for: self)
     }
 
     /// The TLS context for `configuration`'s certificate, key and client CA.
@@ -181,13 +184,18 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
         lifecycle.shutdown()
     }
 
+    /// A reload that changed the `cluster` section starts the node again with it (`LifecycleHost`).
+    func restartCluster() {
+        ClusterNode.restart(for: self)
+    }
+
     func tearDown() {
         // Free sockets before the loop they belong to.
         fanout.finish()
-        stopCluster()
+        cluster?.stop()
         replays.endAwaitingDrain()
         // Questions hold their askers unretained: they go first.
-        forgetQuestions()
+        questions.forgetAll()
         connections.removeAll()
         listening.tearDown()
         http.tearDown()

@@ -24,7 +24,7 @@ struct QuestionTableTests {
     /// An id is `<prefix>.<number>` and names its number back; leading zeros name the same number, and an id
     /// of another prefix, or without digits, names none.
     @Test func idsNameTheirNumbers() {
-        let table = QuestionTable()
+        let table = QuestionNumbering()
         for number: UInt64 in [1, 9, 10, 12345, UInt64.max] {
             let id = table.id(of: number).string
             #expect(id == "\(table.prefix).\(number)")
@@ -40,7 +40,7 @@ struct QuestionTableTests {
         #expect(number(of: "never.1", in: table) == nil)
     }
 
-    private func number(of id: String, in table: QuestionTable) -> UInt64? {
+    private func number(of id: String, in table: QuestionNumbering) -> UInt64? {
         var id = id
         return id.withUTF8 { table.number(of: UnsafeRawBufferPointer($0)) }
     }

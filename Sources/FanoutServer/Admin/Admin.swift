@@ -13,19 +13,19 @@ protocol AdminHost: AnyObject {
     var loop: EventLoop { get }
     /// The engine in use (its tracked subjects) and this process's (its history's figures).
     var engine: any Engine { get }
-    var local: any LocalHistory { get }
-    var currentEpoch: String { get }
+    var localHistory: any LocalHistory { get }
     /// When the server started (uptime).
     var lifecycle: Lifecycle { get }
     /// Replays under way and waiting.
-    var work: SlicedWork { get }
-    /// The memory bound's backlog watch.
-    var memory: MemoryGuard { get }
-    var indexBytes: Int { get }
+    var replays: Replays! { get }
+    /// The memory bound's backlog watch and its estimate of the index.
+    var memory: MemoryGuard! { get }
     /// Open questions.
-    var questions: QuestionTable { get }
-    func clusterInfoFields() -> [(String, String)]
-    func historyDiskInfoFields() -> [(String, String)]
+    var questions: QuestionDesk { get }
+    /// Several nodes: the cluster's fields.
+    var cluster: ClusterNode? { get }
+    /// The history disk's fields.
+    var historyUpkeep: HistoryUpkeep! { get }
     func holdCommands(of connection: ClientConnection) -> Bool
     func releaseCommands(of connection: ClientConnection)
 }
@@ -53,7 +53,6 @@ final class Admin {
         let stats = host.stats
         let limits = host.configuration.limits
         let history = host.localHistory.historyFigures
-        let work = host.work
         let backlogWatch = host.memory.backlogWatch
         let fields: [InfoFields.Field] = [
             ("version", FanoutVersion.current),
@@ -70,19 +69,19 @@ final class Admin {
             ("limit_refusals", stats.limitRefusals),
             ("connections_total", stats.accepted),
             ("tracked_subjects", host.engine.trackedSubjects),
-            ("epoch", host.currentEpoch),
+            ("epoch", host.engine.epoch),
             ("history_subjects", history.subjects),
             ("history_messages", history.messages),
             ("history_bytes", history.bytes),
             ("history_evicted", history.evicted),
             ("replayed", stats.replayed),
-            ("replays_active", work.replayJobs.count { $0.connection.socket != nil }),
-            ("replays_waiting", work.replaysAwaitingDrain),
+            ("replays_active", host.replays.activeCount),
+            ("replays_waiting", host.replays.awaitingDrain),
             ("max_connections", limits.maxConnections),
             ("max_pending_bytes", limits.maxPendingBytes),
             ("max_memory", limits.maxMemory),
             ("backlog_bytes", backlogWatch.lastQueued),
-            ("index_bytes_estimate", host.indexBytes),
+            ("index_bytes_estimate", host.memory.indexBytes),
             ("memory_drops", backlogWatch.drops),
             ("groups", index.groupSetCount),
             ("group_deliveries", stats.groupDeliveries),
@@ -93,7 +92,7 @@ final class Admin {
             ("answers", stats.answers),
             ("ask_timeouts", stats.askTimeouts),
         ]
-        return InfoFields.text(fields + InfoFields.fields(host.clusterInfoFields() + host.historyDiskInfoFields()))
+        return InfoFields.text(fields + InfoFields.fields((host.cluster?.infoFields() ?? []) + host.historyUpkeep.diskInfoFields()))
     }
 
     /// `<count> id=<n>,addr=<host:port>,subs=<n>,pending=<bytes>,age_s=<n>,transport=<tcp|tls|unix|ws> ...`,

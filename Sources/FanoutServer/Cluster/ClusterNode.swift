@@ -1,10 +1,33 @@
+import FanoutEngine
 import FanoutEventLoop
 import FanoutRedisEngine
+import Logging
+
+/// What a cluster node needs from the server: the configuration, the loop and logger, the fan-out its engine
+/// delivers to, the connections whose subscriptions it carries over, the questions it hands Redis's events to,
+/// the replies its engine owes, the stats INFO reports, and the engine seam it takes over while it runs
+/// (`engine`, `cluster`).
+protocol ClusterHost: AnyObject {
+    var configuration: ServerConfiguration { get }
+    var logger: Logger { get }
+    var loop: EventLoop { get }
+    var fanout: Fanout<Server> { get }
+    var connections: ConnectionTable { get }
+    var stats: ServerStats { get }
+    var questions: QuestionDesk { get }
+    var replies: ReplyOrder { get }
+    var lifecycle: Lifecycle! { get }
+    var engine: any Engine { get set }
+    var localHistory: any LocalHistory { get }
+    var cluster: ClusterNode? { get set }
+}
 
 /// A node's part in a cluster (`cluster:`), besides the engine seam the publish path uses: what only several
-/// nodes have, namely questions across nodes, groups' claims, shard status and their counts. Absent on a
+/// nodes have, namely the Redis engine's start and stop (`ClusterNode+Engine`), groups' claims, shard status
+/// and their counts for INFO (`ClusterNode+Info`); questions across nodes are the `QuestionDesk`'s. Absent on a
 /// standalone server, whose publish path never looks here.
 final class ClusterNode {
+    unowned let host: any ClusterHost
     let engine: RedisEngine
     let settings: ClusterSettings
     /// PUBs one connection may have waiting on Redis before the node stops reading it.
@@ -27,7 +50,8 @@ final class ClusterNode {
     /// log names the first of each interval and sums up the rest.
     var newEpochLog: LogThrottle?
 
-    init(engine: RedisEngine, settings: ClusterSettings) {
+    init(host: any ClusterHost, engine: RedisEngine, settings: ClusterSettings) {
+        self.host = host
         self.engine = engine
         self.settings = settings
     }

@@ -4,10 +4,10 @@ import FanoutEngine
 /// One connection's replies in command order, while an engine that answers later (several nodes) has some
 /// outstanding: a PUB's slot is filled when its receipt comes, and filled slots at the front are sent. A
 /// command read meanwhile that must not overtake them waits (`deferred`), and the connection reads nothing
-/// more until it has run. Made on a connection's first publish through such an engine; the memory engine
-/// answers at once and never makes one.
+/// more until it has run. Made on a connection's first publish through such an engine (`ReplyOrder`); the
+/// memory engine answers at once and never makes one.
 final class PendingReplies: PublishReceipts {
-    unowned let server: Server
+    unowned let order: ReplyOrder
     weak var connection: ClientConnection?
     var slots = Deque<[UInt8]?>()
     /// The ticket of `slots.first`.
@@ -31,8 +31,8 @@ final class PendingReplies: PublishReceipts {
     /// The ticket the next slot takes.
     var nextTicket: UInt64 { firstTicket + UInt64(slots.count) }
 
-    init(server: Server, connection: ClientConnection) {
-        self.server = server
+    init(order: ReplyOrder, connection: ClientConnection) {
+        self.order = order
         self.connection = connection
     }
 
@@ -45,6 +45,6 @@ final class PendingReplies: PublishReceipts {
     }
 
     func published(ticket: UInt64, _ result: Result<Int64, EngineFailure>) {
-        server.published(ticket: ticket, result, pending: self)
+        order.published(ticket: ticket, result, pending: self)
     }
 }

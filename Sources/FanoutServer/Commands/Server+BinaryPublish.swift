@@ -26,7 +26,7 @@ extension Server {
         }
         if let refusal {
             fanout.close()
-            reply(refusal.line, to: connection)
+            replies.reply(refusal.line, to: connection)
             return skip
         }
         connection.madeExtras.binarySubject = Array(subject)

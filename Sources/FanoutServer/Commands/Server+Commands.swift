@@ -23,7 +23,7 @@ extension Server {
             command = parsed
         } catch {
             fanout.close()
-            reply(error.line, to: connection)
+            replies.reply(error.line, to: connection)
             return .goOn
         }
         if let pending = connection.extras?.pendingReplies,
@@ -36,7 +36,7 @@ extension Server {
         }
         if let refusal = refusal(of: command, by: connection) {
             fanout.close()
-            reply(refusal.line, to: connection)
+            replies.reply(refusal.line, to: connection)
             return .goOn
         }
         if case .pub(let subject, let payload) = command {
@@ -74,15 +74,10 @@ extension Server {
         case .qsub(let group, let patterns):
             subscriptions.subscribe(connection, to: patterns, group: group)
         case .ask(let subject, let timeout, let maxAnswers, let payload):
-            if let node = cluster {
-                clusterAsk(subject: subject, timeoutMilliseconds: timeout, maxAnswers: maxAnswers, payload: payload,
-                           from: connection, node: node)
-            } else {
-                ask(subject: subject, timeoutMilliseconds: timeout, maxAnswers: maxAnswers, payload: payload,
-                    from: connection)
-            }
+            questions.ask(subject: subject, timeoutMilliseconds: timeout, maxAnswers: maxAnswers, payload: payload,
+                          from: connection)
         case .answer(let id, let payload):
-            answer(id: id, payload: payload, from: connection)
+            questions.answer(id: id, payload: payload, from: connection)
         case .pub, .bpub:
             break
         }
@@ -92,22 +87,22 @@ extension Server {
     /// The one publish path: PUB, BPUB and HTTP's publish, on either engine. The engine numbers the message,
     /// and the numbered message goes to the fan-out (`Fanout.deliver`): here, when the memory engine numbers
     /// it at once; from the engine, when the Redis engine's comes back, its receipt taking a slot among the
-    /// connection's pending replies (`Server+PendingReplies.swift`) until it is answered.
+    /// connection's pending replies (`ReplyOrder.swift`) until it is answered.
     @inline(__always)
     func publish(subject: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, anyBytes: Bool,
                  from connection: ClientConnection, engine: any Engine) {
         fanout.publishing(for: connection)
         switch engine.publish(subject: subject, payload: payload, anyBytes: anyBytes,
-                              receipt: reserveReply(for: connection)) {
+                              receipt: replies.reserveReply(for: connection)) {
         case .numbered(let seq, let run, let recorded):
             stats.published &+= 1
             let receivers = fanout.deliver(NumberedMessage(subject: subject, seq: seq, payload: payload, anyBytes: anyBytes,
                                                            run: run, recorded: recorded))
             fanout.reply(receivers: receivers)
         case .pending:
-            publishPending(from: connection)
+            replies.publishPending(from: connection)
         case .refused(let reason):
-            publishRefused(reason, from: connection)
+            replies.publishRefused(reason, from: connection)
         }
     }
 
@@ -137,7 +132,7 @@ extension Server {
     func lineTooLong(from connection: ClientConnection) {
         fanout.close()
         let limit = configuration.limits.maxLine
-        reply(ProtocolError(.tooLong, "line exceeds max_line=\(limit) bytes").line, to: connection)
+        replies.reply(ProtocolError(.tooLong, "line exceeds max_line=\(limit) bytes").line, to: connection)
     }
 
     // MARK: Held commands and fair turns
@@ -170,7 +165,7 @@ extension Server {
     func continueLater(_ connection: ClientConnection) {
         guard connection.stopReading(.turnOver) else { return }
         work.waitingTurns.append(connection.id)
-        schedule(\.work.turnTimer) { $0.continueTurns() }
+        work.schedule(\.turnTimer) { [unowned self] in self.continueTurns() }
     }
 
     private func continueTurns() {

@@ -92,9 +92,6 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         return made
     }
 
-    /// How many questions this connection asked are open.
-    var openAsks: Int { extras?.asks.count ?? 0 }
-
     /// Whether this connection's backlog pauses some publisher's reading (`Fanout.heldPublishers`).
     var holdsPublishers: Bool { server.fanout.holdsPublishers(self) }
 
@@ -240,7 +237,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
         switch reason {
         case .eof:
-            if server.keepsForReplies(self) { return }
+            if server.replies.keepsForReplies(self) { return }
             server.disconnect(self, reason: .eof)
         case .error, .tls:
             server.disconnect(self, reason: .socketError(reason.description))

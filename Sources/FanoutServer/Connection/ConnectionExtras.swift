@@ -25,15 +25,10 @@ final class ConnectionExtras {
     /// A BPUB whose header was accepted: its subject, until its payload is read. Kept here, not with the
     /// dispatcher: the publish path reads it per read and per BPUB.
     var binarySubject: [UInt8]?
-    /// Numbers of the open questions this connection asked (at most max_asks).
-    var asks: [UInt64] = []
-    /// Questions put to this connection (their numbers), for its departure; closed ones are pruned lazily.
-    var questionsPut: [UInt64] = []
-    /// Several nodes: ids of the questions put to this connection through the cluster.
-    var remoteQuestionsPut: [String] = []
     /// The transport's adapter, for a connection that is not on the line protocol itself.
     var adapter: TransportAdapter?
-    /// Replies an engine that answers later still owes (several nodes), in command order.
+    /// Replies an engine that answers later still owes (several nodes), in command order. Kept here rather than
+    /// in `ReplyOrder` by id: the dispatcher reads it for every command a clustered node runs.
     var pendingReplies: PendingReplies?
     /// Output held until history records are synced (`history_fsync: always`): see `DurableAcknowledgements`.
     /// Here, not in that component: every write to the connection asks whether its output is held.

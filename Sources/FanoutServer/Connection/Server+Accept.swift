@@ -72,7 +72,7 @@ extension Server {
         }
         connection.write(Encoder.greeting(serverName: configuration.serverName,
                                           authRequired: configuration.auth.requiresAuth,
-                                          epoch: currentEpoch))
+                                          epoch: engine.epoch))
         if tls { startHandshakeDeadline(for: connection) }
         socket.enableReading()
         logger.debug("connect", metadata: ["client": "\(id)", "peer": "\(peer)", "transport": "\(transport)"])

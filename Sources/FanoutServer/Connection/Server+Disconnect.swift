@@ -27,10 +27,7 @@ extension Server {
         replays.connectionLeft(connection)
         if connection.holdsPublishers { fanout.releasePublishers(heldBy: connection) }
         memory.connectionLeft(connection)
-        if let extras = connection.extras,
-           !extras.asks.isEmpty || !extras.questionsPut.isEmpty || !extras.remoteQuestionsPut.isEmpty {
-            questionsLeft(by: connection)
-        }
+        questions.connectionLeft(connection)
         // Its subscriptions leave the counts; the index's weak sets no longer yield it, and the sweep reclaims
         // their dead entries' memory, amortised over enough departures to cost O(1) each.
         subscriptions.connectionLeft(connection)

@@ -26,13 +26,13 @@ extension Replays {
             // Answered later: the connection was held, and goes on now.
             if held, let pending = connection.extras?.pendingReplies {
                 pending.replaying = false
-                self.host.resumeCommands(pending, of: connection)
+                self.host.replies.resumeCommands(pending, of: connection)
             }
         }
         // An engine that answers later: nothing this connection sends next may overtake the reply.
         if !answered {
             held = true
-            host.replies(of: connection).replaying = true
+            host.replies.pending(of: connection).replaying = true
             connection.stopReading(.engineHold)
         }
     }
@@ -133,7 +133,7 @@ extension Replays {
         }
         if job.holdsCommands { host.releaseCommands(of: connection) }
         // A command an engine held behind the replay runs now.
-        if let pending = connection.extras?.pendingReplies { host.resumeCommands(pending, of: connection) }
+        if let pending = connection.extras?.pendingReplies { host.replies.resumeCommands(pending, of: connection) }
     }
 
     /// Sends a line the server pushes on its own (a reload's revocation): behind a replay under way, so that

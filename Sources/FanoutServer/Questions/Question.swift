@@ -9,11 +9,11 @@ final class Question {
     let number: UInt64
     /// `<prefix>.<number>`, written once for its reply, its pushes and its DONE.
     let id: QuestionID
-    /// The asking connection, unretained: a departing asker closes its questions (`questionsLeft`) before the
-    /// connection table lets it go, and a closed question never reads it. A weak reference cost a side table
-    /// entry formed per question, and each retain of a weakly referenced connection takes the runtime's slow
-    /// path; read it through `withAsker`.
-    private let asker: Unmanaged<ClientConnection>
+    /// The asking connection, unretained: its owner is the connection table, and a departing asker closes its
+    /// questions (`QuestionDesk.connectionLeft`) before the table lets it go, and a closed question never reads
+    /// it. A weak reference cost a side table entry formed per question, and each retain of a weakly referenced
+    /// connection takes the runtime's slow path; read it through `withAsker`.
+    private let asker: Unretained<ClientConnection>
     /// The connections the question was put to, each silent, answered or gone.
     var receivers: AskedConnections
     private(set) var asked: Int
@@ -25,11 +25,11 @@ final class Question {
     var nodesReached: Int?
     private(set) var reports = 0
     let isClustered: Bool
-    /// Set once by `closeQuestion`: checked where a call may have closed it, in place of a lookup by number.
-    /// The asker's user, counted in `QuestionTable.openByOwner` (empty without one), set when it is tracked.
+    /// The asker's user, counted in `QuestionDesk.openByOwner` (empty without one), set when it is tracked.
     var owner = ""
+    /// Set once by `QuestionDesk.close`: checked where a call may have closed it, in place of a lookup by number.
     var isClosed = false
-    /// Bytes counted toward `max_memory` while the question is open (`Server.track`, `closeQuestion`): the
+    /// Bytes counted toward `max_memory` while the question is open (`QuestionDesk.track`, `close`): the
     /// object, its timer and its table of asked connections, as made. A clustered question's count of asked
     /// connections grows with the nodes' reports, but it holds no table for them.
     let countedBytes: Int
@@ -40,7 +40,7 @@ final class Question {
          isClustered: Bool = false) {
         self.number = number
         self.id = id
-        self.asker = .passUnretained(asker)
+        self.asker = Unretained(asker)
         self.isClustered = isClustered
         self.asked = receivers.count
         self.receivers = receivers
@@ -49,14 +49,14 @@ final class Question {
     }
 
     /// Calls `body` with the asker, neither retained nor released. Only while the question is open (the asker
-    /// is then connected or departing), and never across a call that may let it go: `Server.checkBacklog(of:)`
-    /// takes a strong reference for that.
+    /// is then connected or departing), and never across a call that may let it go:
+    /// `QuestionDesk.checkBacklog(of:marks:)` takes a strong reference for that.
     @inline(__always)
     func withAsker<Result>(_ body: (ClientConnection) -> Result) -> Result {
-        asker._withUnsafeGuaranteedRef(body)
+        asker.with(body)
     }
 
-    var askerReference: Unmanaged<ClientConnection> { asker }
+    var askerReference: Unretained<ClientConnection> { asker }
 
     /// Every asked connection answered or vanished, or the cap of answers is reached.
     var isComplete: Bool {

@@ -23,7 +23,7 @@ extension Subscriptions {
                 pending.replaying = false
                 pending.subscribeNow = true
                 if connection.socket != nil, self.host.engine === engine {
-                    self.host.resumeCommands(pending, of: connection)
+                    self.host.replies.resumeCommands(pending, of: connection)
                 }
                 pending.subscribeNow = false
             }
@@ -33,7 +33,7 @@ extension Subscriptions {
             for pattern in fresh { engine.release(pattern: pattern) }
             return false
         }
-        let pending = host.replies(of: connection)
+        let pending = host.replies.pending(of: connection)
         pending.replaying = true
         pending.deferred.append(Array(line))
         connection.stopReading(.engineHold)

@@ -1,11 +1,10 @@
 import FanoutRedis
 
-extension Server {
+extension ClusterNode {
     /// INFO's cluster fields: this node's id, the shards and, per shard, its status, commands in flight and
-    /// milliseconds since its last heartbeat came back. Empty on a standalone server.
-    func clusterInfoFields() -> [(String, String)] {
-        guard let node = cluster else { return [] }
-        let engine = node.engine
+    /// milliseconds since its last heartbeat came back.
+    func infoFields() -> [(String, String)] {
+        let stats = host.stats
         var fields: [(String, String)] = [
             ("cluster_node", engine.nodeID),
             ("cluster_shards", String(engine.shards.count)),
@@ -14,13 +13,13 @@ extension Server {
             ("cluster_unavailable", String(stats.unavailable)),
             ("cluster_outcome_unknown", String(stats.outcomeUnknown)),
             ("cluster_resets", String(stats.resets)),
-            ("cluster_group_claims_won", String(node.groupClaimsWon)),
-            ("cluster_group_claims_lost", String(node.groupClaimsLost)),
-            ("cluster_group_claims_waited", String(node.groupClaimsWaited)),
-            ("cluster_group_handbacks", String(node.groupHandBacks)),
-            ("cluster_group_handbacks_taken", String(node.groupHandBacksTaken)),
-            ("cluster_group_handbacks_dropped", String(node.groupHandBacksDropped)),
-            ("cluster_questions_held", String(questions.remote.count)),
+            ("cluster_group_claims_won", String(groupClaimsWon)),
+            ("cluster_group_claims_lost", String(groupClaimsLost)),
+            ("cluster_group_claims_waited", String(groupClaimsWaited)),
+            ("cluster_group_handbacks", String(groupHandBacks)),
+            ("cluster_group_handbacks_taken", String(groupHandBacksTaken)),
+            ("cluster_group_handbacks_dropped", String(groupHandBacksDropped)),
+            ("cluster_questions_held", String(host.questions.remote.count)),
         ]
         let now = ContinuousClock.now
         for shard in engine.shards {
@@ -41,7 +40,4 @@ extension Server {
         }
         return fields
     }
-
-    /// The greeting's and INFO's `epoch=`: the shards' epochs on a clustered node.
-    var currentEpoch: String { engine.epoch }
 }

@@ -8,7 +8,7 @@ import FanoutRedisEngine
 /// by claim) and tells the asking node how many it asked, each answer, and each asked connection that
 /// vanished unanswered. The asking node closes the question as a standalone server does, once every node it
 /// reached has reported: `DONE`'s counts add up across nodes.
-extension Server {
+extension QuestionDesk {
     /// ASK on a clustered node: the reply (`+OK <id> <nodes>`) takes its place among the connection's pending
     /// replies and is filled when Redis has put the question to the nodes.
     func clusterAsk(subject: UnsafeRawBufferPointer, timeoutMilliseconds: UInt64, maxAnswers: UInt64,
@@ -17,64 +17,67 @@ extension Server {
             refuseAsk(refusal, to: asker)
             return
         }
-        let number = questions.nextNumber()
-        let questionID = questions.id(of: number)
+        let number = numbering.nextNumber()
+        let questionID = numbering.id(of: number)
         let id = questionID.string
-        stats.questions += 1
+        host.stats.questions += 1
         let question = Question(number: number, id: questionID, asker: asker, receivers: AskedConnections(),
                                 maxAnswers: maxAnswers, isClustered: true)
         track(question, askedBy: asker)
         armDeadline(of: question, after: timeoutMilliseconds)
-        let pending = replies(of: asker)
+        let pending = host.replies.pending(of: asker)
         let ticket = pending.firstTicket + UInt64(pending.slots.count)
         pending.slots.append(nil)
         node.engine.ask(id: id, askerConnection: asker.id, timeoutMilliseconds: timeoutMilliseconds,
-                        subject: String(decoding: subject, as: UTF8.self), payload: payload) { [weak self, weak pending] result in
+                        subject: String(decoding: subject, as: UTF8.self),
+                        payload: payload) { [weak self, weak pending] result in
             guard let self, let pending, let connection = pending.connection, connection.socket != nil else { return }
             switch result {
             case .success(let nodes):
                 question.nodesReached = Int(nodes)
-                self.fillReply(Array(Encoder.ok("\(id) \(nodes)").utf8), ticket: ticket, pending, of: connection)
-                if question.isComplete { self.closeQuestion(question) }
+                self.host.replies.fillReply(Array(Encoder.ok("\(id) \(nodes)").utf8), ticket: ticket, pending,
+                                            of: connection)
+                if question.isComplete { self.close(question) }
             case .failure(let failure):
-                self.stats.unavailable += 1
-                self.fillReply(Array(ProtocolError(.unavailable, failure.description).line.utf8), ticket: ticket, pending,
-                               of: connection)
+                self.host.stats.unavailable += 1
+                self.host.replies.fillReply(Array(ProtocolError(.unavailable, failure.description).line.utf8),
+                                            ticket: ticket, pending, of: connection)
                 // Nobody was asked: the question closes quietly, with no DONE after an error.
-                self.closeQuestion(question, quietly: true)
+                self.close(question, quietly: true)
             }
         }
     }
 
     /// What Redis brought about questions.
     func clusterQuestionEvent(_ event: RedisEngine.QuestionEvent) {
-        guard let node = cluster else { return }
+        guard let node = host.cluster else { return }
         switch event {
         case .asked(let id, let origin, let askerConnection, let timeout, let subject, let payload):
-            putRemoteQuestion(id: id, origin: origin, askerConnection: origin == node.engine.nodeID ? askerConnection : nil,
+            putRemoteQuestion(id: id, origin: origin,
+                              askerConnection: origin == node.engine.nodeID ? askerConnection : nil,
                               timeoutMilliseconds: timeout, subject: subject, payload: payload, node: node)
         case .report(let id, let asked):
             guard let question = openQuestion(id) else { return }
             question.report(asked: asked)
-            if question.isComplete { closeQuestion(question) }
+            if question.isComplete { close(question) }
         case .answer(let id, let responder, let payload):
             guard let question = openQuestion(id) else { return }
             question.answered += 1
-            stats.answers += 1
+            host.stats.answers += 1
             if question.withAsker({ $0.socket != nil }) {
                 var push: [UInt8] = []
                 payload.withUnsafeBytes { Encoder.appendAnswer(id: id, responder: responder, payload: $0, to: &push) }
                 // Behind the ASK's reply, should Redis's answer to its PUBLISH (or to a PUB before it) still be due.
-                question.withAsker { deliverBehindPendingReplies(push, to: $0) }
-                checkBacklog(of: question.askerReference, marks: BacklogMarks(configuration.limits))
+                question.withAsker { host.replies.deliverBehindPendingReplies(push, to: $0) }
+                checkBacklog(of: question.askerReference, marks: BacklogMarks(host.configuration.limits))
             }
-            if question.isComplete { closeQuestion(question) }
+            if question.isComplete { close(question) }
         case .gone(let id, let count):
             guard let question = openQuestion(id) else { return }
             question.gone += count
-            if question.isComplete { closeQuestion(question) }
+            if question.isComplete { close(question) }
         case .closed(let id):
-            questions.remote.removeValue(forKey: id)?.expiry?.cancel()
+            remote.removeValue(forKey: id)?.expiry?.cancel()
         }
     }
 
@@ -83,7 +86,7 @@ extension Server {
     /// that every node reported on and every asked connection answered or left was forgotten by each node on
     /// its own, and costs no word more.
     func clusterQuestionClosed(_ question: Question) {
-        guard let node = cluster else { return }
+        guard let node = host.cluster else { return }
         let allReported = question.nodesReached.map { question.reports >= $0 } ?? false
         if allReported && question.answered + question.gone >= question.asked { return }
         node.engine.closeQuestion(id: question.id.string)
@@ -91,14 +94,14 @@ extension Server {
 
     /// Forgets a question put to this node's connections once none of them is waited for.
     private func forgetIfSettled(_ id: String, _ remote: RemoteQuestion) {
-        guard remote.isSettled, questions.remote[id] === remote else { return }
+        guard remote.isSettled, self.remote[id] === remote else { return }
         remote.expiry?.cancel()
-        questions.remote[id] = nil
+        self.remote[id] = nil
     }
 
     private func openQuestion(_ id: String) -> Question? {
         var id = id
-        return id.withUTF8 { bytes in questions.number(of: UnsafeRawBufferPointer(bytes)) }.flatMap { questions.byNumber[$0] }
+        return id.withUTF8 { bytes in numbering.number(of: UnsafeRawBufferPointer(bytes)) }.flatMap { byNumber[$0] }
     }
 
     /// Asks this node's receivers of a question put through the cluster: its plain receivers at once, and
@@ -106,15 +109,18 @@ extension Server {
     /// asking node how many it asked.
     private func putRemoteQuestion(id: String, origin: String, askerConnection: UInt64?, timeoutMilliseconds: UInt64,
                                    subject: String, payload: [UInt8], node: ClusterNode) {
-        let asker = askerConnection.flatMap { connections[$0] }
+        let asker = askerConnection.flatMap { host.connections[$0] }
         let remote = RemoteQuestion(origin: origin)
         var push: [UInt8] = []
         var subjectBytes = subject
         subjectBytes.withUTF8 { subjectBuffer in
-            payload.withUnsafeBytes { Encoder.appendQuestion(subject: UnsafeRawBufferPointer(subjectBuffer), id: id, payload: $0, to: &push) }
+            payload.withUnsafeBytes {
+                Encoder.appendQuestion(subject: UnsafeRawBufferPointer(subjectBuffer), id: id, payload: $0, to: &push)
+            }
         }
         var asked = 0
-        let withholds = auth.anyUserWithholds
+        let withholds = host.auth.anyUserWithholds
+        let fanout = host.fanout
         func put(to receiver: ClientConnection) {
             guard receiver.socket != nil, receiver.transport.canAnswer, remote.pending[receiver.id] == nil else {
                 return
@@ -122,23 +128,23 @@ extension Server {
             if withholds && receiver.permissions?.withholds(subject) == true { return }
             remote.pending[receiver.id] = false
             // Pruned of expired and answered questions as it doubles: O(1) amortised, bounded by what is open.
-            let extras = receiver.madeExtras
-            let count = extras.remoteQuestionsPut.count
+            let count = remotePutByConnection[receiver.id]?.count ?? 0
             if count >= 16 && count & (count - 1) == 0 {
-                extras.remoteQuestionsPut.removeAll { self.questions.remote[$0]?.pending[receiver.id] != false }
+                remotePutByConnection[receiver.id]?.removeAll { self.remote[$0]?.pending[receiver.id] != false }
             }
-            extras.remoteQuestionsPut.append(id)
+            remotePutByConnection[receiver.id, default: []].append(id)
             fanout.deliver(push, to: receiver)
             remote.silent += 1
             asked += 1
         }
+        let index = host.index
         index.forEachReceiver(of: subject) { connection in
             if connection !== asker { put(to: connection) }
         }
         var groupNames: [String] = []
         index.forEachGroup(of: subject) { name, _ in if !groupNames.contains(name) { groupNames.append(name) } }
-        questions.remote[id] = remote
-        let expiry = LoopTimer(loop: loop) { [unowned self] in self.questions.remote[id] = nil }
+        self.remote[id] = remote
+        let expiry = LoopTimer(loop: host.loop) { [unowned self] in self.remote[id] = nil }
         expiry.schedule(after: .milliseconds(Int64(timeoutMilliseconds) + 1000))
         remote.expiry = expiry
         remote.claimsLeft = groupNames.count
@@ -149,7 +155,8 @@ extension Server {
             return forgetIfSettled(id, remote)
         }
         for name in groupNames {
-            node.engine.claimQuestion(id: id, group: name, timeoutMilliseconds: timeoutMilliseconds) { [weak self] won in
+            node.engine.claimQuestion(id: id, group: name,
+                                      timeoutMilliseconds: timeoutMilliseconds) { [weak self] won in
                 remote.claimsLeft -= 1
                 defer {
                     if remote.claimsLeft == 0 {
@@ -158,12 +165,12 @@ extension Server {
                     }
                 }
                 // A question closed meanwhile is put to nobody more.
-                guard won, let self, self.cluster === node, self.questions.remote[id] === remote else { return }
+                guard won, let self, self.host.cluster === node, self.remote[id] === remote else { return }
                 var groups: [(name: String, members: MulticastGroup<ClientConnection>)] = []
-                self.index.forEachGroup(of: subject) { groupName, members in
+                self.host.index.forEachGroup(of: subject) { groupName, members in
                     if groupName == name { groups.append((groupName, members)) }
                 }
-                self.fanout.forEachChosenMember(of: groups, excluding: asker, subject: subject) { member, _ in
+                self.host.fanout.forEachChosenMember(of: groups, excluding: asker, subject: subject) { member, _ in
                     put(to: member)
                 }
             }
@@ -174,7 +181,7 @@ extension Server {
     /// and it has not answered; then sent to the asking node.
     func clusterAnswer(id: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, from responder: ClientConnection) {
         let key = String(decoding: id, as: UTF8.self)
-        guard let node = cluster, let remote = questions.remote[key], remote.pending[responder.id] == false else {
+        guard let node = host.cluster, let remote = self.remote[key], remote.pending[responder.id] == false else {
             responder.send(Encoder.ok("0"))
             return
         }
@@ -190,11 +197,10 @@ extension Server {
     /// A departing connection on a clustered node: each question put to it through the cluster that it had
     /// not answered is told to its asking node as one gone.
     func clusterQuestionsLeft(by connection: ClientConnection) {
-        let ids = connection.extras?.remoteQuestionsPut ?? []
-        connection.extras?.remoteQuestionsPut = []
-        guard let node = cluster else { return }
+        let ids = remotePutByConnection.removeValue(forKey: connection.id) ?? []
+        guard let node = host.cluster else { return }
         for id in ids {
-            guard let remote = questions.remote[id], remote.pending[connection.id] == false else { continue }
+            guard let remote = self.remote[id], remote.pending[connection.id] == false else { continue }
             remote.pending[connection.id] = nil
             remote.silent -= 1
             node.engine.tellOrigin(remote.origin, Array("G \(id) 1".utf8))

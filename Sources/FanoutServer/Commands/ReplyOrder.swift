@@ -1,23 +1,43 @@
 import FanoutEngine
 import FanoutProtocol
 
+/// What keeping replies in order needs from the server: stats, the fan-out for pushes and its run, the cluster
+/// node's pipeline limit, and the dispatcher to run the commands held behind the replies.
+protocol ReplyOrderHost: AnyObject {
+    var stats: ServerStats { get set }
+    var fanout: Fanout<Server> { get }
+    var cluster: ClusterNode? { get }
+    @discardableResult
+    func execute(_ line: UnsafeRawBufferPointer, from connection: ClientConnection) -> LineFramer.Next
+    func readEnded()
+    func disconnect(_ connection: ClientConnection, reason: DisconnectReason)
+}
+
 /// Replies an engine that answers later (several nodes) still owes a connection, kept in command order
-/// (`PendingReplies`): a publish's slot is filled when its receipt comes, errors and refusals take a slot
-/// behind the pending ones, and a command that must not overtake them runs once they are sent.
-extension Server {
+/// (`PendingReplies`, one per connection that published through such an engine): a publish's slot is filled
+/// when its receipt comes, errors and refusals take a slot behind the pending ones, and a command that must not
+/// overtake them runs once they are sent. On the memory engine every reply goes out at once and nothing here is
+/// made.
+final class ReplyOrder {
+    unowned let host: any ReplyOrderHost
+
+    init(host: any ReplyOrderHost) {
+        self.host = host
+    }
+
     /// A slot for the reply of a publish an engine answers later, and its ticket. The slot exists before the
     /// engine is asked, so that no answer finds it missing.
     func reserveReply(for connection: ClientConnection) -> (receipts: any PublishReceipts, ticket: UInt64) {
-        let pending = replies(of: connection)
+        let pending = pending(of: connection)
         let ticket = pending.nextTicket
         pending.slots.append(nil)
         return (pending, ticket)
     }
 
     /// The connection's pending replies, made on first use.
-    func replies(of connection: ClientConnection) -> PendingReplies {
+    func pending(of connection: ClientConnection) -> PendingReplies {
         if let known = connection.extras?.pendingReplies { return known }
-        let made = PendingReplies(server: self, connection: connection)
+        let made = PendingReplies(order: self, connection: connection)
         connection.madeExtras.pendingReplies = made
         return made
     }
@@ -28,19 +48,19 @@ extension Server {
         sendReadyReplies(pending, of: connection)
         // A client that pipelines faster than the engine answers is held back, as a TCP window would, instead
         // of meeting max_in_flight and its refusals alone. Read on once its replies are out.
-        if pending.slots.count >= cluster?.pipelineLimit ?? 16 { connection.stopReading(.engineHold) }
+        if pending.slots.count >= host.cluster?.pipelineLimit ?? 16 { connection.stopReading(.engineHold) }
     }
 
     /// The engine did not take the publish (its shard is down, or too much is in flight): `-ERR unavailable`,
     /// in the slot made for its reply.
     func publishRefused(_ reason: String, from connection: ClientConnection) {
-        stats.unavailable += 1
+        host.stats.unavailable += 1
         let refusal = Array(ProtocolError(.unavailable, reason).line.utf8)
         if let pending = connection.extras?.pendingReplies, let last = pending.slots.last, last == nil {
             pending.slots[pending.slots.count - 1] = refusal
             sendReadyReplies(pending, of: connection)
         } else {
-            fanout.close()
+            host.fanout.close()
             connection.send(refusal)
         }
     }
@@ -50,16 +70,15 @@ extension Server {
         let reply: [UInt8]
         switch result {
         case .success(let receivers):
-            stats.published += 1
+            host.stats.published += 1
             reply = pending.acknowledgement(receivers: receivers)
         case .failure(let failure):
-            if failure.outcomeUnknown { stats.outcomeUnknown += 1 } else { stats.unavailable += 1 }
+            if failure.outcomeUnknown { host.stats.outcomeUnknown += 1 } else { host.stats.unavailable += 1 }
             reply = Array(ProtocolError(.unavailable, failure.description).line.utf8)
         }
         guard let connection = pending.connection, connection.socket != nil else { return }
         fillReply(reply, ticket: ticket, pending, of: connection)
     }
-
 
     func fillReply(_ reply: [UInt8], ticket: UInt64, _ pending: PendingReplies, of connection: ClientConnection) {
         guard ticket >= pending.firstTicket else { return }
@@ -84,13 +103,13 @@ extension Server {
         // A replay still going out in slices comes first (`Replays.finish` calls again).
         guard !pending.isBusy, connection.extras?.replayJob == nil else { return }
         while let line = pending.deferred.popFirst() {
-            _ = line.withUnsafeBytes { execute($0, from: connection) }
-            readEnded()
+            _ = line.withUnsafeBytes { host.execute($0, from: connection) }
+            host.readEnded()
             if pending.isBusy || connection.extras?.replayJob != nil || connection.socket == nil { return }
         }
         connection.resumeReading(.engineHold)
         if pending.closeWhenAnswered && !pending.isBusy && connection.socket != nil {
-            disconnect(connection, reason: .eof)
+            host.disconnect(connection, reason: .eof)
         }
     }
 
@@ -101,6 +120,15 @@ extension Server {
         guard let pending = connection.extras?.pendingReplies, pending.isBusy else { return false }
         pending.closeWhenAnswered = true
         return true
+    }
+
+    /// The engine that owed replies stopped, having answered what it owed: each connection's pending replies go,
+    /// and a connection held back behind them reads on.
+    func engineLeft(_ connections: ConnectionTable) {
+        for connection in connections.values where connection.extras?.pendingReplies != nil {
+            connection.extras?.pendingReplies = nil
+            connection.resumeReading(.engineHold)
+        }
     }
 
     /// Sends a reply that needs no execution (an error, a refusal) in its place: behind the replies still
@@ -120,7 +148,7 @@ extension Server {
         if let pending = connection.extras?.pendingReplies, pending.isBusy {
             pending.slots.append(bytes)
         } else {
-            fanout.deliver(bytes, to: connection)
+            host.fanout.deliver(bytes, to: connection)
         }
     }
 }

@@ -1,7 +1,7 @@
 import FanoutEventLoop
 
 /// The timer that closes a question at its timeout. A closed question's timer is kept in
-/// `QuestionTable.spareDeadlines` and armed again for a later question: arming and disarming one is an
+/// `QuestionDesk.spareDeadlines` and armed again for a later question: arming and disarming one is an
 /// `event_add` and an `event_del` in libevent's min-heap, O(log open questions), where making one per
 /// question cost an object, a closure and a libevent event, each allocated and freed.
 final class QuestionDeadline {
@@ -10,10 +10,10 @@ final class QuestionDeadline {
     fileprivate(set) var timer: LoopTimer!
 }
 
-extension Server {
+extension QuestionDesk {
     /// Arms a spare timer, or a new one, to close `question` after `milliseconds`.
     func armDeadline(of question: Question, after milliseconds: UInt64) {
-        let deadline = questions.spareDeadlines.popLast() ?? makeDeadline()
+        let deadline = spareDeadlines.popLast() ?? makeDeadline()
         deadline.number = question.number
         deadline.timer.schedule(after: .milliseconds(Int64(milliseconds)))
         question.deadline = deadline
@@ -25,34 +25,22 @@ extension Server {
         question.deadline = nil
         deadline.timer.cancel()
         deadline.number = 0
-        if questions.spareDeadlines.count < QuestionTable.spareDeadlineLimit {
-            questions.spareDeadlines.append(deadline)
+        if spareDeadlines.count < Self.spareDeadlineLimit {
+            spareDeadlines.append(deadline)
         }
     }
 
     private func makeDeadline() -> QuestionDeadline {
         let deadline = QuestionDeadline()
-        deadline.timer = LoopTimer(loop: loop) { [unowned self, unowned deadline] in
-            self.questionTimedOut(deadline.number)
+        deadline.timer = LoopTimer(loop: host.loop) { [unowned self, unowned deadline] in
+            self.timedOut(deadline.number)
         }
         return deadline
     }
 
-    private func questionTimedOut(_ number: UInt64) {
-        guard let question = questions.byNumber[number] else { return }
-        stats.askTimeouts += 1
-        closeQuestion(question)
-    }
-
-    /// The server stops: open questions are forgotten (no DONE) before the connections they name go.
-    func forgetQuestions() {
-        for question in questions.byNumber.values {
-            // Closed for whatever still holds it (a cluster callback): it never reads its asker again.
-            question.isClosed = true
-            question.deadline?.timer.cancel()
-        }
-        questions.byNumber.removeAll()
-        questions.spareDeadlines.removeAll()
-        questions.bytes = 0
+    private func timedOut(_ number: UInt64) {
+        guard let question = byNumber[number] else { return }
+        host.stats.askTimeouts += 1
+        close(question)
     }
 }
