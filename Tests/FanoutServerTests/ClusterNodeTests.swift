@@ -11,7 +11,7 @@ struct ClusterNodeTests {
         let server = try Server(configuration: ServerConfiguration(), logger: quiet)
         ClusterNode.start(for: server)
         #expect(server.cluster == nil)
-        #expect(server.engine === server.local)
+        #expect(server.engine === server.localHistory)
         #expect(!server.fanout.claimsGroups)
     }
 
@@ -34,7 +34,7 @@ struct ClusterNodeTests {
         #expect(fields["cluster_questions_held"] == "0")
         node.stop()
         #expect(server.cluster == nil)
-        #expect(server.engine === server.local)
+        #expect(server.engine === server.localHistory)
         #expect(!server.fanout.claimsGroups)
         #expect(server.loop.afterEachPass == nil)
     }

@@ -15,7 +15,7 @@ protocol AdminHost: AnyObject {
     var engine: any Engine { get }
     var localHistory: any LocalHistory { get }
     /// When the server started (uptime).
-    var lifecycle: Lifecycle { get }
+    var lifecycle: Lifecycle! { get }
     /// Replays under way and waiting.
     var replays: Replays! { get }
     /// The memory bound's backlog watch and its estimate of the index.

@@ -18,8 +18,8 @@ protocol ReplaysHost: AnyObject {
     var subscriptions: Subscriptions { get }
     func holdCommands(of connection: ClientConnection) -> Bool
     func releaseCommands(of connection: ClientConnection)
-    func replies(of connection: ClientConnection) -> PendingReplies
-    func resumeCommands(_ pending: PendingReplies, of connection: ClientConnection)
+    /// The replies an engine that answers later still owes.
+    var replies: ReplyOrder { get }
 }
 
 /// RESUME and LAST (`Replays+Resume.swift`) and the replays they start, which go out a slice per loop pass,

@@ -9,7 +9,7 @@ protocol MemoryGuardHost: AnyObject {
     var loop: EventLoop { get }
     var stats: ServerStats { get set }
     var connections: ConnectionTable { get }
-    var questions: QuestionTable { get }
+    var questions: QuestionDesk { get }
     func disconnect(_ connection: ClientConnection, reason: DisconnectReason)
 }
 

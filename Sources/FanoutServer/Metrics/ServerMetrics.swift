@@ -9,7 +9,7 @@ protocol ServerMetricsHost: AnyObject {
     var index: SubjectIndex<ClientConnection> { get }
     var memory: MemoryGuard! { get }
     var localHistory: any LocalHistory { get }
-    var questions: QuestionTable { get }
+    var questions: QuestionDesk { get }
 }
 
 /// The server's metrics, published through swift-metrics (the daemon bootstraps a Prometheus backend).

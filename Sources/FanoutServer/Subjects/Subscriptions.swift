@@ -21,8 +21,8 @@ protocol SubscriptionsHost: AnyObject {
     func updateReadTimeout(of connection: ClientConnection)
     func holdCommands(of connection: ClientConnection) -> Bool
     func releaseCommands(of connection: ClientConnection)
-    func replies(of connection: ClientConnection) -> PendingReplies
-    func resumeCommands(_ pending: PendingReplies, of connection: ClientConnection)
+    /// The replies an engine that answers later still owes.
+    var replies: ReplyOrder { get }
 }
 
 /// SUB, UNSUB and QSUB: subscriptions live in two directions, the subject index (pattern → weak members) and
