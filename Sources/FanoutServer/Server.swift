@@ -10,7 +10,7 @@ import Logging
 ///
 /// Threading: every method runs on the thread that calls `run()`; nothing here is locked or `Sendable`.
 /// Create the server on that thread too.
-public final class Server {
+public final class Server: AuthHost, HTTPFrontHost {
     public internal(set) var configuration: ServerConfiguration
     var logger: Logger
     let loop: EventLoop
@@ -34,11 +34,12 @@ public final class Server {
     var stats = ServerStats()
     /// The server-wide memory bound (max_memory).
     var memory = MemoryGuard()
-    var auth = AuthState()
+    /// Who each connection is and what it may do: AUTH, HTTP tokens, their deadlines and the permission checks.
+    private(set) lazy var auth = Authenticator(host: self, loop: loop, settings: configuration.auth)
     /// Work done a slice per loop pass, with its timers.
     var work = SlicedWork()
     /// The HTTP listener and its requests, publishes and event streams.
-    var http = HTTPFront()
+    private(set) lazy var http = HTTPFront(host: self, loop: loop)
     var lifecycle = Lifecycle()
     /// Open questions (ASK), their answers' routes and timeouts.
     var questions = QuestionTable()
@@ -79,14 +80,9 @@ public final class Server {
         self.local = local
         self.engine = local
         self.logger.logLevel = configuration.logLevel
-        self.auth.anyUserWithholds = Self.withholds(configuration)
         local.isSubscribed = { [index] subject in index.hasReceivers(for: subject) }
         fanout.owner = self
         Self.keepHeapTop()
-    }
-
-    static func withholds(_ configuration: ServerConfiguration) -> Bool {
-        configuration.auth.users.contains { !$0.permissions.subscribeDeny.isEmpty }
     }
 
     /// The addresses being listened on, with the kernel's port where port 0 was asked for.
@@ -120,7 +116,7 @@ public final class Server {
             listening.tlsContext = try makeTLSContext(configuration)
             for text in configuration.tls.listen { listening.tls[text] = try bind(text, tls: true) }
         }
-        try startHTTP(inheritedFD: inheritedHTTPFD)
+        try http.start(inheritedFD: inheritedHTTPFD)
         for signal in [SignalNumber.terminate, SignalNumber.interrupt] {
             lifecycle.signalWatchers.append(try SignalWatcher(loop: loop, signal: signal) { [unowned self] number in
                 self.signalReceived(number)

@@ -32,7 +32,7 @@ extension Server {
         if case .bpub(let subject, let length) = command {
             return acceptBinary(subject: subject, length: length, from: connection)
         }
-        if let refusal = refusal(of: command, by: connection) {
+        if let refusal = auth.refusal(of: command, by: connection) {
             fanout.close()
             reply(refusal.line, to: connection)
             return .goOn
@@ -61,7 +61,7 @@ extension Server {
         case .clients:
             connection.send(Encoder.ok(clientsListing()))
         case .auth(let token):
-            authenticate(connection, token: token)
+            auth.authenticate(connection, token: token)
         case .resume(let subject, let position):
             resume(connection, subject: subject,
                    kind: position.map { .after(epoch: $0.epoch, seq: $0.afterSeq) } ?? .position)

@@ -42,10 +42,7 @@ extension Server {
             questionsLeft(by: connection)
         }
         forgetSubscriptions(of: connection)
-        connection.extras?.authDeadline = nil
-        connection.extras?.retryDelay = nil
-        connection.extras?.handshakeDeadline = nil
-        if connection.permissions == nil { auth.gate.unauthenticated -= 1 }
+        auth.connectionLeft(connection)
         if fanout.run.isOpen || questions.isCheckingReceivers { fanout.retired.append(connection) }
         connections[connection.id] = nil
         if let count = connections.perHost[connection.peerHost] {

@@ -86,16 +86,8 @@ extension Server {
                 }
             }
         }
-        auth.anyUserWithholds = Self.withholds(fresh)
-        if fresh.auth.users != old.auth.users { reapplyPermissions() }
-        if http.inheritedListener == nil && fresh.listeners.httpListen != old.listeners.httpListen {
-            http.listener = nil
-            do {
-                try startHTTP()
-            } catch {
-                logger.error("cannot serve HTTP on \(fresh.listeners.httpListen ?? ""): \(error)")
-            }
-        }
+        auth.apply(fresh.auth)
+        http.apply(fresh, old: old)
         if fresh.limits.maxLine != old.limits.maxLine {
             for connection in connections.values {
                 (connection.extras?.adapter as? WebSocketTransport)?.decoder.maxMessage = fresh.limits.maxLine + 2

@@ -11,9 +11,7 @@ extension Server {
         listening.plain.removeAll()
         listening.tls.removeAll()
         listening.inherited.removeAll()
-        http.listener = nil
-        http.inheritedListener = nil
-        for exchange in Array(http.exchanges.values) { exchange.finish(healthResponse()) }
+        http.shutdown()
         lifecycle.statusTimer = nil
         work.sweepTimer = nil
         listening.acceptRetryTimer = nil

@@ -63,7 +63,7 @@ extension Server {
         questions.byNumber[question.number] = question
         questions.bytes += question.countedBytes
         asker.madeExtras.asks.append(question.number)
-        if let user = asker.extras?.userName {
+        if let user = auth.userName(of: asker) {
             question.owner = user
             questions.openByOwner[user, default: 0] += 1
         }
@@ -97,7 +97,7 @@ extension Server {
         // The same share for its user, so that one user's many connections, taking turns each to half of what
         // is left, cannot together take the pool: a user's stop at half of it too. Connections without a user
         // are told apart only by connection (behind a proxy they share one address).
-        if let user = asker.extras?.userName, let held = questions.openByOwner[user], held >= free {
+        if let user = auth.userName(of: asker), let held = questions.openByOwner[user], held >= free {
             return "user \(user) holds \(held) open questions, as many as max_open_questions="
                 + "\(limits.maxOpenQuestions) has left free"
         }
