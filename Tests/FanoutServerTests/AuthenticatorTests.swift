@@ -79,7 +79,9 @@ struct AuthenticatorTests {
         let auth = server.auth
         func refusal(publishingTo subject: String) -> ProtocolError? {
             Array(subject.utf8).withUnsafeBytes { subject in
-                Array("x".utf8).withUnsafeBytes { auth.refusal(of: .pub(subject: subject, payload: $0), by: connection) }
+                Array("x".utf8).withUnsafeBytes { payload in
+                    auth.refusal(of: .pub(subject: subject, payload: payload), by: connection)
+                }
             }
         }
         #expect(refusal(publishingTo: "news.today")?.code == .authRequired)
