@@ -7,7 +7,7 @@ extension HTTPFront {
     /// `Authorization` authenticates it at once, as an AUTH would (its reply follows the greeting).
     func upgradeToWebSocket(_ head: HTTPRequestHead, exchange: HTTPExchange) {
         let key: String
-        let configuration = self.host.configuration
+        let configuration = host.configuration
         switch WebSocketHandshake.validate(head, allowedOrigins: configuration.listeners.httpAllowedOrigins) {
         case .failure(let refusal):
             return exchange.finish(WebSocketHandshake.response(refusal))
@@ -15,25 +15,25 @@ extension HTTPFront {
             key = valid
         }
         let peer = exchange.peer
-        let host = peer.host
+        let peerHost = peer.host
         if let perHost = configuration.limits.maxConnectionsPerIP,
-           self.host.connections.perHost[host, default: 0] >= perHost {
-            self.host.stats.limitRefusals += 1
+           host.connections.perHost[peerHost, default: 0] >= perHost {
+            host.stats.limitRefusals += 1
             return exchange.finish(.json(status: 503, HTTPRefusal.errorJSON(code: "limit",
-                "too many connections from \(host) (max_connections_per_ip=\(perHost))")))
+                "too many connections from \(peerHost) (max_connections_per_ip=\(perHost))")))
         }
-        if self.host.auth.isFullOfUnauthenticated {
-            self.host.stats.limitRefusals += 1
+        if host.auth.isFullOfUnauthenticated {
+            host.stats.limitRefusals += 1
             return exchange.finish(.json(status: 503, HTTPRefusal.errorJSON(code: "limit",
                 "too many connections waiting to authenticate (max_unauthenticated=\(configuration.auth.maxUnauthenticated))")))
         }
         let id = exchange.id
         guard let socket = exchange.takeSocket() else { return }
         socket.write(WebSocketHandshake.response(key: key, sha1: { Digest.sha1($0) }))
-        let connection = self.host.admit(socket: socket, peer: peer, host: host, transport: .webSocket, id: id,
-                                         prepare: nil)
+        let connection = host.admit(socket: socket, peer: peer, host: peerHost, transport: .webSocket, id: id,
+                                    prepare: nil)
         if let token = Self.bearerToken(head), configuration.auth.requiresAuth {
-            self.host.auth.authenticate(connection, token: token)
+            host.auth.authenticate(connection, token: token)
         }
         // Frames that came with the handshake are in the input already: no read event will announce them.
         connection.readAgain()
