@@ -12,7 +12,7 @@ import Logging
 /// Create the server on that thread too.
 public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuardHost, LifecycleHost,
     HistoryUpkeepHost, DurableAcknowledgementsHost, ReplaysHost, ServerMetricsHost, QuestionHost, ClusterHost,
-    ReplyOrderHost {
+    ReplyOrderHost, AuthHost, HTTPFrontHost {
     public internal(set) var configuration: ServerConfiguration
     var logger: Logger
     let loop: EventLoop
@@ -46,11 +46,12 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
     /// The server-wide memory bound (max_memory). This and the other components made with the server as their
     /// host are set at the end of `init`, once it can be one, and never nil after.
     private(set) var memory: MemoryGuard!
-    var auth = AuthState()
+    /// Who each connection is and what it may do: AUTH, HTTP tokens, their deadlines and the permission checks.
+    private(set) lazy var auth = Authenticator(host: self, loop: loop, settings: configuration.auth)
     /// Work done a slice per loop pass, with its timers.
     let work: SlicedWork
     /// The HTTP listener and its requests, publishes and event streams.
-    var http = HTTPFront()
+    private(set) lazy var http = HTTPFront(host: self, loop: loop)
     /// Signals, reload, shutdown and the service manager.
     private(set) var lifecycle: Lifecycle!
     /// Open questions (ASK), their answers, departures and timeouts.
@@ -99,7 +100,6 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
         self.localHistory = localHistory
         self.engine = localHistory
         self.logger.logLevel = configuration.logLevel
-        self.auth.anyUserWithholds = Self.withholds(configuration)
         localHistory.isSubscribed = { [index] subject in index.hasReceivers(for: subject) }
         lifecycle = Lifecycle(host: self, startedAt: startedAt)
         memory = MemoryGuard(host: self)
@@ -108,10 +108,6 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
         historyUpkeep = HistoryUpkeep(host: self)
         fanout.attach(to: self)
         MemoryGuard.keepHeapTop()
-    }
-
-    static func withholds(_ configuration: ServerConfiguration) -> Bool {
-        configuration.auth.users.contains { !$0.permissions.subscribeDeny.isEmpty }
     }
 
     /// The addresses being listened on, with the kernel's port where port 0 was asked for.
@@ -145,7 +141,7 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
             listening.tlsContext = try makeTLSContext(configuration)
             for text in configuration.tls.listen { listening.tls[text] = try bind(text, tls: true) }
         }
-        try startHTTP(inheritedFD: inheritedHTTPFD)
+        try http.start(inheritedFD: inheritedHTTPFD)
         try lifecycle.start()
         historyUpkeep.startExpiry()
         ClusterNode.start(for: self)

@@ -34,7 +34,7 @@ extension Server {
         if case .bpub(let subject, let length) = command {
             return acceptBinary(subject: subject, length: length, from: connection)
         }
-        if let refusal = refusal(of: command, by: connection) {
+        if let refusal = auth.refusal(of: command, by: connection) {
             fanout.close()
             replies.reply(refusal.line, to: connection)
             return .goOn
@@ -65,7 +65,7 @@ extension Server {
         case .clients:
             connection.send(Encoder.ok(admin.clients()))
         case .auth(let token):
-            authenticate(connection, token: token)
+            auth.authenticate(connection, token: token)
         case .resume(let subject, let position):
             replays.resume(connection, subject: subject,
                    kind: position.map { .after(epoch: $0.epoch, seq: $0.afterSeq) } ?? .position)

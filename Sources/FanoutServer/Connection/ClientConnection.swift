@@ -138,7 +138,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
 
     /// The TLS handshake finished (libevent reports it as "connected" on the accepting side too).
     func socketDidConnect(_ socket: BufferedSocket) {
-        extras?.handshakeDeadline = nil
+        server.auth.handshakeFinished(self)
     }
 
     func socketDidRead(_ socket: BufferedSocket) {

@@ -1,20 +1,11 @@
 import FanoutEventLoop
 
-/// What only some connections need, made the first time one of them does: authentication (the user, failed
-/// attempts and their timer), a publisher's last permitted subject, and the metrics' pending-output
-/// timestamp. An idle subscriber on a server without users or metrics carries one
+/// What only some connections need, made the first time one of them does: a publisher's last permitted
+/// subject and the metrics' pending-output timestamp. An idle subscriber on a server without users or metrics carries one
 /// empty reference for all of it instead of 80 bytes of fields.
 final class ConnectionExtras {
-    /// The authenticated user's name, for logs and permission reloads.
-    var userName: String?
-    var authFailures = 0
-    /// Closes the connection at auth_timeout unless it has authenticated.
-    var authDeadline: LoopTimer?
-    /// Ends the pause after a failed AUTH.
-    var retryDelay: LoopTimer?
-    /// Closes a TLS connection whose handshake has not finished within tls_handshake_timeout.
-    var handshakeDeadline: LoopTimer?
-    /// The last subject this connection was allowed to publish to: consecutive PUBs skip the check.
+    /// The last subject this connection was allowed to publish to: consecutive PUBs skip the check. Kept
+    /// here rather than in `Authenticator`: it is read on every PUB of a server with users.
     var lastPermittedSubject: [UInt8] = []
     /// When this connection's output last went from empty to pending, while metrics are on. Here, not in the
     /// metrics: the fan-out reads it for every receiver of a run while metrics are on.
@@ -25,7 +16,8 @@ final class ConnectionExtras {
     /// A BPUB whose header was accepted: its subject, until its payload is read. Kept here, not with the
     /// dispatcher: the publish path reads it per read and per BPUB.
     var binarySubject: [UInt8]?
-    /// The transport's adapter, for a connection that is not on the line protocol itself.
+    /// The transport's adapter, for a connection that is not on the line protocol itself. Kept here rather than
+    /// in `HTTPFront`: every delivery to such a connection reads it.
     var adapter: TransportAdapter?
     /// Replies an engine that answers later still owes (several nodes), in command order. Kept here rather than
     /// in `ReplyOrder` by id: the dispatcher reads it for every command a clustered node runs.

@@ -16,7 +16,7 @@ extension Server {
            connections.perHost[host, default: 0] >= perHost {
             return refuse(fd, peer: peer, "too many connections from \(host) (max_connections_per_ip=\(perHost))")
         }
-        if configuration.auth.requiresAuth && auth.gate.unauthenticated >= configuration.auth.maxUnauthenticated {
+        if auth.isFullOfUnauthenticated {
             let limit = configuration.auth.maxUnauthenticated
             return refuse(fd, peer: peer, "too many connections waiting to authenticate (max_unauthenticated=\(limit))")
         }
@@ -64,16 +64,10 @@ extension Server {
         connections[id] = connection
         connections.perHost[host, default: 0] += 1
         stats.accepted += 1
-        if configuration.auth.requiresAuth {
-            auth.gate.unauthenticated += 1
-            startAuthDeadline(for: connection)
-        } else {
-            connection.grant = .unrestricted
-        }
-        connection.write(Encoder.greeting(serverName: configuration.serverName,
-                                          authRequired: configuration.auth.requiresAuth,
+        auth.connectionArrived(connection)
+        connection.write(Encoder.greeting(serverName: configuration.serverName, authRequired: configuration.auth.requiresAuth,
                                           epoch: engine.epoch))
-        if tls { startHandshakeDeadline(for: connection) }
+        if tls { auth.startHandshakeDeadline(for: connection) }
         socket.enableReading()
         logger.debug("connect", metadata: ["client": "\(id)", "peer": "\(peer)", "transport": "\(transport)"])
         return connection
@@ -125,14 +119,5 @@ extension Server {
         guard connection.transport != .eventStream else { return }
         connection.socket?.setTimeouts(read: readTimeout(subscribed: !connection.subscriptions.isEmpty),
                                        write: configuration.timeouts.writeTimeout)
-    }
-
-    /// Closes a TLS connection whose handshake has not finished within tls_handshake_timeout.
-    func startHandshakeDeadline(for connection: ClientConnection) {
-        let timer = LoopTimer(loop: loop) { [unowned self, unowned connection] in
-            self.disconnect(connection, reason: .handshakeTimeout)
-        }
-        timer.schedule(after: configuration.timeouts.tlsHandshakeTimeout)
-        connection.madeExtras.handshakeDeadline = timer
     }
 }

@@ -31,10 +31,7 @@ extension Server {
         // Its subscriptions leave the counts; the index's weak sets no longer yield it, and the sweep reclaims
         // their dead entries' memory, amortised over enough departures to cost O(1) each.
         subscriptions.connectionLeft(connection)
-        connection.extras?.authDeadline = nil
-        connection.extras?.retryDelay = nil
-        connection.extras?.handshakeDeadline = nil
-        if connection.permissions == nil { auth.gate.unauthenticated -= 1 }
+        auth.connectionLeft(connection)
         if fanout.run.isOpen || questions.isCheckingReceivers { fanout.retired.append(connection) }
         connections[connection.id] = nil
         if let count = connections.perHost[connection.peerHost] {

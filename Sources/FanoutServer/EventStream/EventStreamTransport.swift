@@ -196,7 +196,7 @@ final class EventStreamTransport: TransportAdapter {
             let words = text.split(separator: " ", maxSplits: 2)
             let code = words.count > 1 ? String(words[1]) : "error"
             let message = words.count > 2 ? String(words[2]) : ""
-            session.scratch.append(contentsOf: "event: error\ndata: \(Server.errorJSON(code: code, message))\n\n".utf8)
+            session.scratch.append(contentsOf: "event: error\ndata: \(HTTPRefusal.errorJSON(code: code, message))\n\n".utf8)
         } else if !text.isEmpty {
             Self.appendComment(text, to: &session.scratch)
         }

@@ -16,7 +16,7 @@ protocol FanoutHost: AnyObject {
     var connections: ConnectionTable { get }
     var loop: EventLoop { get }
     /// Whether any user may not see some subjects: a run's receivers are then checked one by one.
-    var auth: AuthState { get }
+    var auth: Authenticator { get }
     /// Whether metrics are on: a receiver's pending output is timed then.
     var metrics: ServerMetrics? { get }
     /// The engine in use, whose `+OK`s may wait for the disk.

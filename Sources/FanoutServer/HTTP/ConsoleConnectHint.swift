@@ -96,13 +96,3 @@ enum ConsoleConnectHint {
         return bytes
     }
 }
-
-extension Server {
-    /// The console page for the listeners bound now: plain ones in the order `listen` names them.
-    func consolePage() -> [UInt8] {
-        let plain = listening.inherited.map(\.address)
-            + configuration.listeners.listen.compactMap { listening.plain[$0]?.address }
-        let tls = configuration.tls.listen.compactMap { listening.tls[$0]?.address }
-        return ConsoleConnectHint.page(ConsoleConnectHint.hint(plain: plain, tls: tls))
-    }
-}

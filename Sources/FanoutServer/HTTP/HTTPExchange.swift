@@ -2,7 +2,7 @@ import FanoutEventLoop
 import FanoutHTTP
 
 /// One HTTP connection until its request is answered or upgraded: reads the head (and a publish's body)
-/// with `HTTPRequestParser`, then hands the request to the server's routes.
+/// with `HTTPRequestParser`, then hands the request to the front's routes.
 ///
 /// Bounded: the head may take `maxHeadBytes`, a body `max_payload` (counted toward max_memory at its announced
 /// length from its head on, as a BPUB's payload is: 503 when the server is at the bound), and the whole request
@@ -18,15 +18,16 @@ final class HTTPExchange: BufferedSocketDelegate {
     /// The body's announced length, counted toward max_memory (`MemoryGuard.reserveHeld`) until the exchange ends.
     private var reserved = 0
     private var deadline: LoopTimer?
-    unowned(unsafe) let server: Server
+    /// The front owns the exchange (`HTTPFront.exchanges`) and outlives it.
+    unowned let front: HTTPFront
 
-    init(id: UInt64, peer: SocketAddress, socket: BufferedSocket, server: Server) {
+    init(id: UInt64, peer: SocketAddress, socket: BufferedSocket, front: HTTPFront) {
         self.id = id
         self.peer = peer
         self.socket = socket
-        self.server = server
-        let limit = server.configuration.timeouts.httpRequestTimeout
-        let timer = LoopTimer(loop: server.loop) { [unowned self] in
+        self.front = front
+        let limit = front.host.configuration.timeouts.httpRequestTimeout
+        let timer = LoopTimer(loop: front.loop) { [unowned self] in
             self.finish(HTTPResponse(status: 408, text: "request not received within http_request_timeout\n"))
         }
         timer.schedule(after: limit)
@@ -45,14 +46,15 @@ final class HTTPExchange: BufferedSocketDelegate {
                     finish(HTTPResponse(status: status, text: reason + "\n"))
                     return chunk.count
                 case .complete(let parsed, let consumed):
-                    if parsed.contentLength > server.configuration.limits.maxPayload {
-                        finish(.json(status: 413, Server.errorJSON(code: "too-long",
-                            "body exceeds max_payload=\(server.configuration.limits.maxPayload) bytes")))
+                    let limits = front.host.configuration.limits
+                    if parsed.contentLength > limits.maxPayload {
+                        finish(.json(status: 413, HTTPRefusal.errorJSON(code: "too-long",
+                            "body exceeds max_payload=\(limits.maxPayload) bytes")))
                         return chunk.count
                     }
-                    if parsed.contentLength > 0 && !server.memory.reserveHeld(parsed.contentLength) {
-                        finish(.json(status: 503, Server.errorJSON(code: "limit",
-                            "the server is at max_memory=\(server.configuration.limits.maxMemory): a body of "
+                    if parsed.contentLength > 0 && !front.host.memory.reserveHeld(parsed.contentLength) {
+                        finish(.json(status: 503, HTTPRefusal.errorJSON(code: "limit",
+                            "the server is at max_memory=\(limits.maxMemory): a body of "
                             + "\(parsed.contentLength) bytes cannot be held now")))
                         return chunk.count
                     }
@@ -78,7 +80,7 @@ final class HTTPExchange: BufferedSocketDelegate {
         guard ready, let head, self.socket != nil else { return }
         deadline = nil
         socket.disableReading()
-        server.route(head, body: body, exchange: self)
+        front.route(head, body: body, exchange: self)
     }
 
     func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
@@ -89,7 +91,7 @@ final class HTTPExchange: BufferedSocketDelegate {
     func finish(_ response: HTTPResponse, headOnly: Bool = false) {
         guard let socket else { return }
         socket.write(response.encoded(head: headOnly))
-        socket.closeGracefully(within: server.configuration.timeouts.shutdownGrace)
+        socket.closeGracefully(within: front.host.configuration.timeouts.shutdownGrace)
         self.socket = nil
         close()
     }
@@ -103,18 +105,15 @@ final class HTTPExchange: BufferedSocketDelegate {
         return taken
     }
 
-    /// Leaves the server's table; the socket, if still held, closes with the exchange.
+    /// Leaves the front's table; the socket, if still held, closes with the exchange.
     func close() {
         deadline = nil
         if reserved > 0 {
-            server.memory.releaseHeld(reserved)
+            front.host.memory.releaseHeld(reserved)
             // A body cut off before its end: what arrived is counted, so that the memory goes back to the system.
-            if body.count < reserved { server.memory.noteFreed(body.count) }
+            if body.count < reserved { front.host.memory.noteFreed(body.count) }
             reserved = 0
         }
-        guard server.http.exchanges.removeValue(forKey: id) != nil else { return }
-        if let count = server.http.exchangesPerHost[peer.host] {
-            server.http.exchangesPerHost[peer.host] = count > 1 ? count - 1 : nil
-        }
+        front.exchangeEnded(self)
     }
 }

@@ -67,16 +67,8 @@ extension Lifecycle {
             rebind(\.plain, to: fresh.listeners.listen, tls: false)
         }
         if fresh.tls.listen != old.tls.listen { rebind(\.tls, to: fresh.tls.listen, tls: true) }
-        host.auth.anyUserWithholds = Server.withholds(fresh)
-        if fresh.auth.users != old.auth.users { host.reapplyPermissions() }
-        if host.http.inheritedListener == nil && fresh.listeners.httpListen != old.listeners.httpListen {
-            host.http.listener = nil
-            do {
-                try host.startHTTP(inheritedFD: nil)
-            } catch {
-                host.logger.error("cannot serve HTTP on \(fresh.listeners.httpListen ?? ""): \(error)")
-            }
-        }
+        host.auth.apply(fresh.auth)
+        host.http.apply(fresh, old: old)
         if fresh.limits.maxLine != old.limits.maxLine {
             for connection in host.connections.values {
                 (connection.extras?.adapter as? WebSocketTransport)?.decoder.maxMessage = fresh.limits.maxLine + 2

@@ -15,9 +15,7 @@ extension Lifecycle {
         host.listening.plain.removeAll()
         host.listening.tls.removeAll()
         host.listening.inherited.removeAll()
-        host.http.listener = nil
-        host.http.inheritedListener = nil
-        for exchange in Array(host.http.exchanges.values) { exchange.finish(host.healthResponse()) }
+        host.http.shutdown()
         statusTimer = nil
         host.work.sweepTimer = nil
         host.listening.acceptRetryTimer = nil

@@ -14,8 +14,8 @@ protocol LifecycleHost: AnyObject {
     var connections: ConnectionTable { get }
     var index: SubjectIndex<ClientConnection> { get }
     var listening: ListenerSet { get set }
-    var http: HTTPFront { get set }
-    var auth: AuthState { get set }
+    var http: HTTPFront { get }
+    var auth: Authenticator { get }
     var work: SlicedWork { get }
     var engine: any Engine { get }
     var localHistory: any LocalHistory { get }
@@ -24,10 +24,7 @@ protocol LifecycleHost: AnyObject {
     var durable: DurableAcknowledgements! { get }
     func bind(_ text: String, tls: Bool) throws -> Listener
     func makeTLSContext(_ configuration: ServerConfiguration) throws -> TLSContext
-    func startHTTP(inheritedFD: Int32?) throws
-    func healthResponse() -> HTTPResponse
     func restartCluster()
-    func reapplyPermissions()
     func updateReadTimeout(of connection: ClientConnection)
     func readEnded()
     func disconnect(_ connection: ClientConnection, reason: DisconnectReason)

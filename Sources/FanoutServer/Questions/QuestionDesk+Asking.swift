@@ -92,7 +92,7 @@ extension QuestionDesk {
         // The same share for its user, so that one user's many connections, taking turns each to half of what
         // is left, cannot together take the pool: a user's stop at half of it too. Connections without a user
         // are told apart only by connection (behind a proxy they share one address).
-        if let user = asker.extras?.userName, let held = openByOwner[user], held >= free {
+        if let user = host.auth.userName(of: asker), let held = openByOwner[user], held >= free {
             return "user \(user) holds \(held) open questions, as many as max_open_questions="
                 + "\(limits.maxOpenQuestions) has left free"
         }

@@ -11,7 +11,7 @@ protocol QuestionHost: AnyObject {
     var stats: ServerStats { get set }
     var index: SubjectIndex<ClientConnection> { get }
     var fanout: Fanout<Server> { get }
-    var auth: AuthState { get }
+    var auth: Authenticator { get }
     var connections: ConnectionTable { get }
     var cluster: ClusterNode? { get }
     var replies: ReplyOrder { get }
@@ -72,7 +72,7 @@ final class QuestionDesk {
         byNumber[question.number] = question
         bytes += question.countedBytes
         asksByConnection[asker.id, default: []].append(question.number)
-        if let user = asker.extras?.userName {
+        if let user = host.auth.userName(of: asker) {
             question.owner = user
             openByOwner[user, default: 0] += 1
         }

@@ -70,18 +70,14 @@ final class WebSocketTransport: TransportAdapter {
         case .binaryTooLong:
             // Over max_payload: its bytes went as they came, and the connection goes on (BPUB's rule).
             let maxPayload = connection.server.configuration.limits.maxPayload
-            connection.server.fanout.close()
             let reason = "binary message exceeds max_payload=\(maxPayload) bytes and its header"
-            connection.send(ProtocolError(.tooLong, reason).line)
-            turn.lines &+= 1
+            refuseBinary(ProtocolError(.tooLong, reason), of: connection, turn: &turn)
         case .binaryRefused:
             // Past max_memory: the message's frames are read and dropped, and the connection goes on, as a BPUB
             // header refused on TCP.
             let maxMemory = connection.server.configuration.limits.maxMemory
-            connection.server.fanout.close()
             let reason = "the server is at max_memory=\(maxMemory): this binary message cannot be held now"
-            connection.send(ProtocolError(.limit, reason).line)
-            turn.lines &+= 1
+            refuseBinary(ProtocolError(.limit, reason), of: connection, turn: &turn)
         case .ping(let payload):
             var frame: [UInt8] = []
             WebSocketEncoder.appendFrame(.pong, payload: payload, to: &frame)
@@ -102,6 +98,14 @@ final class WebSocketTransport: TransportAdapter {
             return false
         }
         return connection.goesOn(after: &turn, countingLine: false, socket: socket)
+    }
+
+    /// Answers a binary message that is not run with its refusal, after the replies to the commands before it;
+    /// the refusal counts as a line of the turn.
+    private func refuseBinary(_ error: ProtocolError, of connection: ClientConnection, turn: inout ReadTurn) {
+        connection.server.fanout.close()
+        connection.send(error.line)
+        turn.lines &+= 1
     }
 
     /// The rest of a message whose reading stopped: run before any new input.

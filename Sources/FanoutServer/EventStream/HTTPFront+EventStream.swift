@@ -2,7 +2,7 @@ import FanoutEventLoop
 import FanoutHTTP
 import FanoutProtocol
 
-extension Server {
+extension HTTPFront {
     /// How often an idle event stream gets a comment line, so that proxies do not cut it.
     static let eventStreamKeepAlive = Duration.seconds(15)
     /// Subjects (patterns included) one stream may name.
@@ -26,19 +26,21 @@ extension Server {
         }
         let token = Self.bearerToken(head) ?? head.queryValues("token").first
         let granted: (grant: SharedPermissions, user: String?)
-        switch httpGrant(token: token, peerHost: exchange.peer.host) {
+        switch host.auth.httpGrant(token: token, peerHost: exchange.peer.host) {
         case .failure(let refusal): return exchange.finish(refusal.response)
         case .success(let value): granted = value
         }
         if let refused = subjects.first(where: { !granted.grant.permissions.maySubscribe($0) }) {
             return exchange.finish(HTTPRefusal(status: 403, code: "denied", "not allowed to subscribe to '\(refused)'").response)
         }
-        if let perHost = configuration.limits.maxConnectionsPerIP, connections.perHost[exchange.peer.host, default: 0] >= perHost {
-            stats.limitRefusals += 1
+        let configuration = host.configuration
+        if let perHost = configuration.limits.maxConnectionsPerIP, host.connections.perHost[exchange.peer.host, default: 0] >= perHost {
+            host.stats.limitRefusals += 1
             return exchange.finish(HTTPRefusal(status: 503, code: "limit", "too many connections (max_connections_per_ip=\(perHost))").response)
         }
+        let epoch = host.engine.epoch
         let resumed = head.header("last-event-id").flatMap {
-            EventStreamSession.positions(fromEventID: $0, epoch: engine.epoch, count: concrete.count)
+            EventStreamSession.positions(fromEventID: $0, epoch: epoch, count: concrete.count)
         }
         let id = exchange.id
         let peer = exchange.peer
@@ -53,33 +55,33 @@ extension Server {
         guard let socket = exchange.takeSocket() else { return }
         socket.write(headers)
         let session = EventStreamSession(subjects: concrete, positions: resumed ?? Array(repeating: 0, count: concrete.count),
-                                         epoch: engine.epoch)
-        let connection = admit(socket: socket, peer: peer, host: peer.host, transport: .eventStream, id: id,
+                                         epoch: epoch)
+        let connection = host.admit(socket: socket, peer: peer, host: peer.host, transport: .eventStream, id: id,
                                prepare: { $0.madeExtras.adapter = EventStreamTransport(session: session) })
-        admitAuthenticated(connection, grant: granted.grant, user: granted.user)
+        host.auth.admitAuthenticated(connection, grant: granted.grant, user: granted.user)
         // RESUMEs before the SUB of any wildcard, as the protocol asks of a client resuming under one.
         for (index, subject) in concrete.enumerated() where connection.socket != nil {
             session.pendingReplies.append(index)
-            let line = resumed.map { "RESUME \(subject) \(engine.epoch) \($0[index])" } ?? "RESUME \(subject)"
-            _ = Array(line.utf8).withUnsafeBytes { execute($0, from: connection) }
+            let line = resumed.map { "RESUME \(subject) \(epoch) \($0[index])" } ?? "RESUME \(subject)"
+            _ = Array(line.utf8).withUnsafeBytes { host.execute($0, from: connection) }
         }
         let patterns = subjects.filter { Subject.isWildcard($0) }
         if !patterns.isEmpty, connection.socket != nil {
-            _ = Array("SUB \(patterns.joined(separator: " "))".utf8).withUnsafeBytes { execute($0, from: connection) }
+            _ = Array("SUB \(patterns.joined(separator: " "))".utf8).withUnsafeBytes { host.execute($0, from: connection) }
         }
-        readEnded()
+        host.readEnded()
         startEventStreamKeepAlive()
     }
 
     /// Every `eventStreamKeepAlive`, a comment line to each event stream. Cost: a scan of the connection table.
     private func startEventStreamKeepAlive() {
-        guard http.eventStreamTimer == nil else { return }
+        guard eventStreamTimer == nil else { return }
         let timer = LoopTimer(loop: loop, repeating: true) { [unowned self] in
-            for connection in self.connections.values where connection.transport == .eventStream {
+            for connection in self.host.connections.values where connection.transport == .eventStream {
                 connection.socket?.write(": keep-alive\n\n")
             }
         }
         timer.schedule(after: Self.eventStreamKeepAlive)
-        http.eventStreamTimer = timer
+        eventStreamTimer = timer
     }
 }

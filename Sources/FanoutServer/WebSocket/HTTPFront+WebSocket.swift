@@ -1,12 +1,13 @@
 import FanoutEventLoop
 import FanoutHTTP
 
-extension Server {
+extension HTTPFront {
     /// `GET /ws`: checks the handshake (version, key, Origin against http_allowed_origins), answers 101 and
     /// makes the socket a client connection like any other, with the WebSocket transport. A bearer token in
     /// `Authorization` authenticates it at once, as an AUTH would (its reply follows the greeting).
     func upgradeToWebSocket(_ head: HTTPRequestHead, exchange: HTTPExchange) {
         let key: String
+        let configuration = host.configuration
         switch WebSocketHandshake.validate(head, allowedOrigins: configuration.listeners.httpAllowedOrigins) {
         case .failure(let refusal):
             return exchange.finish(WebSocketHandshake.response(refusal))
@@ -14,23 +15,25 @@ extension Server {
             key = valid
         }
         let peer = exchange.peer
-        let host = peer.host
-        if let perHost = configuration.limits.maxConnectionsPerIP, connections.perHost[host, default: 0] >= perHost {
-            stats.limitRefusals += 1
-            return exchange.finish(.json(status: 503, Self.errorJSON(code: "limit",
-                "too many connections from \(host) (max_connections_per_ip=\(perHost))")))
+        let peerHost = peer.host
+        if let perHost = configuration.limits.maxConnectionsPerIP,
+           host.connections.perHost[peerHost, default: 0] >= perHost {
+            host.stats.limitRefusals += 1
+            return exchange.finish(.json(status: 503, HTTPRefusal.errorJSON(code: "limit",
+                "too many connections from \(peerHost) (max_connections_per_ip=\(perHost))")))
         }
-        if configuration.auth.requiresAuth && auth.gate.unauthenticated >= configuration.auth.maxUnauthenticated {
-            stats.limitRefusals += 1
-            return exchange.finish(.json(status: 503, Self.errorJSON(code: "limit",
+        if host.auth.isFullOfUnauthenticated {
+            host.stats.limitRefusals += 1
+            return exchange.finish(.json(status: 503, HTTPRefusal.errorJSON(code: "limit",
                 "too many connections waiting to authenticate (max_unauthenticated=\(configuration.auth.maxUnauthenticated))")))
         }
         let id = exchange.id
         guard let socket = exchange.takeSocket() else { return }
         socket.write(WebSocketHandshake.response(key: key, sha1: { Digest.sha1($0) }))
-        let connection = admit(socket: socket, peer: peer, host: host, transport: .webSocket, id: id)
+        let connection = host.admit(socket: socket, peer: peer, host: peerHost, transport: .webSocket, id: id,
+                                    prepare: nil)
         if let token = Self.bearerToken(head), configuration.auth.requiresAuth {
-            authenticate(connection, token: token)
+            host.auth.authenticate(connection, token: token)
         }
         // Frames that came with the handshake are in the input already: no read event will announce them.
         connection.readAgain()

@@ -1,7 +1,7 @@
 import FanoutEventLoop
 import FanoutHTTP
 
-extension Server {
+extension HTTPFront {
     /// `POST /publish/<subject>` with the payload as the body: executed as the PUB line it stands for, by a
     /// connection that lives for this request only and whose replies are captured, so that permissions,
     /// limits, numbering and fan-out are exactly the protocol's. Answers `{"receivers":n,"seq":s}`, or the
@@ -14,7 +14,7 @@ extension Server {
             return exchange.finish(HTTPResponse(status: 405, headers: [("Allow", "POST")], body: Array("use POST\n".utf8)))
         }
         let subject = String(head.path.dropFirst("/publish/".count))
-        if lifecycle.isShuttingDown {
+        if host.lifecycle.isShuttingDown {
             return exchange.finish(HTTPRefusal(status: 503, code: "shutting-down", "server is shutting down").response)
         }
         // A subject is one word.
@@ -22,13 +22,12 @@ extension Server {
             return exchange.finish(HTTPRefusal(status: 400, code: "bad-subject", "the path names one subject: /publish/<subject>").response)
         }
         let grant: SharedPermissions
-        switch httpGrant(token: Self.bearerToken(head), peerHost: exchange.peer.host) {
+        switch host.auth.httpGrant(token: Self.bearerToken(head), peerHost: exchange.peer.host) {
         case .failure(let refusal): return exchange.finish(refusal.response)
         case .success(let granted): grant = granted.grant
         }
         guard let socket = exchange.socket else { return }
-        let publisher = ClientConnection(id: exchange.id, peer: exchange.peer, socket: socket,
-                                         maxLine: configuration.limits.maxLine, server: self, census: connections.census)
+        let publisher = host.requestConnection(id: exchange.id, peer: exchange.peer, socket: socket)
         publisher.transport = .httpRequest
         publisher.grant = grant
         var line = Array("PUB \(subject) ".utf8)
@@ -38,22 +37,22 @@ extension Server {
         var seq: UInt64?
         let request = HTTPRequestTransport { [unowned self, unowned publisher] reply in
             publisher.socket = nil
-            self.http.publishers[publisher.id] = nil
+            self.publishers[publisher.id] = nil
             self.answerPublish(reply, seq: seq, exchange: exchange)
         }
         publisher.madeExtras.adapter = request
-        if line.count <= configuration.limits.maxLine && !body.contains(0x0A) && body.last != 0x0D {
-            _ = line.withUnsafeBytes { execute($0, from: publisher) }
+        if line.count <= host.configuration.limits.maxLine && !body.contains(0x0A) && body.last != 0x0D {
+            _ = line.withUnsafeBytes { host.execute($0, from: publisher) }
         } else {
             // Any other body goes as BPUB: the header, then the bytes, on the same path as a client's.
             let header = Array("BPUB \(subject) \(body.count)".utf8)
-            if case .readPayload = header.withUnsafeBytes({ execute($0, from: publisher) }) {
-                body.withUnsafeBytes { publishBinary($0, from: publisher) }
+            if case .readPayload = header.withUnsafeBytes({ host.execute($0, from: publisher) }) {
+                body.withUnsafeBytes { host.publishBinary($0, from: publisher) }
             }
         }
-        seq = isStandalone ? fanout.run.seq : nil
-        readEnded()
-        if !request.isAnswered { http.publishers[publisher.id] = publisher }
+        seq = host.isStandalone ? host.fanout.run.seq : nil
+        host.readEnded()
+        if !request.isAnswered { publishers[publisher.id] = publisher }
     }
 
     private func answerPublish(_ reply: String, seq: UInt64?, exchange: HTTPExchange) {
@@ -64,6 +63,6 @@ extension Server {
         let words = reply.split(separator: " ", maxSplits: 2)
         let code = words.count > 1 ? String(words[1]) : "error"
         let message = words.count > 2 ? String(words[2]) : reply
-        exchange.finish(HTTPRefusal(status: Self.httpStatus(for: code), code: code, message).response)
+        exchange.finish(HTTPRefusal(status: HTTPRefusal.status(for: code), code: code, message).response)
     }
 }
