@@ -48,8 +48,9 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
     private(set) var memory: MemoryGuard!
     /// Who each connection is and what it may do: AUTH, HTTP tokens, their deadlines and the permission checks.
     private(set) lazy var auth = Authenticator(host: self, loop: loop, settings: configuration.auth)
-    /// Work done a slice per loop pass, with its timers.
-    let work: SlicedWork
+    /// Connections whose turn ended with commands left (`Server.turn`), to go on with on the next loop pass.
+    var waitingTurns: [UInt64] = []
+    var turnTimer = SliceTimer()
     /// The HTTP listener and its requests, publishes and event streams.
     private(set) lazy var http = HTTPFront(host: self, loop: loop)
     /// Signals, reload, shutdown and the service manager.
@@ -95,7 +96,6 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
         self.configuration = configuration
         self.logger = logger
         self.loop = try EventLoop()
-        self.work = SlicedWork(loop: loop)
         let localHistory = try HistoryUpkeep.open(configuration, logger: logger)
         self.localHistory = localHistory
         self.engine = localHistory
@@ -199,7 +199,7 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
         fanout.tearDown()
         localHistory.endOfRead()
         memory.tearDown()
-        work.tearDown()
+        turnTimer.tearDown()
         historyUpkeep.tearDown()
         replays.tearDown()
         subscriptions.tearDown()

@@ -164,13 +164,13 @@ extension Server {
     /// Stops reading `connection` (its input stays bounded) and goes on with its commands on the next pass.
     func continueLater(_ connection: ClientConnection) {
         guard connection.stopReading(.turnOver) else { return }
-        work.waitingTurns.append(connection.id)
-        work.schedule(\.turnTimer) { [unowned self] in self.continueTurns() }
+        waitingTurns.append(connection.id)
+        turnTimer.schedule(on: loop) { [unowned self] in self.continueTurns() }
     }
 
     private func continueTurns() {
-        let waiting = work.waitingTurns
-        work.waitingTurns.removeAll(keepingCapacity: true)
+        let waiting = waitingTurns
+        waitingTurns.removeAll(keepingCapacity: true)
         for id in waiting {
             connections[id]?.resumeReading(.turnOver)
         }

@@ -1,8 +1,10 @@
 import FanoutEventLoop
 
-/// What only some connections need, made the first time one of them does: a publisher's last permitted
-/// subject and the metrics' pending-output timestamp. An idle subscriber on a server without users or metrics carries one
-/// empty reference for all of it instead of 80 bytes of fields.
+/// What only some connections need, made the first time one of them does: the fields read on the publish path
+/// or per command by a feature's component (a publisher's last permitted subject, the metrics' pending-output
+/// timestamp, a replay under way, a BPUB's subject, a transport's adapter, replies owed, output held for the
+/// disk). Other per-connection state of a feature lives in its component, keyed by connection id. An idle
+/// subscriber on a server without users or metrics carries one empty reference for all of it.
 final class ConnectionExtras {
     /// The last subject this connection was allowed to publish to: consecutive PUBs skip the check. Kept
     /// here rather than in `Authenticator`: it is read on every PUB of a server with users.

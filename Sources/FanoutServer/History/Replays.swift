@@ -33,7 +33,7 @@ final class Replays {
     unowned let host: any ReplaysHost
     /// Replays being sent, in turn.
     private var jobs = Deque<ReplayJob>()
-    private var timer: LoopTimer?
+    private var timer = SliceTimer()
     /// Scratch for encoding a slice, kept from slice to slice.
     private var scratch: [UInt8] = []
     /// Replays waiting for their clients to read what they were sent (INFO's `replays_waiting`).
@@ -53,7 +53,7 @@ final class Replays {
     }
 
     private func scheduleSlices() {
-        SlicedWork.schedule(&timer, on: host.loop) { [unowned self] in self.continueReplays() }
+        timer.schedule(on: host.loop) { [unowned self] in self.continueReplays() }
     }
 
     /// Sends 64 KiB slices (the batching of live fan-out) of each replay in turn until `Server.turn` is spent.
@@ -112,7 +112,7 @@ final class Replays {
 
     /// Ends the queued replays; after `endAwaitingDrain`, when the server is torn down.
     func tearDown() {
-        timer = nil
+        timer.tearDown()
         while let job = jobs.popFirst() { job.end() }
     }
 }

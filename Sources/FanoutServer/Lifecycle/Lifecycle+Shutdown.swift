@@ -17,7 +17,7 @@ extension Lifecycle {
         host.listening.inherited.removeAll()
         host.http.shutdown()
         statusTimer = nil
-        host.work.sweepTimer = nil
+        host.subscriptions.stopSweep()
         host.listening.acceptRetryTimer = nil
         host.readEnded()
         // The clean stop syncs every record before the process exits: what was held for it may go now.

@@ -16,7 +16,7 @@ protocol LifecycleHost: AnyObject {
     var listening: ListenerSet { get set }
     var http: HTTPFront { get }
     var auth: Authenticator { get }
-    var work: SlicedWork { get }
+    var subscriptions: Subscriptions { get }
     var engine: any Engine { get }
     var localHistory: any LocalHistory { get }
     var isStandalone: Bool { get }

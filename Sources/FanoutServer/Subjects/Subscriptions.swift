@@ -202,6 +202,11 @@ final class Subscriptions {
         scheduleSweep()
     }
 
+    /// A server shutting down has no use for the sweep.
+    func stopSweep() {
+        sweepTimer.tearDown()
+    }
+
     func tearDown() {
         jobTimer.tearDown()
         jobs.removeAll()

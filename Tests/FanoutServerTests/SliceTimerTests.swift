@@ -5,31 +5,23 @@ import Logging
 import Testing
 
 /// Work continued a slice per loop pass, and history's upkeep, each driven by a loop in the test process.
-@Suite("SlicedWork and HistoryUpkeep")
-struct SlicedWorkTests {
+@Suite("SliceTimer and HistoryUpkeep")
+struct SliceTimerTests {
     @Test func aSliceAskedForWhileOneIsPendingRunsOnceWithTheFirstAction() throws {
         let loop = try EventLoop()
-        let work = SlicedWork(loop: loop)
+        var timer = SliceTimer()
         var runs: [String] = []
-        work.schedule(\.turnTimer) { runs.append("first") }
-        work.schedule(\.turnTimer) { runs.append("second") }
+        timer.schedule(on: loop) { runs.append("first") }
+        timer.schedule(on: loop) { runs.append("second") }
         loop.runOnce(blocking: true)
         #expect(runs == ["first"], "one pending slice, however often it is asked for")
-        work.schedule(\.turnTimer) { runs.append("third") }
+        timer.schedule(on: loop) { runs.append("third") }
         loop.runOnce(blocking: true)
-        #expect(runs == ["first", "first"], "the slot's timer keeps the action it was made with")
-    }
-
-    @Test func aComponentsOwnTimerIsMadeOnceAndScheduledOnce() throws {
-        let loop = try EventLoop()
-        var timer: LoopTimer?
-        var runs = 0
-        SlicedWork.schedule(&timer, on: loop) { runs += 1 }
-        let made = try #require(timer)
-        SlicedWork.schedule(&timer, on: loop) { runs += 10 }
-        #expect(timer === made)
+        #expect(runs == ["first", "first"], "the timer keeps the action it was made with")
+        timer.tearDown()
+        timer.schedule(on: loop) { runs.append("fourth") }
         loop.runOnce(blocking: true)
-        #expect(runs == 1)
+        #expect(runs == ["first", "first", "fourth"], "a timer torn down is made again with the next action")
     }
 
     @Test func diskFiguresAreInInfoOnlyWithAHistoryDirectory() throws {

@@ -1,8 +1,9 @@
 import FanoutEventLoop
 
-/// The timer of work done a slice per loop pass (large SUBs and UNSUBs, the index's sweep, CHANNELS scans),
-/// made on first use: `schedule` is a no-op while it is already scheduled, so the work goes on once per pass
-/// however often it asks. `Server.schedule(_:after:_:)` is the same for the server's own slots.
+/// The timer of work done a slice per loop pass so that no client waits long behind another (large SUBs and
+/// UNSUBs, the index's sweep, CHANNELS scans, replays, a flooding connection's next turn), made on first use:
+/// `schedule` is a no-op while it is already scheduled, so the work goes on once per pass however often it
+/// asks. Each component keeps its own, beside the queue it continues.
 struct SliceTimer {
     private var timer: LoopTimer?
 
