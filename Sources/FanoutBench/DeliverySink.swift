@@ -134,34 +134,44 @@ final class DeliverySink {
         return true
     }
 
+    /// Its own walk of the lines, not `FrameScan.lines`: this is the load generator's hot path over TCP (each
+    /// delivery of every run), where the shared walk cost this function an eighth more instructions (valgrind,
+    /// scenario A: 67 million for 2 million deliveries, against 59).
     private func countFanout(_ bytes: UnsafeRawBufferPointer, _ now: UInt64) -> (Int, Int, String?) {
         let base = bytes.baseAddress!
+        var position = 0
         var count = 0
-        let walked = FrameScan.lines(bytes) { position, end in
+        while position < bytes.count, let newline = memchr(base + position, 0x0A, bytes.count - position) {
+            let end = base.distance(to: UnsafeRawPointer(newline))
             let first = base.load(fromByteOffset: position, as: UInt8.self)
             if first == UInt8(ascii: "B") {
                 // `BMSG <subject> <seq> <length>`, LF, the bytes, LF (protocol 1.2).
                 guard let length = Self.lastNumber(UnsafeRawBufferPointer(rebasing: bytes[position..<end])) else {
-                    return FrameScan.failure("unexpected line", bytes, position..<end)
+                    let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[position..<end]), as: UTF8.self)
+                    return (count, end + 1, "unexpected line: \(line)")
                 }
-                guard end + 1 + length + 1 <= bytes.count else { return .incomplete }
+                guard end + 1 + length + 1 <= bytes.count else { break }
                 count += 1
                 if takesSample() {
                     let payload = UnsafeRawBufferPointer(rebasing: bytes[(end + 1)..<(end + 1 + length)])
                     tally.sample(payload: payload, at: now)
                 }
-                return .resume(at: end + 1 + length + 1)
+                position = end + 1 + length + 1
+                continue
             }
-            guard first == UInt8(ascii: "M") else { return FrameScan.failure("unexpected line", bytes, position..<end) }
+            guard first == UInt8(ascii: "M") else {
+                let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[position..<end]), as: UTF8.self)
+                return (count, end + 1, "unexpected line: \(line)")
+            }
             count += 1
             if takesSample() {
                 if let message = MessageLine(UnsafeRawBufferPointer(rebasing: bytes[position..<end])) {
                     tally.sample(payload: message.payload, at: now)
                 }
             }
-            return .next
+            position = end + 1
         }
-        return Self.counted(count, walked)
+        return (count, position, nil)
     }
 
     /// A walk of the lines as `consume` takes it: the deliveries counted, the bytes used, and why to give up (the

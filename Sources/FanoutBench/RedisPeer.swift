@@ -2,25 +2,13 @@
 import FanoutProtocol
 
 /// A peer speaking Redis pub/sub over RESP (SUBSCRIBE, PUBLISH), so that the same scenario can be run
-/// against a redis-server.
-public final class RedisPeer: BenchPeer, BufferedSocketDelegate {
-    private let loop: EventLoop
-    private let address: SocketAddress
-    private var socket: BufferedSocket?
+/// against a redis-server. A subscription waits for the `subscribe` push that confirms it.
+public final class RedisPeer: ServerPeer, BenchPeer {
     private var reader = RESPReader()
-    private var connectDone: ((String?) -> Void)?
-    private var subscribeWaiters: [(String?) -> Void] = []
     private var scratch: [UInt8] = []
-    public var onFailure: ((String) -> Void)?
 
     public init(loop: EventLoop, address: SocketAddress) {
-        self.loop = loop
-        self.address = address
-    }
-
-    public func connect(_ done: @escaping (String?) -> Void) {
-        connectDone = done
-        socket = openPeerSocket(loop: loop, address: address, delegate: self, failed: done)
+        super.init(loop: loop, address: address, name: "redis")
     }
 
     public func subscribe(_ subject: String, _ done: @escaping (String?) -> Void) {
@@ -32,29 +20,19 @@ public final class RedisPeer: BenchPeer, BufferedSocketDelegate {
         socket?.write(scratch)
     }
 
-    public func stall() {
-        socket?.delegate = nil
-        socket?.disableReading()
-    }
-
-    public func close() {
-        socket?.delegate = nil
-        socket = nil
-    }
-
     public var wireFormat: WireFormat { .redis }
 
     public func releaseConnection() -> (fd: Int32, unread: [UInt8])? {
         releasePeerSocket(&socket, unread: reader.unconsumed)
     }
 
-    public func socketDidConnect(_ socket: BufferedSocket) {
+    override public func socketDidConnect(_ socket: BufferedSocket) {
         socket.disableNagle()
         connectDone?(nil)
         connectDone = nil
     }
 
-    public func socketDidRead(_ socket: BufferedSocket) {
+    override public func socketDidRead(_ socket: BufferedSocket) {
         socket.readInput { chunk in
             reader.append(chunk)
             return chunk.count
@@ -72,15 +50,6 @@ public final class RedisPeer: BenchPeer, BufferedSocketDelegate {
                 // Publishes are acknowledged to a PublishPump, never here.
                 break
             }
-        }
-    }
-
-    public func socket(_ socket: BufferedSocket, didEnd reason: SocketEnd) {
-        if let connectDone {
-            self.connectDone = nil
-            connectDone("cannot connect to \(address): \(reason)")
-        } else {
-            onFailure?("redis connection lost: \(reason)")
         }
     }
 }
