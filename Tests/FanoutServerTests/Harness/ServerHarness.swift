@@ -118,9 +118,10 @@ final class ServerHarness {
         var lines: [String]?
         try run(until: {
             lines = peer.takeLines(before: fence)
-            return lines != nil
+            return lines != nil || peer.sawEnd
         }, timeout: timeout, "the fence on connection \(peer.id)")
-        return lines ?? []
+        guard let lines else { throw HarnessError.unexpected("the fence on connection \(peer.id)", "end of stream") }
+        return lines
     }
 
     /// Writes what peers have queued and reads what they were sent.
