@@ -124,6 +124,17 @@ final class ServerHarness {
         return lines
     }
 
+    /// `peer`'s unsent output as `CLIENTS` shows it (`pending=`), asked by `observer`; -1 when it is not listed.
+    func pendingBytes(of peer: HarnessPeer, asking observer: HarnessPeer) throws -> Int {
+        let reply = try command("CLIENTS", on: observer)
+        for entry in reply.split(separator: " ") where entry.hasPrefix("id=\(peer.id),") {
+            for field in entry.split(separator: ",") where field.hasPrefix("pending=") {
+                return Int(field.dropFirst("pending=".count)) ?? -1
+            }
+        }
+        return -1
+    }
+
     /// Writes what peers have queued and reads what they were sent.
     func pump() {
         for peer in peers {

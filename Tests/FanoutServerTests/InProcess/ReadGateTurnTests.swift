@@ -6,17 +6,6 @@ import Testing
 /// reorders a command.
 @Suite("In-process read gate", .timeLimit(.minutes(1)))
 struct ReadGateTurnTests {
-    /// `pending=` of connection `id` in a `CLIENTS` reply asked by `observer`.
-    static func pending(of id: UInt64, asking observer: HarnessPeer, on harness: ServerHarness) throws -> Int {
-        let reply = try harness.command("CLIENTS", on: observer)
-        for entry in reply.split(separator: " ") where entry.hasPrefix("id=\(id),") {
-            for field in entry.split(separator: ",") where field.hasPrefix("pending=") {
-                return Int(field.dropFirst("pending=".count)) ?? -1
-            }
-        }
-        return -1
-    }
-
     @Test func aClientThatDoesNotReadItsRepliesStopsBeingRead() throws {
         let harness = try ServerHarness()
         let mark = harness.server.configuration.limits.readPauseBytes
@@ -26,11 +15,11 @@ struct ReadGateTurnTests {
         let text = String(repeating: "e", count: 90)
         let count = 30_000
         deaf.send((1...count).map { "PING \($0) \(text)\n" }.joined())
-        try harness.run(until: { try Self.pending(of: deaf.id, asking: observer, on: harness) >= mark },
+        try harness.run(until: { try harness.pendingBytes(of: deaf, asking: observer) >= mark },
                         "the replies to reach the pause mark")
         let readSoFar = harness.server.stats.bytesIn
         for _ in 0..<20 { harness.step(waitingAtMost: .milliseconds(1)) }
-        let pending = try Self.pending(of: deaf.id, asking: observer, on: harness)
+        let pending = try harness.pendingBytes(of: deaf, asking: observer)
         #expect(harness.server.stats.bytesIn - readSoFar < 1024, "its commands are no longer read")
         #expect(pending < mark + 256 * 1024, "its queued replies stop near the mark: \(pending)")
         #expect(deaf.unsentCount > 0, "the rest waits in the client")
