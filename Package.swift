@@ -184,7 +184,13 @@ let package = Package(
         .testTarget(name: "FanoutClientTests", dependencies: ["FanoutClient", "FanoutProtocol"]),
         .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
         .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol", "FanoutTestSupport"]),
-        .testTarget(name: "FanoutServerTests", dependencies: ["FanoutEventLoop", "FanoutServer", "FanoutProtocol", "FanoutTestSupport"]),
+        .testTarget(
+            name: "FanoutServerTests",
+            dependencies: [
+                "FanoutEventLoop", "FanoutServer", "FanoutProtocol", "FanoutTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "FanoutSubjectsTests",
             dependencies: ["FanoutSubjects", "FanoutMulticast", "FanoutProtocol", "FanoutTestSupport"]
