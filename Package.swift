@@ -139,7 +139,7 @@ let package = Package(
         .executableTarget(
             name: "fanoutd",
             dependencies: [
-                "FanoutServer", "FanoutConfig", "FanoutHTTP", "FanoutProtocol", "FanoutHistoryDisk",
+                "FanoutServer", "FanoutConfig", "FanoutProtocol", "FanoutHistoryDisk",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -7,9 +7,13 @@
 ///   it relies on. In the engine: `HistoryStore.ledger` and `MemoryEngine.journal` set their `Unretained` in
 ///   `didSet`, so the two change together; `HistoryJournal.pending` holds the batch that `filling` names; a run's
 ///   position names its subject's log, which the history store keeps, and the run closes before anything changes
-///   the store (`MemoryEngine.closeRun`).
+///   the store (`MemoryEngine.closeRun`). In the server core: a connection is owned by the connection table, or
+///   by a publish run's `retired` list from the moment the table lets go of it until the run closes
+///   (`Fanout.retired`); the server outlives its connections, its fan-out and its components.
 /// - A reader that may cause the owner to let go (a check that can drop what it reads, a departure) takes a
 ///   strong reference first, with `retained`, and holds it across that call.
+/// - Whether a connection is still connected is a separate question (`socket != nil`): a dropped connection is
+///   alive until its owner lets go, but nothing more is queued to it.
 /// - Everything runs on the loop thread, the only one that lets go of these objects.
 /// Breaking the first rule is a use after free, which no check reports.
 package struct Unretained<Object: AnyObject> {

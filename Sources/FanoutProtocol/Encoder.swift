@@ -82,13 +82,6 @@ public enum Encoder {
         buffer.append(UInt8(ascii: "\n"))
     }
 
-    /// Appends the decimal digits of `value`: `DecimalDigits.append`, under the name the server's line writers
-    /// call it by.
-    @inline(__always)
-    public static func appendDecimal(_ value: UInt64, to buffer: inout [UInt8]) {
-        DecimalDigits.append(value, to: &buffer)
-    }
-
     private static let messagePrefix: [UInt8] = Array("MSG ".utf8)
     private static let binaryPrefix: [UInt8] = Array("BMSG ".utf8)
     private static let resetPrefix: [UInt8] = Array("RESET ".utf8)

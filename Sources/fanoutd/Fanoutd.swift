@@ -2,7 +2,6 @@ import ArgumentParser
 import FanoutConfig
 import FanoutHistoryDisk
 import FanoutEventLoop
-import FanoutHTTP
 import FanoutProtocol
 import FanoutServer
 #if canImport(Glibc)

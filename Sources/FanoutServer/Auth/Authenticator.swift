@@ -72,13 +72,20 @@ final class Authenticator {
         settings.users.contains { !$0.permissions.subscribeDeny.isEmpty }
     }
 
-    /// After a reload: the new settings, and each connection's new permissions when the users changed.
-    func apply(_ fresh: AuthSettings) {
+    /// A reload's new settings, taken together with the configuration: a command run during the reload's
+    /// other steps (a cluster restart runs the commands held behind its PUBs) is checked against them.
+    /// Returns the settings they replace, for `apply(replacing:)`.
+    func adopt(_ fresh: AuthSettings) -> AuthSettings {
         let old = settings
         settings = fresh
         requiresAuth = fresh.requiresAuth
-        anyUserWithholds = Self.withholds(fresh)
-        if fresh.users != old.users { reapplyPermissions() }
+        return old
+    }
+
+    /// The reload's last step for authentication: each connection's new permissions when the users changed.
+    func apply(replacing old: AuthSettings) {
+        anyUserWithholds = Self.withholds(settings)
+        if settings.users != old.users { reapplyPermissions() }
     }
 
     /// Whether a connection that would have to authenticate must be refused: max_unauthenticated are waiting.

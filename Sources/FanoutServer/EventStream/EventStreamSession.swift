@@ -40,7 +40,7 @@ final class EventStreamSession {
         buffer.append(UInt8(ascii: ":"))
         for (number, position) in positions.enumerated() {
             if number > 0 { buffer.append(UInt8(ascii: ",")) }
-            Encoder.appendDecimal(position, to: &buffer)
+            DecimalDigits.append(position, to: &buffer)
         }
         buffer.append(UInt8(ascii: "\n"))
     }

@@ -103,7 +103,7 @@ final class EventStreamTransport: TransportAdapter {
                         framing.eventsWithIDs.append(contentsOf: "id: ".utf8)
                         framing.eventsWithIDs.append(contentsOf: session.epoch.utf8)
                         framing.eventsWithIDs.append(UInt8(ascii: ":"))
-                        Encoder.appendDecimal(event.seq, to: &framing.eventsWithIDs)
+                        DecimalDigits.append(event.seq, to: &framing.eventsWithIDs)
                         framing.eventsWithIDs.append(UInt8(ascii: "\n"))
                     }
                     framing.eventsWithIDs.append(contentsOf: UnsafeRawBufferPointer(rebasing: bodies[event.body]))
@@ -138,7 +138,7 @@ final class EventStreamTransport: TransportAdapter {
             } else if let message = MessageLine(line) {
                 let payload = JSONText.quoted(String(decoding: message.payload, as: UTF8.self))
                 framing.eventBodies.append(contentsOf: "data: {\"subject\":\(quotedSubject),\"seq\":".utf8)
-                Encoder.appendDecimal(message.seq, to: &framing.eventBodies)
+                DecimalDigits.append(message.seq, to: &framing.eventBodies)
                 framing.eventBodies.append(contentsOf: ",\"payload\":\(payload)}\n\n".utf8)
                 framing.events.append(.init(body: bodyStart..<framing.eventBodies.count, seq: message.seq, isMessage: true))
             } else if case .reset(let subject, let epoch, let seq, let missed)? = ServerLine.parse(line) {

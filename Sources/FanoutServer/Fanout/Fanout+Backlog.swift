@@ -1,3 +1,4 @@
+import FanoutEngine
 import FanoutEventLoop
 
 /// A receiver's backlog after each write, against the marks (`BacklogMarks`): the memory bound's watch, the

@@ -1,3 +1,4 @@
+import FanoutEngine
 import FanoutEventLoop
 
 extension Fanout {

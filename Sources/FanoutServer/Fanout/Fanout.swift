@@ -325,7 +325,7 @@ struct PublishRun {
         replies.append(UInt8(ascii: "O"))
         replies.append(UInt8(ascii: "K"))
         replies.append(UInt8(ascii: " "))
-        Encoder.appendDecimal(UInt64(receivers), to: &replies)
+        DecimalDigits.append(UInt64(receivers), to: &replies)
         replies.append(UInt8(ascii: "\n"))
     }
 

@@ -1,3 +1,4 @@
+import FanoutEngine
 import FanoutEventLoop
 import FanoutMulticast
 

@@ -44,6 +44,7 @@ extension Lifecycle {
         let host = host
         let old = host.configuration
         host.configuration = fresh
+        let oldAuth = host.auth.adopt(fresh.auth)
         host.logger.logLevel = fresh.logLevel
         host.localHistory.subjectLimit = fresh.limits.maxTrackedSubjects
         if fresh.history != old.history {
@@ -67,7 +68,7 @@ extension Lifecycle {
             rebind(\.plain, to: fresh.listeners.listen, tls: false)
         }
         if fresh.tls.listen != old.tls.listen { rebind(\.tls, to: fresh.tls.listen, tls: true) }
-        host.auth.apply(fresh.auth)
+        host.auth.apply(replacing: oldAuth)
         host.http.apply(fresh, old: old)
         if fresh.limits.maxLine != old.limits.maxLine {
             for connection in host.connections.values {
