@@ -48,9 +48,6 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
     private(set) var memory: MemoryGuard!
     /// Who each connection is and what it may do: AUTH, HTTP tokens, their deadlines and the permission checks.
     private(set) lazy var auth = Authenticator(host: self, loop: loop, settings: configuration.auth)
-    /// Connections whose turn ended with commands left (`Server.turn`), to go on with on the next loop pass.
-    var waitingTurns: [UInt64] = []
-    var turnTimer = SliceTimer()
     /// The HTTP listener and its requests, publishes and event streams.
     private(set) lazy var http = HTTPFront(host: self, loop: loop)
     /// Signals, reload, shutdown and the service manager.
@@ -199,7 +196,6 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
         fanout.tearDown()
         localHistory.endOfRead()
         memory.tearDown()
-        turnTimer.tearDown()
         historyUpkeep.tearDown()
         replays.tearDown()
         subscriptions.tearDown()

@@ -139,9 +139,8 @@ extension Server {
 
     // Commands that take several loop passes (a large SUB or UNSUB, a CHANNELS scan, a replay from an engine
     // that answers later) hold the connection's later commands back, so that replies keep their order, while
-    // every other client is served in between. Fair turns: a connection's commands run for at most `turn` per
-    // loop pass; the rest wait, unread in its input buffer, while every other ready connection is served. Both
-    // go through the connection's read gate (`ReadGate`).
+    // every other client is served in between. A connection's commands run for at most `turn` per loop pass
+    // (the fan-out reads it again on the next: `Fanout+Turns.swift`). Both go through its read gate (`ReadGate`).
 
     /// Stops executing `connection`'s commands until `releaseCommands`. False when it cannot be held (closed,
     /// or already held).
@@ -160,19 +159,4 @@ extension Server {
     /// `sendto` calls with a 500 µs turn, 1.16 million with 2 ms and 1.02 million with 5 ms, against 1.01
     /// million with no turn at all; the CPU per delivery followed (1.7x, 1.2x, 1.0x).
     static let turn = Duration.milliseconds(5)
-
-    /// Stops reading `connection` (its input stays bounded) and goes on with its commands on the next pass.
-    func continueLater(_ connection: ClientConnection) {
-        guard connection.stopReading(.turnOver) else { return }
-        waitingTurns.append(connection.id)
-        turnTimer.schedule(on: loop) { [unowned self] in self.continueTurns() }
-    }
-
-    private func continueTurns() {
-        let waiting = waitingTurns
-        waitingTurns.removeAll(keepingCapacity: true)
-        for id in waiting {
-            connections[id]?.resumeReading(.turnOver)
-        }
-    }
 }

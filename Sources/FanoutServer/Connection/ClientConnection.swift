@@ -195,7 +195,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         }
         server.readEnded()
         adapter?.finishRead(of: self)
-        if turn.isOver { server.continueLater(self) }
+        if turn.isOver { server.fanout.continueLater(self) }
     }
 
     /// After a line (or a message of lines): whether this read goes on. It stops when the gate closed, when

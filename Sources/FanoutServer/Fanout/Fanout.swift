@@ -36,6 +36,10 @@ final class Fanout<Host: FanoutHost> {
     /// Publishers no longer held back by any subscriber, to be read again on the next pass.
     var releasedPublishers: [UInt64] = []
     var resumeTimer: LoopTimer?
+    /// Connections (by id) whose turn ended with commands left, read again on the next pass
+    /// (`Fanout+Turns.swift`). Bound: each connection once, as its read gate stops it once.
+    var waitingTurns: [UInt64] = []
+    var turnTimer = SliceTimer()
     /// The run's bytes are being queued to its receivers: a departure during it (a slow consumer dropped, which
     /// on a clustered node closes the run) must not flush or close the run again from inside.
     var isFlushing = false
@@ -232,6 +236,8 @@ final class Fanout<Host: FanoutHost> {
     func tearDown() {
         finish()
         resumeTimer = nil
+        turnTimer.tearDown()
+        waitingTurns.removeAll()
         heldPublishers.removeAll()
         releasedPublishers.removeAll()
     }
