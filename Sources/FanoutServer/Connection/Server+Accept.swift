@@ -31,6 +31,12 @@ extension Server {
         admit(socket: socket, peer: peer, host: host, transport: tls ? .tls : (peer.isUnix ? .unix : .tcp))
     }
 
+    /// A connection of this server for one request, outside the connection table (`POST /publish/...`).
+    func requestConnection(id: UInt64, peer: SocketAddress, socket: BufferedSocket) -> ClientConnection {
+        ClientConnection(id: id, peer: peer, socket: socket, maxLine: configuration.limits.maxLine, server: self,
+                         census: connections.census)
+    }
+
     /// Makes a client connection of an accepted socket (or of an upgraded HTTP one) whose limits were checked:
     /// table, counters, auth deadline, greeting.
     @discardableResult

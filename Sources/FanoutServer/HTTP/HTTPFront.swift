@@ -36,13 +36,6 @@ protocol HTTPFrontHost: ServerMetricsHost {
     func readEnded()
 }
 
-extension HTTPFrontHost where Self: Server {
-    func requestConnection(id: UInt64, peer: SocketAddress, socket: BufferedSocket) -> ClientConnection {
-        ClientConnection(id: id, peer: peer, socket: socket, maxLine: configuration.limits.maxLine, server: self,
-                         census: connections.census)
-    }
-}
-
 /// The HTTP listener and what it serves besides upgraded connections: requests being read
 /// (`HTTPExchange`), their routes (`HTTPFront+Routes.swift`), HTTP publishes waiting on an engine, upgrades to
 /// WebSocket and event streams, and the event streams' keep-alive.
