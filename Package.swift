@@ -60,7 +60,8 @@ let package = Package(
         .target(name: "FanoutEventLoop", dependencies: ["CLibevent"], swiftSettings: uncheckedExclusivityInRelease),
         // The in-process multicast-delegate core: weak, deduplicated member sets. No networking.
         .target(name: "FanoutMulticast", swiftSettings: uncheckedExclusivityInRelease),
-        // The wire protocol: line framing, command parsing, subjects, reply encoding. No I/O.
+        // The wire protocol: line framing, command parsing, subjects, reply encoding, and the text every layer
+        // writes (decimal digits, base64, JSON strings). No I/O.
         .target(name: "FanoutProtocol", swiftSettings: uncheckedExclusivityInRelease),
         // Collections whose worst case stays small at millions of entries (no stop-the-loop rehash).
         .target(name: "FanoutCollections", swiftSettings: uncheckedExclusivityInRelease),
@@ -84,7 +85,8 @@ let package = Package(
             swiftSettings: uncheckedExclusivityInRelease
         ),
         // Engines: where each subject's messages get their order (and, with history, are kept). The in-memory
-        // engine is the embedded default. No I/O of its own.
+        // engine is the embedded default. No I/O of its own. Its `Unretained` is the one reference the layers
+        // above read without a retain.
         .target(
             name: "FanoutEngine",
             dependencies: [
@@ -184,6 +186,8 @@ let package = Package(
         .testTarget(name: "FanoutClientTests", dependencies: ["FanoutClient", "FanoutProtocol"]),
         .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
         .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol", "FanoutTestSupport"]),
+        // The server core's parts, many on a Server built in the test process (Harness/: peers over socket pairs
+        // through the server's accept path, the loop stepped until an event, no listener and no sleep).
         .testTarget(
             name: "FanoutServerTests",
             dependencies: [

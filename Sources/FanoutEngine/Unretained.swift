@@ -1,6 +1,7 @@
 /// A reference that neither keeps its object alive nor is checked when read: the one way the engine, and the
 /// modules above it, hold an object they do not own on the publish path, where a retain and release per message
-/// would show. `package`, so that the server core and the Redis engine can take the same type.
+/// would show. Public and inlinable, so that the server core and the Redis engine take the same type and a use in
+/// another module is the load it is here.
 ///
 /// The rules, in one place, for every use:
 /// - Something else owns the object for as long as any `Unretained` to it is read, and each use says which owner
@@ -16,35 +17,37 @@
 ///   alive until its owner lets go, but nothing more is queued to it.
 /// - Everything runs on the loop thread, the only one that lets go of these objects.
 /// Breaking the first rule is a use after free, which no check reports.
-package struct Unretained<Object: AnyObject> {
-    private let reference: Unmanaged<Object>
+/// (A `package` type was not inlined across modules in release builds: each use was a call that retained and
+/// released its object, on the slow path for a weakly referenced connection, 4 instructions per delivery.)
+@frozen public struct Unretained<Object: AnyObject> {
+    @usableFromInline let reference: Unmanaged<Object>
 
-    @inline(__always)
-    package init(_ object: Object) {
+    @inlinable @inline(__always)
+    public init(_ object: Object) {
         reference = .passUnretained(object)
     }
 
     /// Runs `body` with the object, without a retain or a release.
-    @inline(__always)
-    package func with<Result>(_ body: (Object) throws -> Result) rethrows -> Result {
+    @inlinable @inline(__always)
+    public func with<Result>(_ body: (Object) throws -> Result) rethrows -> Result {
         try reference._withUnsafeGuaranteedRef(body)
     }
 
     /// A strong reference, for a caller about to do something that may make the owner let go.
-    @inline(__always)
-    package var retained: Object { reference.takeUnretainedValue() }
+    @inlinable @inline(__always)
+    public var retained: Object { reference.takeUnretainedValue() }
 
     /// The object's identity, read without touching it.
-    @inline(__always)
-    package var id: ObjectIdentifier { ObjectIdentifier(reference.takeUnretainedValue()) }
+    @inlinable @inline(__always)
+    public var id: ObjectIdentifier { ObjectIdentifier(reference.takeUnretainedValue()) }
 
-    @inline(__always)
-    package static func === (lhs: Unretained, rhs: Unretained) -> Bool {
+    @inlinable @inline(__always)
+    public static func === (lhs: Unretained, rhs: Unretained) -> Bool {
         lhs.reference.toOpaque() == rhs.reference.toOpaque()
     }
 
-    @inline(__always)
-    package static func === (lhs: Unretained, rhs: Object) -> Bool {
+    @inlinable @inline(__always)
+    public static func === (lhs: Unretained, rhs: Object) -> Bool {
         lhs.reference.toOpaque() == Unmanaged.passUnretained(rhs).toOpaque()
     }
 }

@@ -12,25 +12,25 @@
 ///   with `withExtendedLifetime` until the call returns: `object` is a strong reference from then on.
 /// - The loop's flush list names its sockets by the same rule: a socket clears its entry in `deinit`.
 /// Breaking a rule is a use after free, which no check reports: say beside each use which owner it relies on.
-package struct CallbackContext<Object: AnyObject> {
-    private let reference: Unmanaged<Object>
+@frozen public struct CallbackContext<Object: AnyObject> {
+    @usableFromInline let reference: Unmanaged<Object>
 
-    @inline(__always)
-    package init(_ object: Object) {
+    @inlinable @inline(__always)
+    public init(_ object: Object) {
         reference = .passUnretained(object)
     }
 
     /// The object a context pointer from C names; the pointer must have come from `pointer`.
-    @inline(__always)
-    package init(_ pointer: UnsafeMutableRawPointer) {
+    @inlinable @inline(__always)
+    public init(_ pointer: UnsafeMutableRawPointer) {
         reference = .fromOpaque(pointer)
     }
 
     /// The pointer to hand to C as the callback's context.
-    @inline(__always)
-    package var pointer: UnsafeMutableRawPointer { reference.toOpaque() }
+    @inlinable @inline(__always)
+    public var pointer: UnsafeMutableRawPointer { reference.toOpaque() }
 
     /// The object, as a strong reference for the caller's scope.
-    @inline(__always)
-    package var object: Object { reference.takeUnretainedValue() }
+    @inlinable @inline(__always)
+    public var object: Object { reference.takeUnretainedValue() }
 }
