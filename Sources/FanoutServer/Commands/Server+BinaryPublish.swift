@@ -19,7 +19,9 @@ extension Server {
         if refusal == nil, length > UInt64(maxPayload) {
             refusal = ProtocolError(.tooLong, "payload of \(length) bytes exceeds max_payload=\(maxPayload)")
         }
-        if refusal == nil { refusal = auth.refusal(of: .bpub(subject: subject, length: length), by: connection) }
+        if refusal == nil, configuration.auth.requiresAuth {
+            refusal = auth.refusal(of: .bpub(subject: subject, length: length), by: connection)
+        }
         if refusal == nil, connection.transport.writesLines, !memory.reservePayload(Int(length), for: connection) {
             refusal = ProtocolError(.limit, "the server is at max_memory=\(configuration.limits.maxMemory): "
                 + "a payload of \(length) bytes cannot be held now")

@@ -34,7 +34,8 @@ extension Server {
         if case .bpub(let subject, let length) = command {
             return acceptBinary(subject: subject, length: length, from: connection)
         }
-        if let refusal = auth.refusal(of: command, by: connection) {
+        // Without users nothing is refused: a PUB then never reaches the authenticator (a call and a retain).
+        if configuration.auth.requiresAuth, let refusal = auth.refusal(of: command, by: connection) {
             fanout.close()
             replies.reply(refusal.line, to: connection)
             return .goOn
