@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Awaitable, Callable, Dict, List, Tuple
+from typing import Any, AsyncIterable, Awaitable, Callable, Dict, List, Tuple
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "clients" / "python" / "src"))
@@ -62,6 +62,18 @@ class Receiving:
         self.last = 0.0
         self.problem = ""
 
+    async def count(self, messages: AsyncIterable[Any], count: int) -> None:
+        """Counts `messages` until there are `count`, timing the first and the end."""
+        try:
+            async for _ in messages:
+                self.received += 1
+                if self.received == 1:
+                    self.start = time.perf_counter()
+                if self.received == count:
+                    break
+        finally:
+            self.last = time.perf_counter()
+
 
 async def watched(count: int, state: Receiving, loop: Awaitable[None]) -> float:
     """Runs a receive loop until it has `count` messages, it fails, or no message came for IDLE seconds;
@@ -87,6 +99,16 @@ async def watched(count: int, state: Receiving, loop: Awaitable[None]) -> float:
     if state.received < count and not state.problem:
         state.problem = "ended early"
     return (state.last - state.start) if state.received > 1 else float("nan")
+
+
+async def receive_from(peer: str, server: Server, count: int, size: int, state: Receiving,
+                       messages: AsyncIterable[Any]) -> Tuple[float, int, str]:
+    """The timed part of a receive case: a publisher process sends `count` messages, `messages` counts them."""
+    publisher = start_publisher(peer, server, count, size)
+    elapsed = await watched(count, state, state.count(messages, count))
+    publisher.kill()
+    publisher.wait()
+    return elapsed, state.received, state.problem
 
 
 async def measure(server: Server, count: int, work: Callable) -> Result:
@@ -196,25 +218,11 @@ async def receive_fanout(server: Server, count: int, size: int) -> Result:
                                   max_pending=count)
     sub = await client.subscribe(SUBJECT_RECV)
 
-    async def loop() -> None:
-        try:
-            async for _ in sub:
-                state.received += 1
-                if state.received == 1:
-                    state.start = time.perf_counter()
-                if state.received == count:
-                    break
-        finally:
-            state.last = time.perf_counter()
-
     async def work() -> Tuple[float, int, str]:
-        publisher = start_publisher("fanoutd", server, count, size)
-        elapsed = await watched(count, state, loop())
-        publisher.kill()
-        publisher.wait()
+        elapsed, received, problem = await receive_from("fanoutd", server, count, size, state, sub)
         if sub.dropped:
-            state.problem += f" ({sub.dropped} dropped by the client)"
-        return elapsed, state.received, state.problem
+            problem += f" ({sub.dropped} dropped by the client)"
+        return elapsed, received, problem
     try:
         return await measure(server, count - 1, work)
     finally:
@@ -229,25 +237,10 @@ async def receive_redis(server: Server, count: int, size: int) -> Result:
     await pubsub.subscribe(SUBJECT_RECV)
     await pubsub.get_message(timeout=1.0)  # the subscribe confirmation
 
-    async def loop() -> None:
-        try:
-            async for message in pubsub.listen():
-                if message["type"] != "message":
-                    continue
-                state.received += 1
-                if state.received == 1:
-                    state.start = time.perf_counter()
-                if state.received == count:
-                    break
-        finally:
-            state.last = time.perf_counter()
+    messages = (message async for message in pubsub.listen() if message["type"] == "message")
 
     async def work() -> Tuple[float, int, str]:
-        publisher = start_publisher("redis", server, count, size)
-        elapsed = await watched(count, state, loop())
-        publisher.kill()
-        publisher.wait()
-        return elapsed, state.received, state.problem
+        return await receive_from("redis", server, count, size, state, messages)
     try:
         return await measure(server, count - 1, work)
     finally:
@@ -266,23 +259,8 @@ async def receive_nats(server: Server, count: int, size: int) -> Result:
     sub = await client.subscribe(SUBJECT_RECV, pending_msgs_limit=count * 2, pending_bytes_limit=256 * 1024 * 1024)
     await client.flush()
 
-    async def loop() -> None:
-        try:
-            async for _ in sub.messages:
-                state.received += 1
-                if state.received == 1:
-                    state.start = time.perf_counter()
-                if state.received == count:
-                    break
-        finally:
-            state.last = time.perf_counter()
-
     async def work() -> Tuple[float, int, str]:
-        publisher = start_publisher("nats", server, count, size)
-        elapsed = await watched(count, state, loop())
-        publisher.kill()
-        publisher.wait()
-        return elapsed, state.received, state.problem
+        return await receive_from("nats", server, count, size, state, sub.messages)
     try:
         return await measure(server, count - 1, work)
     finally:
