@@ -11,25 +11,19 @@ answered; the caller judges the latency. Every wait is bounded.
 import base64
 import os
 import socket
-import struct
 import sys
 import threading
 import time
+
+from ws_frames import masked
 
 TIMEOUT = 120
 PAYLOAD = 1 << 20
 FRAGMENT = 16
 
 
-def frame(opcode, payload, fin, mask=b"\x0f\x1e\x2d\x3c"):
-    head = bytes([(0x80 if fin else 0) | opcode])
-    if len(payload) < 126:
-        head += bytes([0x80 | len(payload)])
-    elif len(payload) < 65536:
-        head += bytes([0x80 | 126]) + struct.pack("!H", len(payload))
-    else:
-        head += bytes([0x80 | 127]) + struct.pack("!Q", len(payload))
-    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+def frame(opcode, payload, fin):
+    return masked(opcode, payload, fin, mask=b"\x0f\x1e\x2d\x3c")
 
 
 def message(fragment):

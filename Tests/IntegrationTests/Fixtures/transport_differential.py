@@ -9,10 +9,11 @@ exactly what the table says; every wait is bounded (TIMEOUT seconds).
 """
 import base64
 import os
-import re
 import socket
 import struct
 import sys
+
+from ws_frames import masked
 
 TIMEOUT = 10
 
@@ -87,18 +88,6 @@ class TCPPeer:
 
     def close(self):
         self.sock.close()
-
-
-def masked(opcode, payload, fin=True):
-    mask = os.urandom(4)
-    head = bytes([(0x80 if fin else 0) | opcode])
-    if len(payload) < 126:
-        head += bytes([0x80 | len(payload)])
-    elif len(payload) < 65536:
-        head += bytes([0x80 | 126]) + struct.pack("!H", len(payload))
-    else:
-        head += bytes([0x80 | 127]) + struct.pack("!Q", len(payload))
-    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
 
 
 def message(payload, binary, fragment=None):

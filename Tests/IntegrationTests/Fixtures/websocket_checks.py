@@ -15,6 +15,8 @@ import websockets
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from ws_frames import masked
+
 TIMEOUT = 10
 
 
@@ -167,12 +169,6 @@ def read_frame(sock, buffered=b""):
         need(10); length = struct.unpack("!Q", data[2:10])[0]; offset = 10
     need(offset + length)
     return opcode, data[offset:offset + length], data[offset + length:]
-
-
-def masked(opcode, payload, mask=b"\x01\x02\x03\x04", fin=True):
-    head = bytes([(0x80 if fin else 0) | opcode])
-    head += bytes([0x80 | len(payload)]) if len(payload) < 126 else bytes([0x80 | 126]) + struct.pack("!H", len(payload))
-    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
 
 
 def close_code_after(sock, rest, frame):
