@@ -124,6 +124,16 @@ final class ServerHarness {
         return lines
     }
 
+    /// A subscriber to `subject` that has stopped reading, with a 4 KiB send buffer on the server's end, so that
+    /// its backlog builds in the server at once, as a stalled client's does behind a full kernel buffer.
+    func laggingSubscriber(to subject: String) throws -> HarnessPeer {
+        let peer = try connect(sendBuffer: 4096)
+        let reply = try command("SUB \(subject)", on: peer)
+        guard reply == "+OK 1" else { throw HarnessError.unexpected("+OK 1 to SUB \(subject)", reply) }
+        peer.isReading = false
+        return peer
+    }
+
     /// `peer`'s unsent output as `CLIENTS` shows it (`pending=`), asked by `observer`; -1 when it is not listed.
     func pendingBytes(of peer: HarnessPeer, asking observer: HarnessPeer) throws -> Int {
         let reply = try command("CLIENTS", on: observer)

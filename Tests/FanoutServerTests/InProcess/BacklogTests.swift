@@ -41,9 +41,7 @@ extension InProcess {
 
         @Test func aSubscriberUnderTheLimitIsKept() throws {
             let harness = try ServerHarness { $0.limits.maxPendingBytes = 1 << 20 }
-            let lagging = try harness.connect(sendBuffer: 4096)
-            #expect(try harness.command("SUB lag", on: lagging) == "+OK 1")
-            lagging.isReading = false
+            let lagging = try harness.laggingSubscriber(to: "lag")
             let publisher = try harness.connect()
             let receivers = try Self.publish(200, to: "lag", from: publisher, on: harness)
             #expect(receivers.allSatisfy { $0 == 1 })
@@ -57,9 +55,7 @@ extension InProcess {
                 $0.limits.maxPendingBytes = 4 << 20
                 $0.limits.backpressureBytes = 64 * 1024
             }
-            let lagging = try harness.connect(sendBuffer: 4096)
-            #expect(try harness.command("SUB held", on: lagging) == "+OK 1")
-            lagging.isReading = false
+            let lagging = try harness.laggingSubscriber(to: "held")
             let publisher = try harness.connect()
             let bystander = try harness.connect()
             let count = 2000
@@ -88,9 +84,7 @@ extension InProcess {
                 $0.limits.maxPendingBytes = 4 << 20
                 $0.limits.backpressureBytes = 64 * 1024
             }
-            let lagging = try harness.connect(sendBuffer: 4096)
-            #expect(try harness.command("SUB gone", on: lagging) == "+OK 1")
-            lagging.isReading = false
+            let lagging = try harness.laggingSubscriber(to: "gone")
             let publisher = try harness.connect()
             let count = 1000
             publisher.send((1...count).map { "PUB gone \($0) \(Self.filler)\n" }.joined())

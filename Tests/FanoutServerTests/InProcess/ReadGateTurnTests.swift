@@ -78,9 +78,7 @@ extension InProcess {
                 $0.limits.maxPendingBytes = 4 << 20
                 $0.limits.backpressureBytes = 64 * 1024
             }
-            let lagging = try harness.connect(sendBuffer: 4096)
-            #expect(try harness.command("SUB slow", on: lagging) == "+OK 1")
-            lagging.isReading = false
+            let lagging = try harness.laggingSubscriber(to: "slow")
             let other = try harness.connect()
             #expect(try harness.command("SUB fast", on: other) == "+OK 1")
             let held = try harness.connect()
