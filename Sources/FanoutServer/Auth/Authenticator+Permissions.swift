@@ -3,8 +3,8 @@ import FanoutProtocol
 extension Authenticator {
     /// The error for a command this connection may not run, or nil when it may.
     func refusal(of command: Command, by connection: ClientConnection) -> ProtocolError? {
-        // Without users everyone may do everything: PUB's hot path skips every check.
-        guard requiresAuth else { return nil }
+        // Without users everyone may do everything (the dispatcher does not even ask for PUB and BPUB).
+        guard settings.requiresAuth else { return nil }
         guard let permissions = connection.grant?.permissions else {
             switch command {
             case .auth, .ping, .help, .quit: return nil

@@ -41,8 +41,6 @@ final class Authenticator {
     /// The running configuration's auth section, kept here (refreshed by `apply`) so that the publish path's
     /// check reads a field of this object instead of copying the configuration through the host.
     private(set) var settings: AuthSettings
-    /// `settings.requiresAuth`, a stored flag: the publish path tests it on every PUB.
-    private(set) var requiresAuth: Bool
     /// Whether any configured user has subscribe-deny patterns: only then are a run's receivers filtered.
     /// Kept in step with `settings` so that opening a run does not scan the users.
     private(set) var anyUserWithholds: Bool
@@ -64,7 +62,6 @@ final class Authenticator {
         self.host = host
         self.loop = loop
         self.settings = settings
-        self.requiresAuth = settings.requiresAuth
         self.anyUserWithholds = Self.withholds(settings)
     }
 
@@ -78,7 +75,6 @@ final class Authenticator {
     func adopt(_ fresh: AuthSettings) -> AuthSettings {
         let old = settings
         settings = fresh
-        requiresAuth = fresh.requiresAuth
         return old
     }
 
