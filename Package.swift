@@ -44,7 +44,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
     ],
     targets: [
-        // The package's three C modules: two are headers only, each imported by one Swift module, and CCRC32C
+        // The package's four C modules: three are headers only, each imported by one Swift module, and CCRC32C
         // is the one C function Swift cannot write. This one: libevent's headers, nothing else.
         .systemLibrary(
             name: "CLibevent",
@@ -111,6 +111,18 @@ let package = Package(
             dependencies: ["FanoutRedis", "FanoutEngine", "FanoutProtocol", "FanoutEventLoop"],
             swiftSettings: uncheckedExclusivityInRelease
         ),
+        // libcrypto's headers for application tokens, nothing else: shim.h loads the library on first use through
+        // a function table (as CLibevent's does for TLS), so a server without token keys never maps libcrypto.
+        .systemLibrary(
+            name: "CCrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // The one Swift module that imports CCrypto: HMAC-SHA2, constant-time comparison, RSA and P-256 public keys
+        // read from DER and the signatures they check.
+        .target(name: "FanoutCrypto", dependencies: ["CCrypto"]),
+        // Application tokens (JWT): keys (an HMAC secret, a PEM key, a JWKS), each pinning its algorithm family;
+        // the signature, the standard claims and the `fanout` grant. No I/O.
+        .target(name: "FanoutTokens", dependencies: ["FanoutProtocol", "FanoutCrypto"]),
         // The HTTP front's pure parts: request parser, responses, WebSocket handshake and framing. No I/O.
         .target(name: "FanoutHTTP", dependencies: ["FanoutProtocol"]),
         // The operator's console at GET /: console.html, .css, .js and the JavaScript client's browser build
@@ -203,6 +215,11 @@ let package = Package(
         .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol", "FanoutHistoryDisk"]),
         .testTarget(name: "FanoutRedisTests", dependencies: ["FanoutRedis", "FanoutRedisEngine", "FanoutEngine", "FanoutEventLoop", "FanoutTestSupport"]),
         .testTarget(name: "FanoutConfigTests", dependencies: ["FanoutConfig"]),
+        .testTarget(
+            name: "FanoutTokensTests",
+            dependencies: ["FanoutTokens", "FanoutCrypto", "FanoutProtocol", "FanoutTestSupport"],
+            resources: [.copy("Fixtures")]
+        ),
         .testTarget(name: "FanoutConsoleTests", dependencies: ["FanoutConsole"]),
         // Tests of the repository rather than of a module: file lengths, the shipped config and reference
         // against the catalogue of settings, the protocol document against the shared contract.
