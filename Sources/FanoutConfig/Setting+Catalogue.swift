@@ -79,6 +79,18 @@ extension Setting {
         Setting("max_auth_failures", .wholeNumber, "3", "failed AUTH attempts before the connection is closed"),
         Setting("max_unauthenticated", .wholeNumber, "1000", "connections that may wait to authenticate at once"),
         Setting("admin_commands", .texts, "[\"INFO\", \"CLIENTS\"]", "verbs that need a user with admin: true"),
+        Setting("token_secret_file", .text, "none", reload: "re-read on every reload",
+                "HMAC secret for application tokens (JWT: HS256, HS384, HS512); any token_* key turns AUTH on"),
+        Setting("token_public_key_file", .text, "none", reload: "re-read on every reload",
+                "PEM public key for application tokens: RSA (RS256) or EC P-256 (ES256)"),
+        Setting("token_jwks_file", .text, "none", reload: "re-read on every reload",
+                "JWKS file whose keys application tokens choose by kid"),
+        Setting("token_issuer", .text, "none", "the iss a token must carry; unset = not checked"),
+        Setting("token_audience", .text, "none",
+                "an aud a token must carry (its aud: a text or a list); unset = not checked"),
+        Setting("token_leeway", .wholeNumber, "5", "seconds of clock difference allowed on a token's exp, nbf and iat"),
+        Setting("token_expiry_grace", .seconds, "30",
+                "seconds a connection whose token expired has to send AUTH with a fresh one before it is closed"),
     ]
 
     /// The keys of one `history:` rule.

@@ -29,6 +29,9 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let unavailable = ErrorCode("unavailable")
     /// Sent before closing a connection that sent nothing for `idle_timeout`.
     public static let idleTimeout = ErrorCode("idle-timeout")
+    /// The connection's application token (JWT) expired: pushed once when it does, and again before the close
+    /// unless an `AUTH` with a fresh token came within the grace. Never the reply to a command.
+    public static let authExpired = ErrorCode("auth-expired")
 }
 
 /// A failure answered as one `-ERR <code> <text>` line.

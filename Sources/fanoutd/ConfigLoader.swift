@@ -103,6 +103,7 @@ struct ConfigLoader {
         }
         if let value = try reader.seconds("tls_handshake_timeout") { server.timeouts.tlsHandshakeTimeout = value }
         if let value = try reader.seconds("http_request_timeout") { server.timeouts.httpRequestTimeout = value }
+        try TokenSection.read(reader, into: &server.auth.tokens)
         if let verbs = try reader.strings("admin_commands") { server.auth.adminCommands = Set(verbs.map { $0.uppercased() }) }
         if let value = try reader.int("max_connections_per_ip") { server.limits.maxConnectionsPerIP = value == 0 ? nil : value }
         if let list = try reader.strings("tls_listen") { server.tls.listen = list }

@@ -188,6 +188,7 @@ struct Fanoutd: ParsableCommand {
             unix_socket_mode: 0\(String(server.listeners.unixSocketMode, radix: 8))
             tls_listen: \(server.tls.listen.isEmpty ? "off" : server.tls.listen.joined(separator: ", "))
             tls_client_ca: \(server.tls.clientCA ?? "off (no client certificates required)")
+            \(TokenSection.describe(server.auth.tokens))
             \(ClusterSection.describe(server.cluster))
             """
     }

@@ -11,11 +11,16 @@ enum TextFile {
 
     /// The whole file at `path`, as UTF-8 text.
     static func read(_ path: String) throws(ReadError) -> String {
+        String(decoding: try readBytes(path), as: UTF8.self)
+    }
+
+    /// The whole file at `path`, as bytes (a key file need not be text).
+    static func readBytes(_ path: String) throws(ReadError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ReadError(description: String(cString: strerror(errno))) }
         defer { close(fd) }
         guard let bytes = readAll(fd) else { throw ReadError(description: String(cString: strerror(errno))) }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     /// Every byte of `fd` up to its end, or nil on a read error.

@@ -12,6 +12,7 @@ struct InfoFieldOrderTests {
         "replayed", "replays_active", "replays_waiting", "max_connections", "max_pending_bytes", "max_memory",
         "backlog_bytes", "index_bytes_estimate", "memory_drops", "groups", "group_deliveries", "group_paced_runs",
         "binary_published", "open_questions", "questions", "answers", "ask_timeouts",
+        "token_auth", "tokens_expired", "token_refreshes", "token_failures",
     ]
 
     @Test func aStandaloneServerListsItsFieldsInOrder() throws {

@@ -54,10 +54,31 @@ public enum WebSocketHandshake {
         Base64.encode(sha1(Array((key + guid).utf8)))
     }
 
-    /// The 101 response that completes the handshake.
-    public static func response(key: String, sha1: ([UInt8]) -> [UInt8]) -> [UInt8] {
-        Array(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-               "Sec-WebSocket-Accept: \(acceptValue(for: key, sha1: sha1))\r\n\r\n").utf8)
+    /// The 101 response that completes the handshake, naming `subprotocol` when the server chose one.
+    public static func response(key: String, subprotocol: String? = nil, sha1: ([UInt8]) -> [UInt8]) -> [UInt8] {
+        let chosen = subprotocol.map { "Sec-WebSocket-Protocol: \($0)\r\n" } ?? ""
+        return Array(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+                      "Sec-WebSocket-Accept: \(acceptValue(for: key, sha1: sha1))\r\n\(chosen)\r\n").utf8)
+    }
+
+    /// The subprotocol this server speaks: a browser, which cannot set `Authorization`, offers
+    /// `Sec-WebSocket-Protocol: fanout, bearer.<token>` and the server answers `fanout` (never the token).
+    public static let subprotocol = "fanout"
+
+    /// From the offered subprotocols: whether `fanout` is among them (the 101 must then name it: a browser
+    /// fails a connection whose answer names none it offered, or one it did not), and the token of a
+    /// `bearer.<token>` entry. Cost: one pass over the header (at most the request head's size).
+    public static func offeredSubprotocols(_ head: HTTPRequestHead) -> (speaksFanout: Bool, token: String?) {
+        guard let value = head.header("sec-websocket-protocol") else { return (false, nil) }
+        var speaksFanout = false
+        var token: String?
+        for entry in value.split(separator: ",") {
+            let name = entry.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()
+            let text = String(name)
+            if text == subprotocol { speaksFanout = true }
+            if text.hasPrefix("bearer."), text.count > 7, token == nil { token = String(text.dropFirst(7)) }
+        }
+        return (speaksFanout, token)
     }
 
     /// The refusal as an HTTP response.

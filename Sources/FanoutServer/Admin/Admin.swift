@@ -26,6 +26,8 @@ protocol AdminHost: AnyObject {
     var cluster: ClusterNode? { get }
     /// The history disk's fields.
     var historyUpkeep: HistoryUpkeep! { get }
+    /// Each connection's user (CLIENTS) and the token counters (INFO).
+    var auth: Authenticator { get }
     func holdCommands(of connection: ClientConnection) -> Bool
     func releaseCommands(of connection: ClientConnection)
 }
@@ -91,12 +93,16 @@ final class Admin {
             ("questions", stats.questions),
             ("answers", stats.answers),
             ("ask_timeouts", stats.askTimeouts),
+            ("token_auth", host.configuration.auth.tokens.isOn ? "on" : "off"),
+            ("tokens_expired", stats.tokensExpired),
+            ("token_refreshes", stats.tokenRefreshes),
+            ("token_failures", stats.tokenFailures),
         ]
         return InfoFields.text(fields + InfoFields.fields((host.cluster?.infoFields() ?? []) + host.historyUpkeep.diskInfoFields()))
     }
 
-    /// `<count> id=<n>,addr=<host:port>,subs=<n>,pending=<bytes>,age_s=<n>,transport=<tcp|tls|unix|ws> ...`,
-    /// oldest first.
+    /// `<count> id=<n>,addr=<host:port>,subs=<n>,pending=<bytes>,age_s=<n>,transport=<tcp|tls|unix|ws>[,user=<u>]
+    /// ...`, oldest first; `user=` for an authenticated connection (a users-file name or a token's `sub`).
     ///
     /// Cost: a scan of the connection table (at most max_connections ids, sorted as plain integers) and text
     /// for the `listingLimit` listed.
@@ -104,12 +110,22 @@ final class Admin {
         let now = ContinuousClock.now
         let connections = host.connections
         let oldest = connections.ids.sorted().prefix(Self.listingLimit)
+        let auth = host.auth
         let listed = oldest.compactMap { connections[$0] }.map { connection in
             let age = (now - connection.connectedAt).components.seconds
             return "id=\(connection.id),addr=\(connection.peer),subs=\(connection.subscriptions.count)," +
-                "pending=\(connection.pendingBytes),age_s=\(age),transport=\(connection.transport)"
+                "pending=\(connection.pendingBytes),age_s=\(age),transport=\(connection.transport)" +
+                (auth.userName(of: connection).map { ",user=\(Admin.listable($0))" } ?? "")
         }
         return ([String(connections.count)] + listed).joined(separator: " ")
+    }
+
+    /// A user name as one CLIENTS word: a token's `sub` may hold any text, so a space, comma or control byte
+    /// becomes `_` (the listing is one line of comma-separated fields).
+    static func listable(_ name: String) -> String {
+        let unlisted: (UInt8) -> Bool = { $0 <= 0x20 || $0 == UInt8(ascii: ",") || $0 == 0x7F }
+        guard name.utf8.contains(where: unlisted) else { return name }
+        return String(decoding: name.utf8.map { unlisted($0) ? UInt8(ascii: "_") : $0 }, as: UTF8.self)
     }
 
     func tearDown() {

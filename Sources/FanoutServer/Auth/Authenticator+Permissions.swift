@@ -47,14 +47,21 @@ extension Authenticator {
 
     /// After a reload: gives each authenticated connection its user's new permissions, dropping (and telling
     /// it about) subscriptions it may no longer hold. Turning auth on sends unauthenticated connections back
-    /// to AUTH; turning it off frees everyone.
+    /// to AUTH; turning it off frees everyone. A token connection keeps its token's grant while token keys
+    /// are configured; once they are not, it is a connection of the users-file user of its name, if any.
     func reapplyPermissions() {
         defer { unauthenticated = host.connections.values.reduce(0) { $0 + ($1.grant == nil ? 1 : 0) } }
         permissionsByUser = [:]
+        if !settings.tokens.isOn {
+            tokenSessions.removeAll()
+            withholdingTokenConnections = 0
+        }
         for connection in host.connections.values.sorted(by: { $0.id < $1.id }) {
             let fresh: SharedPermissions?
             if !settings.requiresAuth {
                 fresh = .unrestricted
+            } else if tokenSessions[connection.id] != nil {
+                fresh = connection.grant
             } else if let name = sessions[connection.id]?.userName {
                 fresh = settings.users.first { $0.name == name }.map(sharedPermissions(of:)) ?? .nothing
             } else {
@@ -64,11 +71,7 @@ extension Authenticator {
             connection.extras?.lastPermittedSubject = []
             if fresh == nil && sessions[connection.id]?.deadline == nil { startDeadline(for: connection) }
             if fresh != nil { sessions[connection.id]?.deadline = nil }
-            let revoked = connection.subscriptions.filter { fresh?.permissions.maySubscribe($0) != true }.sorted()
-            guard !revoked.isEmpty else { continue }
-            host.subscriptions.remove(revoked, for: connection)
-            host.replays.sendNotice(ProtocolError.revoked(revoked).line, to: connection)
-            host.logger.info("subscriptions revoked by reload", metadata: ["client": "\(connection.id)", "subjects": "\(revoked.joined(separator: " "))"])
+            dropDisallowedSubscriptions(of: connection, under: fresh, why: "reload")
         }
     }
 

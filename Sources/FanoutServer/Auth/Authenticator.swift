@@ -1,5 +1,6 @@
 import FanoutEventLoop
 import FanoutProtocol
+import FanoutTokens
 import Logging
 
 /// What the authenticator needs from the server: its configuration and log, closing a connection, pausing
@@ -8,6 +9,8 @@ protocol AuthHost: AnyObject {
     var configuration: ServerConfiguration { get }
     var logger: Logger { get }
     var connections: ConnectionTable { get }
+    /// Token checks, expiries and refreshes are counted there (INFO, /metrics).
+    var stats: ServerStats { get set }
     func disconnect(_ connection: ClientConnection, reason: DisconnectReason)
     func holdCommands(of connection: ClientConnection) -> Bool
     func releaseCommands(of connection: ClientConnection)
@@ -17,13 +20,14 @@ protocol AuthHost: AnyObject {
     var replays: Replays! { get }
 }
 
-/// Who a connection is and what it may do: AUTH and HTTP tokens against the configured users, the failed
-/// attempts' throttle and log, the deadlines to authenticate and to finish a TLS handshake, each user's shared
-/// grant, and the permission checks and their reload (`Authenticator+Permissions.swift`).
+/// Who a connection is and what it may do: AUTH and HTTP tokens against the configured users or, when token
+/// keys are configured, as application tokens (`Authenticator+Tokens.swift`), the failed attempts' throttle and
+/// log, the deadlines to authenticate and to finish a TLS handshake, each user's shared grant, and the
+/// permission checks and their reload (`Authenticator+Permissions.swift`).
 ///
-/// Per connection it keeps only what a connection on a server with users needs (`sessions`, by id) and a TLS
-/// connection's handshake deadline; a connection of a server without users, or past its handshake, has no
-/// entry. Told of each arrival and departure by the server (`connectionArrived`, `connectionLeft`).
+/// Per connection it keeps only what a connection on a server with users needs (`sessions`, by id), a TLS
+/// connection's handshake deadline, and a token connection's expiry (`tokenSessions`); a connection of a
+/// server without users, or past its handshake, has no entry. Told of each arrival and departure by the server (`connectionArrived`, `connectionLeft`).
 final class Authenticator {
     /// A connection's authentication on a server with users.
     struct Session {
@@ -42,8 +46,19 @@ final class Authenticator {
     /// check reads a field of this object instead of copying the configuration through the host.
     private(set) var settings: AuthSettings
     /// Whether any configured user has subscribe-deny patterns: only then are a run's receivers filtered.
-    /// Kept in step with `settings` so that opening a run does not scan the users.
+    /// Kept in step with `settings` and the token connections so that opening a run does not scan the users.
     private(set) var anyUserWithholds: Bool
+    /// Whether a configured user has subscribe-deny patterns (one half of `anyUserWithholds`).
+    private var configuredUsersWithhold: Bool
+    /// Token connections whose token's grant has subscribe-deny patterns (the other half).
+    var withholdingTokenConnections = 0 {
+        didSet { anyUserWithholds = configuredUsersWithhold || withholdingTokenConnections > 0 }
+    }
+    /// Checks application tokens; nil when no token key is configured.
+    private(set) var verifier: TokenVerifier?
+    /// Connections authenticated by an application token, with their expiry. Worst case: one entry per
+    /// connection of a server with token keys.
+    var tokenSessions: [UInt64: TokenSession] = [:]
     /// Failed-AUTH buckets per address.
     var throttle = AuthThrottle()
     /// Written once per interval at most; made on first use.
@@ -62,7 +77,9 @@ final class Authenticator {
         self.host = host
         self.loop = loop
         self.settings = settings
-        self.anyUserWithholds = Self.withholds(settings)
+        self.configuredUsersWithhold = Self.withholds(settings)
+        self.anyUserWithholds = configuredUsersWithhold
+        self.verifier = Self.verifier(for: settings.tokens)
     }
 
     private static func withholds(_ settings: AuthSettings) -> Bool {
@@ -75,13 +92,18 @@ final class Authenticator {
     func adopt(_ fresh: AuthSettings) -> AuthSettings {
         let old = settings
         settings = fresh
+        if fresh.tokens != old.tokens { verifier = Self.verifier(for: fresh.tokens) }
         return old
     }
 
     /// The reload's last step for authentication: each connection's new permissions when the users changed.
     func apply(replacing old: AuthSettings) {
-        anyUserWithholds = Self.withholds(settings)
-        if settings.users != old.users { reapplyPermissions() }
+        configuredUsersWithhold = Self.withholds(settings)
+        anyUserWithholds = configuredUsersWithhold || withholdingTokenConnections > 0
+        if settings.users != old.users || settings.requiresAuth != old.requiresAuth
+            || settings.tokens.isOn != old.tokens.isOn {
+            reapplyPermissions()
+        }
     }
 
     /// Whether a connection that would have to authenticate must be refused: max_unauthenticated are waiting.
@@ -109,6 +131,7 @@ final class Authenticator {
     func connectionLeft(_ connection: ClientConnection) {
         sessions[connection.id] = nil
         handshakeDeadlines[connection.id] = nil
+        if !tokenSessions.isEmpty { tokenSessionEnded(connection) }
         if connection.grant == nil { unauthenticated -= 1 }
     }
 
@@ -156,6 +179,9 @@ final class Authenticator {
             host.disconnect(connection, reason: .authFailures)
             return
         }
+        if let verifier, TokenVerifier.looksLikeJWT(token) {
+            return authenticate(connection, jwt: token, with: verifier, at: now)
+        }
         guard let matched = user(holding: token) else {
             throttle.recordFailure(connection.peerHost, at: now)
             fail(connection, ProtocolError(.denied, "invalid token"))
@@ -182,10 +208,10 @@ final class Authenticator {
 
     /// Answers a failed or refused AUTH, logs it (rate-limited), and delays the connection's next command,
     /// or closes it at max_auth_failures.
-    private func fail(_ connection: ClientConnection, _ error: ProtocolError) {
+    func fail(_ connection: ClientConnection, _ error: ProtocolError, reason: String? = nil) {
         sessions[connection.id, default: Session()].failures += 1
         let failures = sessions[connection.id]?.failures ?? 0
-        logFailure(connection)
+        logFailure(connection, reason: reason)
         if failures >= settings.maxAuthFailures {
             connection.send(ProtocolError(.denied, "too many failed AUTH attempts; closing").line)
             host.disconnect(connection, reason: .authFailures)
@@ -201,21 +227,30 @@ final class Authenticator {
     }
 
     /// One line per failure at most every `SuppressedLog.interval`; the rest are summed up in one line then.
-    private func logFailure(_ connection: ClientConnection) {
+    /// `reason` is a refused token's (bad signature, expired, ...): never the token or a key.
+    func logFailure(_ connection: ClientConnection, reason: String? = nil) {
+        logFailure(from: connection.peerHost, peer: "\(connection.peer)", client: "\(connection.id)", reason: reason,
+                   failures: sessions[connection.id]?.failures ?? 0)
+    }
+
+    /// The same for an HTTP request's token (`client` is the request's id).
+    func logFailure(from source: String, peer: String, client: String, reason: String?, failures: Int) {
         if failureLog == nil {
             failureLog = LogThrottle(loop: loop) { [unowned self] count, sources in
                 self.host.logger.info("\(count) more failed AUTH attempts in the last \(SuppressedLog.interval)",
                                       metadata: ["from": "\(sources.joined(separator: ","))"])
             }
         }
-        guard failureLog?.shouldWrite(from: connection.peerHost) == true else { return }
-        host.logger.info("AUTH failed", metadata: ["client": "\(connection.id)", "peer": "\(connection.peer)",
-                                                   "failures": "\(sessions[connection.id]?.failures ?? 0)"])
+        guard failureLog?.shouldWrite(from: source) == true else { return }
+        var metadata: Logger.Metadata = ["client": "\(client)", "peer": "\(peer)", "failures": "\(failures)"]
+        if let reason { metadata["reason"] = "\(reason)" }
+        host.logger.info("AUTH failed", metadata: metadata)
     }
 
     func tearDown() {
         failureLog = nil
         sessions.removeAll()
+        tokenSessions.removeAll()
         handshakeDeadlines.removeAll()
     }
 }

@@ -12,6 +12,12 @@ public struct AuthSettings: Sendable, Equatable {
     public var maxUnauthenticated = 1000
     /// Verbs that need a user with `admin: true` (when users are configured).
     public var adminCommands: Set<String> = ["INFO", "CLIENTS"]
+    /// Application tokens (JWT): their keys and the claims checked.
+    public var tokens = TokenSettings() {
+        didSet { tokensOn = tokens.isOn }
+    }
+    /// `tokens.isOn`, kept as a stored flag: `requiresAuth` is asked on every command.
+    private(set) var tokensOn = false
 
     /// The verbs `adminCommands` may name.
     public static let restrictableVerbs = Set(
@@ -20,11 +26,11 @@ public struct AuthSettings: Sendable, Equatable {
 
     public init() {}
 
-    /// Whether connections must authenticate.
-    public var requiresAuth: Bool { !users.isEmpty }
+    /// Whether connections must authenticate: there are users, or token keys.
+    public var requiresAuth: Bool { !users.isEmpty || tokensOn }
 
     func problems() -> [String] {
-        var found: [String] = []
+        var found: [String] = tokens.problems()
         if authTimeout <= .zero { found.append("auth_timeout: must be positive") }
         if maxAuthFailures < 1 { found.append("max_auth_failures: must be at least 1") }
         if maxUnauthenticated < 1 { found.append("max_unauthenticated: must be at least 1") }

@@ -22,6 +22,8 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
     case authTimeout
     /// Too many failed AUTH attempts.
     case authFailures
+    /// The connection's token expired and no fresh one came within token_expiry_grace.
+    case authExpired
     /// A BPUB's bytes were followed by something other than a line end: the stream's framing is lost.
     case framingLost
     /// Among the largest holders of an unfinished payload while the server was over max_memory.
@@ -40,6 +42,7 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .shutdown: "shutdown"
         case .authTimeout: "auth-timeout"
         case .authFailures: "auth-failures"
+        case .authExpired: "auth-expired"
         case .webSocketClose(let code, let reason): "websocket-close \(code) (\(reason))"
         case .framingLost: "framing-lost"
         case .memoryBound(let detail): "memory-bound (\(detail))"
@@ -53,6 +56,7 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .idleTimeout(let setting): ProtocolError(.idleTimeout, "disconnected: nothing received for \(setting)")
         case .shutdown: ProtocolError(.shuttingDown, "server is shutting down")
         case .authTimeout: ProtocolError(.authRequired, "disconnected: no AUTH within auth_timeout")
+        case .authExpired: ProtocolError(.authExpired, "closing")
         case .framingLost: ProtocolError(.syntax, "a BPUB payload must be followed by LF or CRLF; closing")
         case .memoryBound(let detail): ProtocolError(.limit, "disconnected: \(detail)")
         case .quit, .eof, .socketError, .authFailures, .handshakeTimeout, .webSocketClose: nil
@@ -63,7 +67,8 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
     /// debug when the client left by itself or the server is stopping.
     var logLevel: Logger.Level {
         switch self {
-        case .slowConsumer, .idleTimeout, .socketError, .authTimeout, .handshakeTimeout, .framingLost, .memoryBound:
+        case .slowConsumer, .idleTimeout, .socketError, .authTimeout, .authExpired, .handshakeTimeout, .framingLost,
+             .memoryBound:
             .info
         // The failed AUTH was logged already, once per interval at most: a guesser must not fill the log here.
         case .quit, .eof, .shutdown, .authFailures, .webSocketClose: .debug

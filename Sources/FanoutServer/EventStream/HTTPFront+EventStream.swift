@@ -25,8 +25,8 @@ extension HTTPFront {
                 "at most \(EventStreamSession.maxResumable) concrete subjects per stream").response)
         }
         let token = Self.bearerToken(head) ?? head.queryValues("token").first
-        let granted: (grant: SharedPermissions, user: String?)
-        switch host.auth.httpGrant(token: token, peerHost: exchange.peer.host) {
+        let granted: Authenticator.HTTPGrant
+        switch host.auth.httpGrant(token: token, peerHost: exchange.peer.host, requestID: exchange.id) {
         case .failure(let refusal): return exchange.finish(refusal.response)
         case .success(let value): granted = value
         }
@@ -58,7 +58,8 @@ extension HTTPFront {
                                          epoch: epoch)
         let connection = host.admit(socket: socket, peer: peer, host: peer.host, transport: .eventStream, id: id,
                                prepare: { $0.madeExtras.adapter = EventStreamTransport(session: session) })
-        host.auth.admitAuthenticated(connection, grant: granted.grant, user: granted.user)
+        // An application token's expiry closes the stream after an `auth-expired` error event and the grace.
+        host.auth.admitAuthenticated(connection, granted)
         // RESUMEs before the SUB of any wildcard, as the protocol asks of a client resuming under one.
         for (index, subject) in concrete.enumerated() where connection.socket != nil {
             session.pendingReplies.append(index)

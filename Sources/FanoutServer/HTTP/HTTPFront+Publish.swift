@@ -22,7 +22,8 @@ extension HTTPFront {
             return exchange.finish(HTTPRefusal(status: 400, code: "bad-subject", "the path names one subject: /publish/<subject>").response)
         }
         let grant: SharedPermissions
-        switch host.auth.httpGrant(token: Self.bearerToken(head), peerHost: exchange.peer.host) {
+        let token = Self.bearerToken(head)
+        switch host.auth.httpGrant(token: token, peerHost: exchange.peer.host, requestID: exchange.id) {
         case .failure(let refusal): return exchange.finish(refusal.response)
         case .success(let granted): grant = granted.grant
         }

@@ -46,6 +46,9 @@ final class ServerMetrics {
         (Counter(label: "fanout_questions_total"), \.questions),
         (Counter(label: "fanout_answers_total"), \.answers),
         (Counter(label: "fanout_ask_timeouts_total"), \.askTimeouts),
+        (Counter(label: "fanout_tokens_expired_total"), \.tokensExpired),
+        (Counter(label: "fanout_token_refreshes_total"), \.tokenRefreshes),
+        (Counter(label: "fanout_token_failures_total"), \.tokenFailures),
     ]
     private var reportedMemoryDrops: UInt64 = 0
     private var reportedHistoryEvicted: UInt64 = 0

@@ -33,4 +33,8 @@ struct ServerStats {
     var questions: UInt64 = 0
     var answers: UInt64 = 0
     var askTimeouts: UInt64 = 0
+    /// Token connections told their token expired, AUTHs that renewed a connection's token, and tokens refused.
+    var tokensExpired: UInt64 = 0
+    var tokenRefreshes: UInt64 = 0
+    var tokenFailures: UInt64 = 0
 }

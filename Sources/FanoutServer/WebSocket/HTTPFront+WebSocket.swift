@@ -3,8 +3,9 @@ import FanoutHTTP
 
 extension HTTPFront {
     /// `GET /ws`: checks the handshake (version, key, Origin against http_allowed_origins), answers 101 and
-    /// makes the socket a client connection like any other, with the WebSocket transport. A bearer token in
-    /// `Authorization` authenticates it at once, as an AUTH would (its reply follows the greeting).
+    /// makes the socket a client connection like any other, with the WebSocket transport. A token in
+    /// `Authorization: Bearer`, `?token=` or the subprotocol `bearer.<token>` authenticates it at once, as an
+    /// AUTH would (its reply follows the greeting); the 101 names the subprotocol `fanout` when it was offered.
     func upgradeToWebSocket(_ head: HTTPRequestHead, exchange: HTTPExchange) {
         let key: String
         let configuration = host.configuration
@@ -29,10 +30,13 @@ extension HTTPFront {
         }
         let id = exchange.id
         guard let socket = exchange.takeSocket() else { return }
-        socket.write(WebSocketHandshake.response(key: key, sha1: { Digest.sha1($0) }))
+        let offered = WebSocketHandshake.offeredSubprotocols(head)
+        let subprotocol = offered.speaksFanout ? WebSocketHandshake.subprotocol : nil
+        socket.write(WebSocketHandshake.response(key: key, subprotocol: subprotocol, sha1: { Digest.sha1($0) }))
         let connection = host.admit(socket: socket, peer: peer, host: peerHost, transport: .webSocket, id: id,
                                     prepare: nil)
-        if let token = Self.bearerToken(head), configuration.auth.requiresAuth {
+        if let token = Self.bearerToken(head) ?? offered.token ?? head.queryValues("token").first,
+           configuration.auth.requiresAuth {
             host.auth.authenticate(connection, token: token)
         }
         // Frames that came with the handshake are in the input already: no read event will announce them.

@@ -167,7 +167,7 @@ final class WebSocketTransport: TransportAdapter {
         case .shutdown, .idleTimeout, .memoryBound:
             if let farewell = reason.farewell { connection.write(farewell.line) }
             close(connection, code: WebSocketCloseCode.goingAway, reason: reason.description)
-        case .authTimeout, .authFailures:
+        case .authTimeout, .authFailures, .authExpired:
             if let farewell = reason.farewell { connection.write(farewell.line) }
             close(connection, code: WebSocketCloseCode.policyViolation, reason: reason.description)
         }

@@ -119,8 +119,10 @@ final class HarnessPeer {
         }
     }
 
+    /// The two `-ERR` lines that answer no command (a token's expiry, a revocation) are pushes.
     static func isReply(_ line: String) -> Bool {
-        line.hasPrefix("+") || line.hasPrefix("-ERR")
+        line.hasPrefix("+") || line.hasPrefix("-ERR") && !line.hasPrefix("-ERR auth-expired")
+            && !line.hasPrefix("-ERR denied revoked:")
     }
 
     /// Closes the test's end: the server sees its peer go.
