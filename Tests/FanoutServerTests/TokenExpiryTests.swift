@@ -106,6 +106,29 @@ struct TokenExpiryTests {
         #expect(harness.server.auth.tokenSessions[bare.id]?.timer == nil, "no exp: no timer")
     }
 
+    /// A users-file token sent after an application token replaces it: the token's expiry no longer applies.
+    @Test func aUsersFileTokenEndsTheTokensExpiry() throws {
+        let harness = try ServerHarness { configuration in
+            configuration.auth.tokens.secret = TestTokens.secret
+            configuration.auth.users = [User(name: "alice", tokenHash: TokenHash.make(token: "static-token-of-alice"),
+                                             permissions: Permissions(subscribe: [">"]))]
+        }
+        let peer = try harness.connect()
+        let token = TestTokens.hs256(sub: "alice", expiresIn: 60, fanout: #"{"subscribe":["a"]}"#)
+        #expect(try harness.command("AUTH \(token)", on: peer) == "+OK")
+        #expect(harness.server.auth.tokenSessions[peer.id] != nil)
+        #expect(try harness.command("AUTH static-token-of-alice", on: peer) == "+OK")
+        #expect(harness.server.auth.tokenSessions[peer.id] == nil, "no expiry timer is left behind")
+        #expect(try harness.command("SUB b", on: peer) == "+OK 1", "the users-file permissions apply")
+    }
+
+    /// An `exp` years away is reached in steps a timer can hold.
+    @Test func aFarExpiryIsWaitedForInSteps() {
+        #expect(TokenSession.wait(until: 1_000, from: 990) == 10)
+        #expect(TokenSession.wait(until: 990, from: 1_000) == 0, "already expired: at once")
+        #expect(TokenSession.wait(until: Int64.max, from: 1_000) == TokenSession.longestWait)
+    }
+
     @Test func aBadTokenIsAFailedAuth() throws {
         let harness = try Self.harness()
         let peer = try harness.connect()

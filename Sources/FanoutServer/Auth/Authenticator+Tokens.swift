@@ -87,9 +87,10 @@ extension Authenticator {
         }
         session.inGrace = false
         session.timer = nil
+        session.expiresAt = token.expiresAt
         if let expiresAt = token.expiresAt {
             let timer = LoopTimer(loop: loop) { [unowned self, unowned connection] in self.tokenExpired(connection) }
-            timer.schedule(after: .seconds(max(0, expiresAt - Self.unixNow())))
+            timer.schedule(after: .seconds(TokenSession.wait(until: expiresAt, from: Self.unixNow())))
             session.timer = timer
         }
         return grant
@@ -100,6 +101,11 @@ extension Authenticator {
     private func tokenExpired(_ connection: ClientConnection) {
         guard let session = tokenSessions[connection.id], !session.inGrace else {
             return host.disconnect(connection, reason: .authExpired)
+        }
+        if let expiresAt = session.expiresAt, Self.unixNow() < expiresAt {
+            // A far expiry, reached in steps (`TokenSession.longestWait`).
+            session.timer?.schedule(after: .seconds(TokenSession.wait(until: expiresAt, from: Self.unixNow())))
+            return
         }
         host.stats.tokensExpired += 1
         session.inGrace = true

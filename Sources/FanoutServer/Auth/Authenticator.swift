@@ -188,6 +188,8 @@ final class Authenticator {
             return
         }
         if connection.grant == nil { unauthenticated -= 1 }
+        // A users-file token replaces an application token, and its expiry with it.
+        if !tokenSessions.isEmpty { tokenSessionEnded(connection) }
         connection.grant = sharedPermissions(of: matched)
         sessions[connection.id, default: Session()].userName = matched.name
         connection.extras?.lastPermittedSubject = []
