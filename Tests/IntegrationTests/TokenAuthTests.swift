@@ -129,6 +129,41 @@ struct TokenAuthTests {
         #expect(refused.status == 403, "\(refused)")
     }
 
+    /// An event stream cannot send AUTH: when its token expires it gets the `auth-expired` error event, and at
+    /// the grace's end the second one and the end of the stream.
+    @Test func anEventStreamIsToldOfItsTokensExpiryAndClosedAfterTheGrace() throws {
+        let keys = try TokenKeys()
+        let daemon = try keys.daemon(["FANOUTD_TOKEN_LEEWAY": "0", "FANOUTD_TOKEN_EXPIRY_GRACE": "1"])
+        let port = try daemon.httpPort()
+        let token = try keys.mint("HS256", keys.secret, #"{"sub":"web","aud":"fanout","exp":"+2",\#(roomGrant)}"#)
+        let stream = try eventStream(port: port, query: "subject=chat.room42&token=\(token)")
+        _ = try stream.stdout.waitForLine(containing: ": +OK 1", timeout: 10)
+        let told = try stream.stdout.waitForLine(containing: #""auth-expired""#, timeout: 10)
+        #expect(told.contains("send AUTH with a fresh token within 1s"), "\(told)")
+        let closing = try stream.stdout.waitForLine(containing: #""auth-expired""#, after: 1, timeout: 10)
+        #expect(closing.contains("closing"), "\(closing)")
+        let ended = stream.finish(timeout: 10)
+        #expect(ended.status == 0, "curl saw the stream end: \(ended.stdout)")
+        _ = try daemon.stderr.waitForLine(containing: "reason=auth-expired", timeout: 10)
+    }
+
+    /// A key that cannot be read or used stops the daemon at start with exit 78, naming the setting;
+    /// `--check-config` names the files and never prints what they hold.
+    @Test func aBadKeyIsAConfigurationErrorAndNoKeyIsPrinted() throws {
+        let keys = try TokenKeys()
+        let missing = try runDaemon(["--check-config"], environment: ["FANOUTD_TOKEN_SECRET_FILE": "/nonexistent/secret"])
+        #expect(missing.status == 78)
+        #expect(missing.stderr.contains("token_secret_file: cannot read /nonexistent/secret"), "\(missing.stderr)")
+        let swapped = try runDaemon(["--listen", "127.0.0.1:0"], environment: ["FANOUTD_TOKEN_SECRET_FILE": keys.rsaPublic])
+        #expect(swapped.status == 78, "a PEM key is no HMAC secret")
+        #expect(swapped.stderr.contains("token_secret_file: "), "\(swapped.stderr)")
+        let checked = try runDaemon(["--check-config"], environment: ["FANOUTD_TOKEN_SECRET_FILE": keys.secret,
+                                                                      "FANOUTD_TOKEN_PUBLIC_KEY_FILE": keys.ecPublic])
+        #expect(checked.status == 0)
+        #expect(checked.stdout.contains("token_secret_file: \(keys.secret)"), "\(checked.stdout)")
+        #expect(!checked.stdout.contains("first-secret") && !checked.stdout.contains("BEGIN"), "\(checked.stdout)")
+    }
+
     @Test func aReloadReplacingTheSecretRefusesOldTokensAndAcceptsNewOnes() throws {
         let keys = try TokenKeys()
         let daemon = try keys.daemon()
