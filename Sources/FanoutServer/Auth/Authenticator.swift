@@ -27,7 +27,8 @@ protocol AuthHost: AnyObject {
 ///
 /// Per connection it keeps only what a connection on a server with users needs (`sessions`, by id), a TLS
 /// connection's handshake deadline, and a token connection's expiry (`tokenSessions`); a connection of a
-/// server without users, or past its handshake, has no entry. Told of each arrival and departure by the server (`connectionArrived`, `connectionLeft`).
+/// server without users, or past its handshake, has no entry. Told of each arrival and departure by the
+/// server (`connectionArrived`, `connectionLeft`).
 final class Authenticator {
     /// A connection's authentication on a server with users.
     struct Session {
