@@ -64,6 +64,24 @@ import Testing
         #expect(try verifier.verify(vectors.token("RS256"), now: vectors.now).get().subject == "user-1234")
     }
 
+    @Test func oneVerifierServesSeveralThreadsAtOnce() async throws {
+        // Sendable: keys are only read after they are made (each check has its own libcrypto context).
+        let keys = try TokenKeys(hmacSecret: Array(vectors.hmac_secret.utf8), publicKeyPEM: nil,
+                                 jwks: Array(vectors.jwks.utf8))
+        let verifier = TokenVerifier(keys: keys, rules: TokenRules())
+        let (names, now) = (["HS256", "jwks_r1", "jwks_e1", "jwks_e2"], vectors.now)
+        let tokens = names.map(vectors.token)
+        let verified = await withTaskGroup(of: Int.self) { group in
+            for token in tokens {
+                group.addTask {
+                    (0..<50).filter { _ in (try? verifier.verify(token, now: now).get()) != nil }.count
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(verified == tokens.count * 50)
+    }
+
     @Test func everyKindOfKeyAtOnce() throws {
         let keys = try TokenKeys(hmacSecret: Array(vectors.hmac_secret.utf8),
                                  publicKeyPEM: Array(vectors.ec_public_pem.utf8), jwks: Array(vectors.jwks.utf8))
