@@ -95,6 +95,8 @@ rsa_pkcs1 = rsa_key.public_key().public_bytes(serialization.Encoding.PEM, serial
 small_rsa = rsa.generate_private_key(public_exponent=65537, key_size=1024)
 k1 = ec.generate_private_key(ec.SECP256K1())
 vectors = {
+    "about": "TEST-ONLY keys and tokens for FanoutTokensTests, made by make_vectors.py; they protect nothing. "
+             "The private keys were never kept.",
     "now": NOW, "hmac_secret": SECRET, "rsa_public_pem": rsa_pem, "rsa_public_pkcs1_pem": rsa_pkcs1,
     "ec_public_pem": pem(ec_key), "jwks": json.dumps(jwks), "single_jwks": json.dumps(single_jwks),
     "rsa_1024_public_pem": pem(small_rsa), "secp256k1_public_pem": pem(k1), "tokens": tokens,
