@@ -23,6 +23,8 @@ import Testing
         let verifier = TokenVerifier(keys: try vectors.keys(secret: false, pem: vectors.ec_public_pem, jwks: false),
                                      rules: TokenRules())
         #expect(try verifier.verify(vectors.token("ES256"), now: vectors.now).get().subject == "user-1234")
+        // R's first byte is zero: the DER integer made from it is shorter, and still the same signature.
+        #expect(try verifier.verify(vectors.token("ES256_short_r"), now: vectors.now).get().subject == "user-1234")
         #expect(verifier.verify(vectors.token("RS256"), now: vectors.now) == .failure(.keyMismatch))
         #expect(verifier.verify(vectors.token("HS256"), now: vectors.now) == .failure(.keyMismatch))
         // Another P-256 key's signature is checked and refused.

@@ -50,6 +50,12 @@ for alg in ("HS256", "HS384", "HS512"):
     tokens[alg] = jwt.encode(claims(), SECRET, algorithm=alg)
 tokens["RS256"] = jwt.encode(claims(), rsa_key, algorithm="RS256")
 tokens["ES256"] = jwt.encode(claims(), ec_key, algorithm="ES256")
+# An ES256 signature whose R starts with a zero byte (1 in 256 do): its DER integer is shorter.
+for serial in range(100_000):
+    candidate = jwt.encode(claims(jti=str(serial)), ec_key, algorithm="ES256")
+    if base64.urlsafe_b64decode(candidate.rsplit(".", 1)[1] + "==")[0] == 0:
+        tokens["ES256_short_r"] = candidate
+        break
 tokens["no_grant"] = jwt.encode(claims(fanout=None), SECRET, algorithm="HS256")
 tokens["no_exp"] = jwt.encode(claims(exp=None), SECRET, algorithm="HS256")
 tokens["expired"] = jwt.encode(claims(exp=NOW - 60), SECRET, algorithm="HS256")
