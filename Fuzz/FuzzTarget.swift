@@ -13,6 +13,7 @@
 //    no more than its limit; a head it accepts keeps the path it was given and a sane Content-Length.
 // 5. As a configuration file (ConfigFuzzCheck.swift).
 // 6. As a history segment file (HistoryRecordFuzzCheck.swift).
+// 7. As an application token, whole and as a signed payload (TokenFuzzCheck.swift).
 
 final class FuzzMember: Subscriber {
     let pattern: String
@@ -170,5 +171,6 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     precondition(oneRead == pieces, "request parsing depends on how the input was split: \(oneRead) vs \(pieces)")
     checkConfigText(bytes)
     checkHistoryRecords(bytes)
+    checkTokens(bytes)
     return 0
 }

@@ -18,15 +18,16 @@ extension Base64 {
     /// no whitespace, no length of 1 mod 4, and the unused low bits of the last digit zero. The last rule makes
     /// the encoding of given bytes unique, so a changed character always changes the bytes (a token whose
     /// signature's spare bits were flipped must not verify).
-    public static func decodeURLSafe<Text: Collection<UInt8>>(_ text: Text) -> [UInt8]? {
+    public static func decodeURLSafe(_ text: UnsafeRawBufferPointer) -> [UInt8]? {
         let remainder = text.count % 4
         guard remainder != 1 else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(text.count / 4 * 3 + 2)
+        let table = urlSafeDigits
         var value: UInt32 = 0
         var digits = 0
         for byte in text {
-            let digit = urlSafeDigits[Int(byte)]
+            let digit = table[Int(byte)]
             guard digit != 0xFF else { return nil }
             value = value << 6 | UInt32(digit)
             digits += 1
@@ -56,6 +57,7 @@ extension Base64 {
 
     /// `decodeURLSafe` of a string's UTF-8.
     public static func decodeURLSafe(_ text: String) -> [UInt8]? {
-        decodeURLSafe(text.utf8)
+        var text = text
+        return text.withUTF8 { decodeURLSafe(UnsafeRawBufferPointer($0)) }
     }
 }

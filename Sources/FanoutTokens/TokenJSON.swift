@@ -2,9 +2,10 @@ import FoundationEssentials
 
 // The token's two JSON objects, read by FoundationEssentials' JSONDecoder. Bounds: the whole token is at most
 // TokenVerifier.maxTokenBytes (32 KiB) before either is decoded, so each object is under 24 KiB of JSON; the
-// decoder's nesting is bounded by that size (10,000 levels refused as malformed in AttackTests), and unknown
-// members are skipped. Where a member appears twice, the decoder keeps the first occurrence (AttackTests checks
-// it); as it is the signed text that is read, a duplicate only changes what the issuer itself signed.
+// decoder refuses nesting of 512 levels or more (its own limit; AttackTests checks it up to the 10,000 levels
+// that fit), and unknown members are skipped. Where a member appears twice, the decoder keeps the first
+// occurrence (AttackTests checks it); as it is the signed text that is read, a duplicate only changes what the
+// issuer itself signed.
 
 /// The JOSE header (RFC 7515 §4): the algorithm, the key's id, and whether `crit` is present.
 struct TokenHeader: Decodable {

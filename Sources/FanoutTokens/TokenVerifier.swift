@@ -34,13 +34,16 @@ public struct TokenVerifier: Sendable {
 
     /// Three non-empty base64url parts whose header decodes to a JSON object: tells a JWT from a static token.
     public static func looksLikeJWT(_ token: String) -> Bool {
-        guard let parts = CompactParts(token.utf8), !parts.signature.isEmpty,
-              parts.payload.allSatisfy(Base64.isURLSafeDigit), parts.signature.allSatisfy(Base64.isURLSafeDigit)
-        else { return false }
-        // A header over the bound is still a token's shape: verify refuses it as too large, unread.
-        guard parts.header.count <= maxTokenBytes else { return true }
-        guard let header = Base64.decodeURLSafe(parts.header) else { return false }
-        return (try? JSONDecoder().decode(AnyJSONObject.self, from: Data(header))) != nil
+        var token = token
+        return token.withUTF8 { bytes in
+            guard let parts = CompactParts(UnsafeRawBufferPointer(bytes)), !parts.signature.isEmpty,
+                  parts.payload.allSatisfy(Base64.isURLSafeDigit), parts.signature.allSatisfy(Base64.isURLSafeDigit)
+            else { return false }
+            // A header over the bound is still a token's shape: verify refuses it as too large, unread.
+            guard parts.header.count <= maxTokenBytes else { return true }
+            guard let header = Base64.decodeURLSafe(parts.header) else { return false }
+            return (try? JSONDecoder().decode(AnyJSONObject.self, from: Data(header))) != nil
+        }
     }
 
     private func verify(_ token: UnsafeRawBufferPointer, now: Int64) throws(TokenRejection) -> VerifiedToken {
@@ -100,22 +103,21 @@ public struct TokenVerifier: Sendable {
 
 /// The three dot-separated parts of a compact JWS, header and payload non-empty; nil for any other shape. An
 /// empty signature is left for the algorithm to refuse (`alg: none` is refused as such, not as malformed).
-struct CompactParts<Bytes: Collection<UInt8>> {
-    let header: Bytes.SubSequence
-    let payload: Bytes.SubSequence
-    let signature: Bytes.SubSequence
+struct CompactParts {
+    let header: UnsafeRawBufferPointer
+    let payload: UnsafeRawBufferPointer
+    let signature: UnsafeRawBufferPointer
     /// Where the signing input (`header.payload`) ends.
-    let signingInputEnd: Bytes.Index
+    let signingInputEnd: Int
 
-    init?(_ bytes: Bytes) {
-        guard let first = bytes.firstIndex(of: 0x2E) else { return nil }
-        let afterFirst = bytes.index(after: first)
-        guard let second = bytes[afterFirst...].firstIndex(of: 0x2E) else { return nil }
-        let afterSecond = bytes.index(after: second)
-        guard !bytes[afterSecond...].contains(0x2E) else { return nil }
-        header = bytes[..<first]
-        payload = bytes[afterFirst..<second]
-        signature = bytes[afterSecond...]
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        guard let first = bytes.firstIndex(of: 0x2E),
+              let second = bytes[(first + 1)...].firstIndex(of: 0x2E),
+              !bytes[(second + 1)...].contains(0x2E)
+        else { return nil }
+        header = UnsafeRawBufferPointer(rebasing: bytes[..<first])
+        payload = UnsafeRawBufferPointer(rebasing: bytes[(first + 1)..<second])
+        signature = UnsafeRawBufferPointer(rebasing: bytes[(second + 1)...])
         signingInputEnd = second
         guard !header.isEmpty, !payload.isEmpty else { return nil }
     }

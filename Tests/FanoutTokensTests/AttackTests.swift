@@ -112,6 +112,19 @@ import Testing
         }
     }
 
+    @Test func deepNestingIsBoundedByTheTokenSize() throws {
+        // Levels inside an unknown claim of a signed token: the decoder refuses 512 and more (its own limit), up
+        // to the 10,000 that fit in the size bound; fewer are skipped.
+        func nested(_ depth: Int) -> String {
+            mintHS256(payload: #"{"sub":"a","x":"# + String(repeating: "[", count: depth)
+                + String(repeating: "]", count: depth) + "}")
+        }
+        #expect(nested(10_000).utf8.count < TokenVerifier.maxTokenBytes)
+        #expect(try verify(nested(10_000)) == .failure(.malformed))
+        #expect(try verify(nested(512)) == .failure(.malformed))
+        #expect(try verify(nested(510)).get().subject == "a")
+    }
+
     @Test func subjectsMustBeUsableUserNames() throws {
         for sub in ["", "two words", "tab\\there", "line\\nbreak", String(repeating: "u", count: 257)] {
             #expect(try verify(mintHS256(payload: payload(sub: sub, subscribe: []))) == .failure(.missingSubject))

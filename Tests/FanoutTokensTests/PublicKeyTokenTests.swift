@@ -23,6 +23,8 @@ import Testing
         let verifier = TokenVerifier(keys: try vectors.keys(secret: false, pem: vectors.ec_public_pem, jwks: false),
                                      rules: TokenRules())
         #expect(try verifier.verify(vectors.token("ES256"), now: vectors.now).get().subject == "user-1234")
+        // R's first byte is zero: the DER integer made from it is shorter, and still the same signature.
+        #expect(try verifier.verify(vectors.token("ES256_short_r"), now: vectors.now).get().subject == "user-1234")
         #expect(verifier.verify(vectors.token("RS256"), now: vectors.now) == .failure(.keyMismatch))
         #expect(verifier.verify(vectors.token("HS256"), now: vectors.now) == .failure(.keyMismatch))
         // Another P-256 key's signature is checked and refused.
@@ -62,6 +64,24 @@ import Testing
         let verifier = TokenVerifier(keys: keys, rules: TokenRules())
         #expect(try verifier.verify(vectors.token("jwks_no_kid"), now: vectors.now).get().subject == "user-1234")
         #expect(try verifier.verify(vectors.token("RS256"), now: vectors.now).get().subject == "user-1234")
+    }
+
+    @Test func oneVerifierServesSeveralThreadsAtOnce() async throws {
+        // Sendable: keys are only read after they are made (each check has its own libcrypto context).
+        let keys = try TokenKeys(hmacSecret: Array(vectors.hmac_secret.utf8), publicKeyPEM: nil,
+                                 jwks: Array(vectors.jwks.utf8))
+        let verifier = TokenVerifier(keys: keys, rules: TokenRules())
+        let (names, now) = (["HS256", "jwks_r1", "jwks_e1", "jwks_e2"], vectors.now)
+        let tokens = names.map(vectors.token)
+        let verified = await withTaskGroup(of: Int.self) { group in
+            for token in tokens {
+                group.addTask {
+                    (0..<50).filter { _ in (try? verifier.verify(token, now: now).get()) != nil }.count
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(verified == tokens.count * 50)
     }
 
     @Test func everyKindOfKeyAtOnce() throws {

@@ -50,6 +50,12 @@ for alg in ("HS256", "HS384", "HS512"):
     tokens[alg] = jwt.encode(claims(), SECRET, algorithm=alg)
 tokens["RS256"] = jwt.encode(claims(), rsa_key, algorithm="RS256")
 tokens["ES256"] = jwt.encode(claims(), ec_key, algorithm="ES256")
+# An ES256 signature whose R starts with a zero byte (1 in 256 do): its DER integer is shorter.
+for serial in range(100_000):
+    candidate = jwt.encode(claims(jti=str(serial)), ec_key, algorithm="ES256")
+    if base64.urlsafe_b64decode(candidate.rsplit(".", 1)[1] + "==")[0] == 0:
+        tokens["ES256_short_r"] = candidate
+        break
 tokens["no_grant"] = jwt.encode(claims(fanout=None), SECRET, algorithm="HS256")
 tokens["no_exp"] = jwt.encode(claims(exp=None), SECRET, algorithm="HS256")
 tokens["expired"] = jwt.encode(claims(exp=NOW - 60), SECRET, algorithm="HS256")
@@ -95,6 +101,8 @@ rsa_pkcs1 = rsa_key.public_key().public_bytes(serialization.Encoding.PEM, serial
 small_rsa = rsa.generate_private_key(public_exponent=65537, key_size=1024)
 k1 = ec.generate_private_key(ec.SECP256K1())
 vectors = {
+    "about": "TEST-ONLY keys and tokens for FanoutTokensTests, made by make_vectors.py; they protect nothing. "
+             "The private keys were never kept.",
     "now": NOW, "hmac_secret": SECRET, "rsa_public_pem": rsa_pem, "rsa_public_pkcs1_pem": rsa_pkcs1,
     "ec_public_pem": pem(ec_key), "jwks": json.dumps(jwks), "single_jwks": json.dumps(single_jwks),
     "rsa_1024_public_pem": pem(small_rsa), "secp256k1_public_pem": pem(k1), "tokens": tokens,
