@@ -137,6 +137,8 @@ struct TokenExpiryTests {
         #expect(try harness.command("AUTH \(wrongKey)", on: peer) == "-ERR denied invalid token")
         #expect(harness.server.auth.sessions[peer.id]?.failures == 1)
         #expect(harness.server.stats.tokenFailures == 1)
+        #expect(harness.server.auth.throttle.buckets["127.0.0.1"]?.tokens == AuthThrottle.burst - 1,
+                "counted in the address's failed-AUTH throttle")
         let expired = TestTokens.hs256(sub: "alice", expiresIn: -60, fanout: Self.everything)
         #expect(try harness.command("AUTH \(expired)", on: peer) == "-ERR denied invalid token")
         #expect(try harness.command("AUTH \(forged)", on: peer) == "+OK")
