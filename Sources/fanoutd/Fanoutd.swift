@@ -176,7 +176,7 @@ struct Fanoutd: ParsableCommand {
             log_level: \(server.logLevel.rawValue)
             http_listen: \(server.listeners.httpListen ?? "off")
             http_allowed_origins: \(server.listeners.httpAllowedOrigins.isEmpty ? "same host" : server.listeners.httpAllowedOrigins.joined(separator: ", "))
-            users: \(server.auth.users.isEmpty ? "none (auth=none)" : server.auth.users.map(\.name).joined(separator: ", "))
+            users: \(server.auth.users.isEmpty ? (server.auth.tokens.isOn ? "none" : "none (auth=none)") : server.auth.users.map(\.name).joined(separator: ", "))
             auth_timeout: \(seconds(server.auth.authTimeout))
             max_auth_failures: \(server.auth.maxAuthFailures)
             max_unauthenticated: \(server.auth.maxUnauthenticated)
