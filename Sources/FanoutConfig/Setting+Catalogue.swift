@@ -79,6 +79,14 @@ extension Setting {
         Setting("max_auth_failures", .wholeNumber, "3", "failed AUTH attempts before the connection is closed"),
         Setting("max_unauthenticated", .wholeNumber, "1000", "connections that may wait to authenticate at once"),
         Setting("admin_commands", .texts, "[\"INFO\", \"CLIENTS\"]", "verbs that need a user with admin: true"),
+        Setting("max_connections_per_user", .wholeNumber, "0",
+                reload: "applied at once to new connections; ones already over a lowered limit stay",
+                "connections one user may hold; one more AUTH gets -ERR limit and is closed (HTTP: 429); 0 = off"),
+        Setting("user_publish_rate", .wholeNumber, "0",
+                "messages per second one user may publish (token bucket); one more gets -ERR limit (HTTP: 429); "
+                    + "0 = off"),
+        Setting("user_publish_burst", .wholeNumber, "none",
+                "publishes one user may make at once before user_publish_rate holds; none = the rate"),
     ]
 
     /// The keys of one `history:` rule.

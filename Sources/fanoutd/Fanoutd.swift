@@ -185,6 +185,8 @@ struct Fanoutd: ParsableCommand {
             http_request_timeout: \(seconds(server.timeouts.httpRequestTimeout))
             admin_commands: \(server.auth.adminCommands.sorted().joined(separator: ", "))
             max_connections_per_ip: \(server.limits.maxConnectionsPerIP.map(String.init) ?? "0 (off)")
+            max_connections_per_user: \(server.userLimits.maxConnectionsPerUser.map(String.init) ?? "0 (off)")
+            user_publish_rate: \(server.userLimits.publishRate.map { "\($0)/s, burst \(server.userLimits.burst)" } ?? "0 (off)")
             unix_socket_mode: 0\(String(server.listeners.unixSocketMode, radix: 8))
             tls_listen: \(server.tls.listen.isEmpty ? "off" : server.tls.listen.joined(separator: ", "))
             tls_client_ca: \(server.tls.clientCA ?? "off (no client certificates required)")

@@ -12,6 +12,8 @@ struct InfoFieldOrderTests {
         "replayed", "replays_active", "replays_waiting", "max_connections", "max_pending_bytes", "max_memory",
         "backlog_bytes", "index_bytes_estimate", "memory_drops", "groups", "group_deliveries", "group_paced_runs",
         "binary_published", "open_questions", "questions", "answers", "ask_timeouts",
+        "max_connections_per_user", "user_publish_rate", "user_publish_burst", "user_connection_refusals",
+        "user_publish_refusals",
     ]
 
     @Test func aStandaloneServerListsItsFieldsInOrder() throws {

@@ -26,6 +26,8 @@ protocol AdminHost: AnyObject {
     var cluster: ClusterNode? { get }
     /// The history disk's fields.
     var historyUpkeep: HistoryUpkeep! { get }
+    /// The per-user limits' refusals.
+    var userLimits: UserLimits { get }
     func holdCommands(of connection: ClientConnection) -> Bool
     func releaseCommands(of connection: ClientConnection)
 }
@@ -91,7 +93,7 @@ final class Admin {
             ("questions", stats.questions),
             ("answers", stats.answers),
             ("ask_timeouts", stats.askTimeouts),
-        ]
+        ] + host.userLimits.infoFields(host.configuration.userLimits)
         return InfoFields.text(fields + InfoFields.fields((host.cluster?.infoFields() ?? []) + host.historyUpkeep.diskInfoFields()))
     }
 

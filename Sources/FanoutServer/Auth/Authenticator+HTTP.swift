@@ -24,6 +24,7 @@ extension Authenticator {
         unauthenticated -= 1
         connection.grant = grant
         sessions[connection.id, default: Session()].userName = user
+        countUserConnection(user)
         sessions[connection.id]?.deadline = nil
     }
 }

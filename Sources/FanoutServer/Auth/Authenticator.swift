@@ -15,6 +15,8 @@ protocol AuthHost: AnyObject {
     var subscriptions: Subscriptions { get }
     /// Tells a connection of it, in order with any replay under way.
     var replays: Replays! { get }
+    /// Each user's connections and publish bucket.
+    var userLimits: UserLimits { get }
 }
 
 /// Who a connection is and what it may do: AUTH and HTTP tokens against the configured users, the failed
@@ -107,6 +109,7 @@ final class Authenticator {
 
     /// A departure: its timers stop and its entries go.
     func connectionLeft(_ connection: ClientConnection) {
+        userConnectionLeft(connection)
         sessions[connection.id] = nil
         handshakeDeadlines[connection.id] = nil
         if connection.grant == nil { unauthenticated -= 1 }
@@ -161,6 +164,7 @@ final class Authenticator {
             fail(connection, ProtocolError(.denied, "invalid token"))
             return
         }
+        if refusedOverUserLimit(connection, user: matched.name) { return }
         if connection.grant == nil { unauthenticated -= 1 }
         connection.grant = sharedPermissions(of: matched)
         sessions[connection.id, default: Session()].userName = matched.name

@@ -25,6 +25,9 @@ extension HTTPFront {
         switch host.auth.httpGrant(token: Self.bearerToken(head), peerHost: exchange.peer.host) {
         case .failure(let refusal): return exchange.finish(refusal.response)
         case .success(let granted): grant = granted.grant
+            if let refusal = host.auth.userPublishRefusal(for: granted.user) {
+                return exchange.finish(refusal.response)
+            }
         }
         guard let socket = exchange.socket else { return }
         let publisher = host.requestConnection(id: exchange.id, peer: exchange.peer, socket: socket)

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+/// Per-user limits through the daemon: over HTTP publish (429 `limit`), and over WebSocket and event streams
+/// (Fixtures/user_limit_checks.py), with the users of Fixtures/auth.yaml.
+@Suite("Per-user limits over HTTP and WebSocket", .timeLimit(.minutes(2)))
+struct UserLimitTests {
+    static let refused = "publish rate for user sensors over user_publish_rate 1/s"
+
+    /// One POST /publish over a fresh connection: its status line and its body.
+    private static func post(port: Int, subject: String, token: String) throws -> (status: String, body: String) {
+        let client = try LineClient(port: port)
+        try client.send("POST /publish/\(subject) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+            + "Content-Length: 1\r\nConnection: close\r\n\r\n1")
+        let lines = try client.readUntilClosed()
+        return (lines.first ?? "", lines.last ?? "")
+    }
+
+    /// The user's bucket is one over TCP and HTTP: a burst of two is spent by one of each, and the next of
+    /// each is refused, HTTP with 429 and the limit code, TCP with `-ERR limit`, and neither is published.
+    @Test func httpPublishSharesTheUsersBucketAndIsRefusedWith429() throws {
+        let daemon = try Daemon(arguments: ["--http-listen", "127.0.0.1:0", "--config", try fixture("auth.yaml")],
+                                environment: ["FANOUTD_USER_PUBLISH_RATE": "1", "FANOUTD_USER_PUBLISH_BURST": "2"])
+        let port = try daemon.httpPort()
+        let reader = try LineClient(port: daemon.port)
+        _ = try reader.readLine()
+        #expect(try reader.command("AUTH reader-secret-token") == "+OK")
+        #expect(try reader.command("SUB sensors.>") == "+OK 1")
+        let tcp = try LineClient(port: daemon.port)
+        _ = try tcp.readLine()
+        #expect(try tcp.command("AUTH sensor-secret-token") == "+OK")
+        let accepted = try Self.post(port: port, subject: "sensors.a", token: "sensor-secret-token")
+        #expect(accepted.status.hasPrefix("HTTP/1.1 200"), "\(accepted)")
+        #expect(try tcp.command("PUB sensors.a tcp") == "+OK 1")
+        let over = try Self.post(port: port, subject: "sensors.a", token: "sensor-secret-token")
+        #expect(over.status.hasPrefix("HTTP/1.1 429"), "\(over)")
+        #expect(over.body == #"{"error":"limit","message":"\#(Self.refused)"}"#)
+        #expect(try tcp.command("PUB sensors.a tcp") == "-ERR limit \(Self.refused)")
+        let delivered = try reader.pushes()
+        #expect(delivered.count == 2 && delivered.allSatisfy { $0.hasPrefix("MSG sensors.a ") }, "\(delivered)")
+        let info = infoFields(try reader.command("INFO"))
+        #expect(info["user_publish_refusals"] == "2" && info["user_connection_refusals"] == "0")
+        #expect(info["user_publish_rate"] == "1" && info["user_publish_burst"] == "2")
+        let metrics = try curl(["http://127.0.0.1:\(port)/metrics"])
+        #expect(metrics.body.contains("fanout_user_publish_refusals_total 2"), "\(metrics.body.suffix(20))")
+    }
+
+    /// WebSocket: a second connection of one user is refused with 429 before the upgrade (bearer token) or
+    /// with the limit line and a 1008 close (AUTH frame); an event stream with 429; publishes over the rate
+    /// with `-ERR limit`.
+    @Test func webSocketAndEventStreamConnectionsCountForTheUser() throws {
+        let daemon = try Daemon(arguments: ["--http-listen", "127.0.0.1:0", "--config", try fixture("auth.yaml")],
+                                environment: ["FANOUTD_MAX_CONNECTIONS_PER_USER": "1", "FANOUTD_USER_PUBLISH_RATE": "1"])
+        let run = try runPythonCheck("user_limit_checks.py", "websocket", daemon: daemon).finish(timeout: 90)
+        #expect(run.status == 0 && run.stdout.contains("ok websocket"), "\((run.stdout + run.stderr).joined(separator: "\n"))")
+        let tcp = try LineClient(port: daemon.port)
+        _ = try tcp.readLine()
+        #expect(try tcp.command("AUTH reader-secret-token") == "+OK", "the WebSocket's departure freed the place")
+        let info = infoFields(try tcp.command("INFO"))
+        #expect(info["user_connection_refusals"] == "3", "\(info)")
+        #expect(info["max_connections_per_user"] == "1")
+    }
+}
