@@ -60,4 +60,25 @@ struct UserLimitTests {
         #expect(info["user_connection_refusals"] == "3", "\(info)")
         #expect(info["max_connections_per_user"] == "1")
     }
+
+    /// The settings are read from the file and the environment, shown by --check-config, and bad values are
+    /// refused with the setting's name.
+    @Test func theSettingsAreCheckedAndShown() throws {
+        let shown = try runDaemon(["--check-config"], environment: [
+            "FANOUTD_MAX_CONNECTIONS_PER_USER": "3", "FANOUTD_USER_PUBLISH_RATE": "50",
+        ])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.stdout.contains("max_connections_per_user: 3\n"), "\(shown.stdout)")
+        #expect(shown.stdout.contains("user_publish_rate: 50\nuser_publish_burst: 50\n"), "the burst is the rate")
+        for (name, value, problem) in [
+            ("FANOUTD_MAX_CONNECTIONS_PER_USER", "-1", "max_connections_per_user: must be at least 1, or 0 for off"),
+            ("FANOUTD_USER_PUBLISH_RATE", "-5", "user_publish_rate: must be 0 (off) ... 1000000000 messages per second"),
+            ("FANOUTD_USER_PUBLISH_BURST", "0", "user_publish_burst: must be 1 ... 1000000000 messages"),
+        ] {
+            var environment = ["FANOUTD_USER_PUBLISH_RATE": "5"]
+            environment[name] = value
+            let refused = try runDaemon(["--check-config"], environment: environment)
+            #expect(refused.status != 0 && refused.stderr.contains(problem), "\(name)=\(value): \(refused.stderr)")
+        }
+    }
 }
