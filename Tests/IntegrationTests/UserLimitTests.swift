@@ -81,4 +81,31 @@ struct UserLimitTests {
             #expect(refused.status != 0 && refused.stderr.contains(problem), "\(name)=\(value): \(refused.stderr)")
         }
     }
+
+    /// SIGHUP applies new limits at once: a lowered max_connections_per_user refuses the next connection and
+    /// keeps the ones already over it; a rate set by the reload holds from the next publish.
+    @Test func aReloadAppliesAtOnceAndClosesNoOne() throws {
+        let users = try String(contentsOfFile: try fixture("auth.yaml"), encoding: .utf8)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("user-limits-\(UUID().uuidString).yaml")
+        defer { try? FileManager.default.removeItem(at: path) }
+        try (users + "\nmax_connections_per_user: 2\n").write(to: path, atomically: true, encoding: .utf8)
+        let daemon = try Daemon(arguments: ["--config", path.path])
+        func login() throws -> LineClient {
+            let client = try LineClient(port: daemon.port)
+            _ = try client.readLine()
+            try client.sendLine("AUTH sensor-secret-token")
+            return client
+        }
+        let kept = try (0..<2).map { _ in try login() }
+        for client in kept { #expect(try client.readLine() == "+OK") }
+        try (users + "\nmax_connections_per_user: 1\nuser_publish_rate: 1\n").write(to: path, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        _ = try daemon.stderr.waitForLine(containing: "configuration reloaded", timeout: 10)
+        for client in kept { #expect(try client.command("PING") == "+PONG", "a lowered limit closes no one") }
+        let late = try login()
+        #expect(try late.readLine() == "-ERR limit too many connections for user sensors (max_connections_per_user 1)")
+        #expect(try late.readLineOrEOF() == nil)
+        #expect(try kept[0].command("PUB sensors.a 1") == "+OK 0")
+        #expect(try kept[1].command("PUB sensors.a 2") == "-ERR limit \(Self.refused)")
+    }
 }
