@@ -36,6 +36,8 @@ struct UserLimitTests {
         #expect(over.status.hasPrefix("HTTP/1.1 429"), "\(over)")
         #expect(over.body == #"{"error":"limit","message":"\#(Self.refused)"}"#)
         #expect(try tcp.command("PUB sensors.a tcp") == "-ERR limit \(Self.refused)")
+        let forbidden = try Self.post(port: port, subject: "orders.a", token: "sensor-secret-token")
+        #expect(forbidden.status.hasPrefix("HTTP/1.1 403"), "refused by its permissions, not the rate: \(forbidden)")
         let delivered = try reader.pushes()
         #expect(delivered.count == 2 && delivered.allSatisfy { $0.hasPrefix("MSG sensors.a ") }, "\(delivered)")
         let info = infoFields(try reader.command("INFO"))

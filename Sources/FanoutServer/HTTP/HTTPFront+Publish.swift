@@ -25,7 +25,7 @@ extension HTTPFront {
         switch host.auth.httpGrant(token: Self.bearerToken(head), peerHost: exchange.peer.host) {
         case .failure(let refusal): return exchange.finish(refusal.response)
         case .success(let granted): grant = granted.grant
-            if let refusal = host.auth.userPublishRefusal(for: granted.user) {
+            if let refusal = host.auth.userPublishRefusal(for: granted, to: subject) {
                 return exchange.finish(refusal.response)
             }
         }
