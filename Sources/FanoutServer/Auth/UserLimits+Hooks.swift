@@ -61,7 +61,9 @@ extension Authenticator {
 
 extension Server {
     /// A PUB under user_publish_rate (the dispatcher asks only while one is set): over the user's rate it is
-    /// answered `-ERR limit ...` and not published. True when it was refused.
+    /// answered `-ERR limit ...` and not published. True when it was refused. Never inlined: the dispatcher's
+    /// PUB path keeps only the branch that asks.
+    @inline(never)
     func refusedOverUserRate(_ connection: ClientConnection) -> Bool {
         guard let refusal = userPublishRefusal(of: connection) else { return false }
         fanout.close()
@@ -72,6 +74,7 @@ extension Server {
     /// The refusal of one more publish by `connection`'s user, or nil when it may go (or it has no user). The
     /// user's entry is kept in the connection's extras from its first publish, so that the next ones find it
     /// without hashing the name.
+    @inline(never)
     func userPublishRefusal(of connection: ClientConnection) -> ProtocolError? {
         let settings = configuration.userLimits
         if let entry = connection.extras?.userLimit {
