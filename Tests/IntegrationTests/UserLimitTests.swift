@@ -52,9 +52,11 @@ struct UserLimitTests {
     /// with `-ERR limit`.
     @Test func webSocketAndEventStreamConnectionsCountForTheUser() throws {
         let daemon = try Daemon(arguments: ["--http-listen", "127.0.0.1:0", "--config", try fixture("auth.yaml")],
-                                environment: ["FANOUTD_MAX_CONNECTIONS_PER_USER": "1", "FANOUTD_USER_PUBLISH_RATE": "1"])
+                                environment: ["FANOUTD_MAX_CONNECTIONS_PER_USER": "1",
+                                              "FANOUTD_USER_PUBLISH_RATE": "1"])
         let run = try runPythonCheck("user_limit_checks.py", "websocket", daemon: daemon).finish(timeout: 90)
-        #expect(run.status == 0 && run.stdout.contains("ok websocket"), "\((run.stdout + run.stderr).joined(separator: "\n"))")
+        #expect(run.status == 0 && run.stdout.contains("ok websocket"),
+                "\((run.stdout + run.stderr).joined(separator: "\n"))")
         let tcp = try LineClient(port: daemon.port)
         _ = try tcp.readLine()
         #expect(try tcp.command("AUTH reader-secret-token") == "+OK", "the WebSocket's departure freed the place")
@@ -74,7 +76,8 @@ struct UserLimitTests {
         #expect(shown.stdout.contains("user_publish_rate: 50\nuser_publish_burst: 50\n"), "the burst is the rate")
         for (name, value, problem) in [
             ("FANOUTD_MAX_CONNECTIONS_PER_USER", "-1", "max_connections_per_user: must be at least 1, or 0 for off"),
-            ("FANOUTD_USER_PUBLISH_RATE", "-5", "user_publish_rate: must be 0 (off) ... 1000000000 messages per second"),
+            ("FANOUTD_USER_PUBLISH_RATE", "-5",
+             "user_publish_rate: must be 0 (off) ... 1000000000 messages per second"),
             ("FANOUTD_USER_PUBLISH_BURST", "0", "user_publish_burst: must be 1 ... 1000000000 messages"),
         ] {
             var environment = ["FANOUTD_USER_PUBLISH_RATE": "5"]
@@ -88,7 +91,8 @@ struct UserLimitTests {
     /// keeps the ones already over it; a rate set by the reload holds from the next publish.
     @Test func aReloadAppliesAtOnceAndClosesNoOne() throws {
         let users = try String(contentsOfFile: try fixture("auth.yaml"), encoding: .utf8)
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("user-limits-\(UUID().uuidString).yaml")
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("user-limits-\(UUID().uuidString).yaml")
         defer { try? FileManager.default.removeItem(at: path) }
         try (users + "\nmax_connections_per_user: 2\n").write(to: path, atomically: true, encoding: .utf8)
         let daemon = try Daemon(arguments: ["--config", path.path])
@@ -100,7 +104,8 @@ struct UserLimitTests {
         }
         let kept = try (0..<2).map { _ in try login() }
         for client in kept { #expect(try client.readLine() == "+OK") }
-        try (users + "\nmax_connections_per_user: 1\nuser_publish_rate: 1\n").write(to: path, atomically: true, encoding: .utf8)
+        try (users + "\nmax_connections_per_user: 1\nuser_publish_rate: 1\n")
+            .write(to: path, atomically: true, encoding: .utf8)
         daemon.signal(SIGHUP)
         _ = try daemon.stderr.waitForLine(containing: "configuration reloaded", timeout: 10)
         for client in kept { #expect(try client.command("PING") == "+PONG", "a lowered limit closes no one") }

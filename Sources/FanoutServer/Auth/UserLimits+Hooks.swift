@@ -29,8 +29,10 @@ extension Authenticator {
     /// An event stream's or WebSocket's request by `user`: 429 `limit` when the user holds
     /// max_connections_per_user already, checked before the response starts.
     func userConnectionRefusal(for user: String?) -> HTTPRefusal? {
-        guard let user, let refusal = host.userLimits.refusesConnection(of: user, settings: host.configuration.userLimits)
-        else { return nil }
+        let settings = host.configuration.userLimits
+        guard let user, let refusal = host.userLimits.refusesConnection(of: user, settings: settings) else {
+            return nil
+        }
         host.logger.info("refused at max_connections_per_user", metadata: ["user": "\(user)"])
         return HTTPRefusal(status: 429, code: "limit", refusal.text)
     }
@@ -47,7 +49,8 @@ extension Authenticator {
     /// An HTTP publish by the `granted` user: 429 `limit` over user_publish_rate. One its permissions refuse
     /// takes no token (it is answered 403 as the dispatcher refuses it), as a refused PUB takes none. The
     /// request's own connection has no session, so its PUB is not counted a second time by the dispatcher.
-    func userPublishRefusal(for granted: (grant: SharedPermissions, user: String?), to subject: String) -> HTTPRefusal? {
+    func userPublishRefusal(for granted: (grant: SharedPermissions, user: String?),
+                            to subject: String) -> HTTPRefusal? {
         let settings = host.configuration.userLimits
         guard settings.publishRate != nil, let user = granted.user,
               granted.grant.permissions.mayPublish(subject) else { return nil }
