@@ -115,4 +115,27 @@ struct UserLimitTests {
         #expect(try kept[0].command("PUB sensors.a 1") == "+OK 0")
         #expect(try kept[1].command("PUB sensors.a 2") == "-ERR limit \(Self.refused)")
     }
+
+    /// A user's connections count together whatever listener they came through: one over TCP fills a limit of
+    /// one, and the same user's AUTH over the unix socket is refused and closed.
+    @Test func tcpAndUnixConnectionsOfOneUserCountTogether() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-ul-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("fanoutd.sock").path
+        let daemon = try Daemon(arguments: ["--config", try fixture("auth.yaml")],
+                                environment: ["FANOUTD_MAX_CONNECTIONS_PER_USER": "1"],
+                                listen: ["127.0.0.1:0", "unix:\(path)"])
+        let tcp = try LineClient(port: daemon.port)
+        _ = try tcp.readLine()
+        #expect(try tcp.command("AUTH sensor-secret-token") == "+OK")
+        let local = try LineClient(unixPath: path)
+        _ = try local.readLine()
+        #expect(try local.command("AUTH sensor-secret-token")
+            == "-ERR limit too many connections for user sensors (max_connections_per_user 1)")
+        #expect(try local.readLineOrEOF() == nil)
+        let other = try LineClient(unixPath: path)
+        _ = try other.readLine()
+        #expect(try other.command("AUTH reader-secret-token") == "+OK", "another user is not held back")
+    }
 }
