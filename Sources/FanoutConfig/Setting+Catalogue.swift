@@ -91,6 +91,14 @@ extension Setting {
         Setting("token_leeway", .wholeNumber, "5", "seconds of clock difference allowed on a token's exp, nbf and iat"),
         Setting("token_expiry_grace", .seconds, "30",
                 "seconds a connection whose token expired has to send AUTH with a fresh one before it is closed"),
+        Setting("max_connections_per_user", .wholeNumber, "0",
+                reload: "applied at once to new connections; ones already over a lowered limit stay",
+                "connections one user may hold; one more AUTH gets -ERR limit and is closed (HTTP: 429); 0 = off"),
+        Setting("user_publish_rate", .wholeNumber, "0",
+                "messages per second one user may publish (token bucket); one more gets -ERR limit (HTTP: 429); "
+                    + "0 = off"),
+        Setting("user_publish_burst", .wholeNumber, "none",
+                "publishes one user may make at once before user_publish_rate holds; none = the rate"),
     ]
 
     /// The keys of one `history:` rule.

@@ -43,6 +43,8 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
     /// server.
     var cluster: ClusterNode?
     var stats = ServerStats()
+    /// Each user's connections and publish bucket (max_connections_per_user, user_publish_rate).
+    let userLimits = UserLimits()
     /// The server-wide memory bound (max_memory). This and the other components made with the server as their
     /// host are set at the end of `init`, once it can be one, and never nil after.
     private(set) var memory: MemoryGuard!

@@ -106,6 +106,11 @@ struct ConfigLoader {
         try TokenSection.read(reader, into: &server.auth.tokens)
         if let verbs = try reader.strings("admin_commands") { server.auth.adminCommands = Set(verbs.map { $0.uppercased() }) }
         if let value = try reader.int("max_connections_per_ip") { server.limits.maxConnectionsPerIP = value == 0 ? nil : value }
+        if let value = try reader.int("max_connections_per_user") {
+            server.userLimits.maxConnectionsPerUser = value == 0 ? nil : value
+        }
+        if let value = try reader.int("user_publish_rate") { server.userLimits.publishRate = value == 0 ? nil : value }
+        if let value = try reader.int("user_publish_burst") { server.userLimits.publishBurst = value }
         if let list = try reader.strings("tls_listen") { server.tls.listen = list }
         if let text = try reader.string("tls_cert") { server.tls.certificate = text }
         if let text = try reader.string("tls_key") { server.tls.key = text }

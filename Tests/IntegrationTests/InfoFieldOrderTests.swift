@@ -13,6 +13,8 @@ struct InfoFieldOrderTests {
         "backlog_bytes", "index_bytes_estimate", "memory_drops", "groups", "group_deliveries", "group_paced_runs",
         "binary_published", "open_questions", "questions", "answers", "ask_timeouts",
         "token_auth", "tokens_expired", "token_refreshes", "token_failures",
+        "max_connections_per_user", "user_publish_rate", "user_publish_burst", "user_connection_refusals",
+        "user_publish_refusals",
     ]
 
     @Test func aStandaloneServerListsItsFieldsInOrder() throws {

@@ -28,6 +28,8 @@ protocol AdminHost: AnyObject {
     var historyUpkeep: HistoryUpkeep! { get }
     /// Each connection's user (CLIENTS) and the token counters (INFO).
     var auth: Authenticator { get }
+    /// The per-user limits' refusals.
+    var userLimits: UserLimits { get }
     func holdCommands(of connection: ClientConnection) -> Bool
     func releaseCommands(of connection: ClientConnection)
 }
@@ -97,7 +99,7 @@ final class Admin {
             ("tokens_expired", stats.tokensExpired),
             ("token_refreshes", stats.tokenRefreshes),
             ("token_failures", stats.tokenFailures),
-        ]
+        ] + host.userLimits.infoFields(host.configuration.userLimits)
         return InfoFields.text(fields + InfoFields.fields((host.cluster?.infoFields() ?? []) + host.historyUpkeep.diskInfoFields()))
     }
 

@@ -54,6 +54,7 @@ extension Authenticator {
         unauthenticated -= 1
         connection.grant = granted.grant
         sessions[connection.id, default: Session()].userName = granted.user
+        countUserConnection(granted.user)
         sessions[connection.id]?.deadline = nil
     }
 }

@@ -18,6 +18,8 @@ protocol AuthHost: AnyObject {
     var subscriptions: Subscriptions { get }
     /// Tells a connection of it, in order with any replay under way.
     var replays: Replays! { get }
+    /// Each user's connections and publish bucket.
+    var userLimits: UserLimits { get }
 }
 
 /// Who a connection is and what it may do: AUTH and HTTP tokens against the configured users or, when token
@@ -130,6 +132,7 @@ final class Authenticator {
 
     /// A departure: its timers stop and its entries go.
     func connectionLeft(_ connection: ClientConnection) {
+        userConnectionLeft(connection)
         sessions[connection.id] = nil
         handshakeDeadlines[connection.id] = nil
         if !tokenSessions.isEmpty { tokenSessionEnded(connection) }
@@ -188,6 +191,7 @@ final class Authenticator {
             fail(connection, ProtocolError(.denied, "invalid token"))
             return
         }
+        if refusedOverUserLimit(connection, user: matched.name) { return }
         if connection.grant == nil { unauthenticated -= 1 }
         // A users-file token replaces an application token, and its expiry with it.
         if !tokenSessions.isEmpty { tokenSessionEnded(connection) }

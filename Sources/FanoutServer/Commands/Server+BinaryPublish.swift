@@ -22,6 +22,7 @@ extension Server {
         if refusal == nil, configuration.auth.requiresAuth {
             refusal = auth.refusal(of: .bpub(subject: subject, length: length), by: connection)
         }
+        if refusal == nil, configuration.userLimits.publishRate != nil { refusal = userPublishRefusal(of: connection) }
         if refusal == nil, connection.transport.writesLines, !memory.reservePayload(Int(length), for: connection) {
             refusal = ProtocolError(.limit, "the server is at max_memory=\(configuration.limits.maxMemory): "
                 + "a payload of \(length) bytes cannot be held now")

@@ -41,6 +41,7 @@ extension Server {
             return .goOn
         }
         if case .pub(let subject, let payload) = command {
+            if configuration.userLimits.publishRate != nil, refusedOverUserRate(connection) { return .goOn }
             publish(subject: subject, payload: payload, anyBytes: false, from: connection, engine: engine)
             return .goOn
         }

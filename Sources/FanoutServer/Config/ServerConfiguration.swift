@@ -11,6 +11,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var tls = TLSSettings()
     /// What one connection, and the server, may hold.
     public var limits = Limits()
+    /// What one user may take over all of its connections (max_connections_per_user, user_publish_rate).
+    public var userLimits = UserLimitSettings()
     /// How long things may take.
     public var timeouts = Timeouts()
     /// Users, tokens and what they may do.
@@ -34,6 +36,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         found += listeners.problems() + tls.problems() + limits.problems() + timeouts.problems() + auth.problems()
             + history.problems() + (cluster?.problems() ?? [])
+        found += userLimits.problems()
         if cluster != nil && history.directory != nil {
             found.append("history_dir: not with a cluster section: several nodes keep their history in Redis " +
                          "(remove history_dir, or set it to off)")

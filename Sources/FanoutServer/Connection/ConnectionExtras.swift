@@ -27,4 +27,7 @@ final class ConnectionExtras {
     /// Output held until history records are synced (`history_fsync: always`): see `DurableAcknowledgements`.
     /// Here, not in that component: every write to the connection asks whether its output is held.
     var heldOutput: HeldOutput?
+    /// The user's entry in `UserLimits`, from this connection's first publish under user_publish_rate. Here, not
+    /// in that component: it is read on every PUB while a rate is set.
+    var userLimit: UserLimits.Entry?
 }

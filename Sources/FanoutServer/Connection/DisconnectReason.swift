@@ -28,6 +28,8 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
     case framingLost
     /// Among the largest holders of an unfinished payload while the server was over max_memory.
     case memoryBound(String)
+    /// Its AUTH named a user that holds max_connections_per_user already.
+    case userLimit(String)
     /// A WebSocket's close handshake (the client's close, echoed) or a framing failure, with its close code.
     case webSocketClose(code: UInt16, reason: String)
 
@@ -46,6 +48,7 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .webSocketClose(let code, let reason): "websocket-close \(code) (\(reason))"
         case .framingLost: "framing-lost"
         case .memoryBound(let detail): "memory-bound (\(detail))"
+        case .userLimit(let detail): "user-limit (\(detail))"
         }
     }
 
@@ -59,6 +62,7 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .authExpired: ProtocolError(.authExpired, "closing")
         case .framingLost: ProtocolError(.syntax, "a BPUB payload must be followed by LF or CRLF; closing")
         case .memoryBound(let detail): ProtocolError(.limit, "disconnected: \(detail)")
+        case .userLimit(let detail): ProtocolError(.limit, detail)
         case .quit, .eof, .socketError, .authFailures, .handshakeTimeout, .webSocketClose: nil
         }
     }
@@ -68,7 +72,7 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
     var logLevel: Logger.Level {
         switch self {
         case .slowConsumer, .idleTimeout, .socketError, .authTimeout, .authExpired, .handshakeTimeout, .framingLost,
-             .memoryBound:
+             .memoryBound, .userLimit:
             .info
         // The failed AUTH was logged already, once per interval at most: a guesser must not fill the log here.
         case .quit, .eof, .shutdown, .authFailures, .webSocketClose: .debug

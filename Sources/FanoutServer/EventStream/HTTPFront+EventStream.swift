@@ -30,6 +30,9 @@ extension HTTPFront {
         case .failure(let refusal): return exchange.finish(refusal.response)
         case .success(let value): granted = value
         }
+        if let refusal = host.auth.userConnectionRefusal(for: granted.user) {
+            return exchange.finish(refusal.response)
+        }
         if let refused = subjects.first(where: { !granted.grant.permissions.maySubscribe($0) }) {
             return exchange.finish(HTTPRefusal(status: 403, code: "denied", "not allowed to subscribe to '\(refused)'").response)
         }

@@ -26,6 +26,9 @@ extension HTTPFront {
         switch host.auth.httpGrant(token: token, peerHost: exchange.peer.host, requestID: exchange.id) {
         case .failure(let refusal): return exchange.finish(refusal.response)
         case .success(let granted): grant = granted.grant
+            if let refusal = host.auth.userPublishRefusal(for: granted, to: subject) {
+                return exchange.finish(refusal.response)
+            }
         }
         guard let socket = exchange.socket else { return }
         let publisher = host.requestConnection(id: exchange.id, peer: exchange.peer, socket: socket)

@@ -10,6 +10,7 @@ protocol ServerMetricsHost: AnyObject {
     var memory: MemoryGuard! { get }
     var localHistory: any LocalHistory { get }
     var questions: QuestionDesk { get }
+    var userLimits: UserLimits { get }
 }
 
 /// The server's metrics, published through swift-metrics (the daemon bootstraps a Prometheus backend).
@@ -51,6 +52,8 @@ final class ServerMetrics {
         (Counter(label: "fanout_token_failures_total"), \.tokenFailures),
     ]
     private var reportedMemoryDrops: UInt64 = 0
+    /// max_connections_per_user and user_publish_rate refusals; made on the first read of `/metrics`.
+    private lazy var userLimitRefusals = UserLimits.Metrics()
     private var reportedHistoryEvicted: UInt64 = 0
     /// From a message being queued to a connection until that connection's output has been written out.
     let publishToWrite = Metrics.Timer(label: "fanout_publish_to_write_seconds")
@@ -66,6 +69,7 @@ final class ServerMetrics {
              pendingBytes: connections.values.reduce(0) { $0 + $1.pendingBytes })
         sync(memoryDrops: host.memory.backlogWatch.drops, history: history.historyFigures)
         sync(groups: host.index.groupSetCount, openQuestions: host.questions.byNumber.count)
+        userLimitRefusals.sync(host.userLimits)
     }
 
     private func sync(_ stats: ServerStats, clients: Int, subscriptionCount: Int, subjectCount: Int, pendingBytes: Int) {

@@ -28,6 +28,9 @@ extension HTTPFront {
             return exchange.finish(.json(status: 503, HTTPRefusal.errorJSON(code: "limit",
                 "too many connections waiting to authenticate (max_unauthenticated=\(configuration.auth.maxUnauthenticated))")))
         }
+        if let refusal = host.auth.userConnectionRefusal(bearer: Self.bearerToken(head)) {
+            return exchange.finish(refusal.response)
+        }
         let id = exchange.id
         guard let socket = exchange.takeSocket() else { return }
         let offered = WebSocketHandshake.offeredSubprotocols(head)

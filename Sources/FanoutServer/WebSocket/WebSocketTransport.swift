@@ -170,6 +170,10 @@ final class WebSocketTransport: TransportAdapter {
         case .authTimeout, .authFailures, .authExpired:
             if let farewell = reason.farewell { connection.write(farewell.line) }
             close(connection, code: WebSocketCloseCode.policyViolation, reason: reason.description)
+        case .userLimit:
+            // The reason names the user, and a close frame's reason must fit 123 bytes: the line says it all.
+            if let farewell = reason.farewell { connection.write(farewell.line) }
+            close(connection, code: WebSocketCloseCode.policyViolation, reason: "user-limit")
         }
         return true
     }
