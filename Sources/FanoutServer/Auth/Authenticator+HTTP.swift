@@ -49,6 +49,7 @@ extension Authenticator {
         guard settings.requiresAuth, connection.grant == nil else { return }
         if let token = granted.token {
             admit(connection, token: token)
+            countUserConnection(granted.user)
             return
         }
         unauthenticated -= 1

@@ -53,6 +53,7 @@ extension Authenticator {
                              metadata: ["client": "\(connection.id)", "user": "\(current)"])
             return
         }
+        if refusedOverUserLimit(connection, user: verified.subject) { return }
         let refreshed = current != nil && tokenSessions[connection.id] != nil
         let grant = admit(connection, token: verified)
         sessions[connection.id]?.failures = 0
