@@ -116,34 +116,59 @@ extension BrowserTests {
     /// WebSocket it subscribes, sees a message from nc and publishes; over HTTP it publishes after a preflight
     /// and reads the answer, and its event stream opens and delivers. Once a reload takes its origin off the list,
     /// the reloaded page's WebSocket, its simple and preflighted publishes and its event stream are refused, and
-    /// nothing it sent reaches a subscriber.
+    /// nothing it sent reaches a subscriber. Run without users, then with a token the page presents.
     @Test(.enabled(if: chromiumInstalled, "chromium and chromium-driver are not installed (./dev deps installs them)"))
     func pageOnAnotherOriginIsServedOnlyWhileItsOriginIsAllowed() throws {
         let (backend, appPort) = try CrossOriginPage.startBackend()
         defer { withExtendedLifetime(backend) {} }
-        let config = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-origins-\(UUID()).yaml")
-        defer { try? FileManager.default.removeItem(at: config) }
-        let allowed = "http_allowed_origins: [\"http://127.0.0.1:\(appPort)\"]\n"
-        try allowed.write(to: config, atomically: true, encoding: .utf8)
-        let daemon = try Daemon(arguments: ["--http-listen", "127.0.0.1:0", "--config", config.path])
-        let page = CrossOriginPage(appPort: appPort, webSocket: "ws://127.0.0.1:\(try daemon.httpPort())/ws")
-        try runCrossOriginChecks(page, daemon: daemon) {
-            try "http_allowed_origins: [\"https://app.example\"]\n".write(to: config, atomically: true, encoding: .utf8)
-            daemon.signal(SIGHUP)
-            _ = try daemon.stderr.waitForLine(containing: "configuration reloaded", timeout: 10)
+        // Without users, and then with a user whose static token the page presents on every route, so that the
+        // page's token paths run (a JWT from the backend's /token takes the same paths).
+        let hash = "sha256$ac181fbc2253427f94846b33163749fc$"
+            + "ab483b004baa389a0e3fe1b232af5bda05c1c65a51d804068340ecf17421e821"  // of page-secret-token
+        for token in [nil, "page-secret-token"] {
+            let users = token == nil ? "" : """
+                users:
+                  page:
+                    token_hash: "\(hash)"
+                    publish: ["page.>"]
+                    subscribe: ["page.>"]
+
+                """
+            let config = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-origins-\(UUID()).yaml")
+            defer { try? FileManager.default.removeItem(at: config) }
+            let allowed = users + "http_allowed_origins: [\"http://127.0.0.1:\(appPort)\"]\n"
+            try allowed.write(to: config, atomically: true, encoding: .utf8)
+            let daemon = try Daemon(arguments: ["--http-listen", "127.0.0.1:0", "--config", config.path])
+            var page = CrossOriginPage(appPort: appPort, webSocket: "ws://127.0.0.1:\(try daemon.httpPort())/ws")
+            page.token = token
+            try runCrossOriginChecks(page, daemon: daemon, token: token) {
+                let refused = users + "http_allowed_origins: [\"https://app.example\"]\n"
+                try refused.write(to: config, atomically: true, encoding: .utf8)
+                daemon.signal(SIGHUP)
+                _ = try daemon.stderr.waitForLine(containing: "configuration reloaded", timeout: 10)
+            }
         }
     }
 
-    /// browser_checks.py's cross-origin steps against `daemon`, with nc on the test's side; `refuseOrigin` makes the
-    /// daemon refuse the page's origin (a reload) between the allowed part and the refused one.
-    func runCrossOriginChecks(_ page: CrossOriginPage, daemon: Daemon, refuseOrigin: () throws -> Void) throws {
-        let subscriber = try Netcat(port: daemon.port)
-        _ = try subscriber.output.waitForLine(containing: "+HELLO", timeout: 10)
+    /// browser_checks.py's cross-origin steps against `daemon`, with nc on the test's side (authenticated with
+    /// `token` when given); `refuseOrigin` makes the daemon refuse the page's origin (a reload) between the allowed
+    /// part and the refused one.
+    func runCrossOriginChecks(_ page: CrossOriginPage, daemon: Daemon, token: String? = nil,
+                              refuseOrigin: () throws -> Void) throws {
+        func connect() throws -> Netcat {
+            let client = try Netcat(port: daemon.port)
+            _ = try client.output.waitForLine(containing: "+HELLO", timeout: 10)
+            if let token {
+                try client.send("AUTH \(token)\n")
+                _ = try client.output.waitForLine(containing: "+OK", timeout: 10)
+            }
+            return client
+        }
+        let subscriber = try connect()
         try subscriber.send("SUB page.>\n")
         _ = try subscriber.output.waitForLine(containing: "+OK 1", timeout: 10)
-        let publisher = try Netcat(port: daemon.port)
-        _ = try publisher.output.waitForLine(containing: "+HELLO", timeout: 10)
-        var replies = 0
+        let publisher = try connect()
+        var replies = token == nil ? 0 : 1
         func publish(_ line: String) throws {
             try publisher.send("PUB \(line)\n")
             replies += 1

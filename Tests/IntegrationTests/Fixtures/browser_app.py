@@ -22,7 +22,7 @@ def mint(options):
     import jwt  # only when tokens are asked for
 
     with open(options.secret_file, "rb") as handle:
-        secret = handle.read().strip()
+        secret = handle.read().removesuffix(b"\n")  # as fanoutd reads token_secret_file
     now = int(time.time())
     claims = {"sub": options.sub, "iat": now, "nbf": now, "exp": now + options.ttl,
               "fanout": {"publish": options.publish, "subscribe": options.subscribe}}

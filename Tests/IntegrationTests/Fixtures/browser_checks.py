@@ -52,6 +52,9 @@ def cross_origin(page_url):
     try:
         driver.get(page_url)
         wait.until(lambda d: text(d, "status") == "connected")
+        expected = "authenticated" if "token=" in page_url or "token_url=" in page_url else "none"
+        if text(driver, "auth") != expected:
+            raise AssertionError(f"the page's authentication: {text(driver, 'auth')!r}, expected {expected!r}")
         driver.execute_script("subscribe('page.>')")
         wait.until(lambda d: text(d, "status") == "subscribed: +OK 1")
         step("subscribed")  # the test publishes page.in from nc
