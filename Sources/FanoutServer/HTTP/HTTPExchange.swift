@@ -18,7 +18,8 @@ final class HTTPExchange: BufferedSocketDelegate {
     /// The body's announced length, counted toward max_memory (`MemoryGuard.reserveHeld`) until the exchange ends.
     private var reserved = 0
     private var deadline: LoopTimer?
-    /// The page origin every answer names in `Access-Control-Allow-Origin` (an allowed Origin on a CORS route).
+    /// The page origin every answer names in `Access-Control-Allow-Origin` (an allowed Origin on a CORS route;
+    /// at most `OriginPolicy.maxLength` bytes, as parsed).
     var allowedOrigin: String?
     /// The front owns the exchange (`HTTPFront.exchanges`) and outlives it.
     unowned let front: HTTPFront
