@@ -152,9 +152,9 @@ extension BrowserTests {
 
     /// browser_checks.py's cross-origin steps against `daemon`, with nc on the test's side (authenticated with
     /// `token` when given); `refuseOrigin` makes the daemon refuse the page's origin (a reload) between the allowed
-    /// part and the refused one.
+    /// part and the refused one. `chromiumArguments` go to Chromium's command line (trusting a test CA for wss://).
     func runCrossOriginChecks(_ page: CrossOriginPage, daemon: Daemon, token: String? = nil,
-                              refuseOrigin: () throws -> Void) throws {
+                              chromiumArguments: [String] = [], refuseOrigin: () throws -> Void) throws {
         func connect() throws -> Netcat {
             let client = try Netcat(port: daemon.port)
             _ = try client.output.waitForLine(containing: "+HELLO", timeout: 10)
@@ -174,8 +174,8 @@ extension BrowserTests {
             replies += 1
             _ = try publisher.output.waitForLine(containing: "+OK", after: replies - 1, timeout: 10)
         }
-        let browser = try ExternalProgram("python3", [try fixture("browser_checks.py"), "cross-origin", page.url],
-                                          interactive: true)
+        let browser = try ExternalProgram("python3", [try fixture("browser_checks.py"), "cross-origin", page.url]
+                                          + chromiumArguments, interactive: true)
         func waitForStep(_ name: String) throws {
             _ = try browser.stdout.waitForLine(containing: "STEP \(name)", timeout: 60)
         }

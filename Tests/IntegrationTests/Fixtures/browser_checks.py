@@ -2,10 +2,11 @@
 against a running fanoutd.
 
 Usage: browser_checks.py CONSOLE_URL PORT
-       browser_checks.py cross-origin PAGE_URL
+       browser_checks.py cross-origin PAGE_URL [CHROMIUM_ARGUMENT ...]
 The first: the test that runs this owns the daemon, an nc publisher and subscriber, and a proxy the page goes
 through. The second: PAGE_URL is cross_origin_page.html as browser_app.py serves it, with its parameters
-(?ws=, and ?token= or ?token_url=); see cross_origin() for its steps.
+(?ws=, and ?token= or ?token_url=); see cross_origin() for its steps. Chromium arguments after it are
+added to Chromium's command line (to trust a test CA for wss://, say).
 In both, the test and this script take turns: it prints "STEP <name>" when the page is ready for the test's part
 and waits for a "go" line on stdin before checking the page again. Prints "ok browser" at the end, or
 "FAIL <what>" and exits 1. Every wait is bounded.
@@ -43,12 +44,12 @@ def text(driver, element_id):
     return driver.find_element(By.ID, element_id).text
 
 
-def cross_origin(page_url):
+def cross_origin(page_url, chromium_arguments=()):
     """A page on another origin than fanoutd's uses it while its origin is allowed: it connects (authenticating when
     the URL gives it a token or a token endpoint), subscribes and sees a message from nc, publishes over the
     WebSocket and over HTTP with a preflight, and reads an event stream. Then the test makes fanoutd refuse that
     origin, and the reloaded page's WebSocket, simple and preflighted publishes and event stream are all refused."""
-    driver, wait = start_browser()
+    driver, wait = start_browser(chromium_arguments)
     try:
         driver.get(page_url)
         wait.until(lambda d: text(d, "status") == "connected")
@@ -156,7 +157,7 @@ def main(url, port):
 if __name__ == "__main__":
     try:
         if sys.argv[1] == "cross-origin":
-            cross_origin(sys.argv[2])
+            cross_origin(sys.argv[2], sys.argv[3:])
         else:
             main(sys.argv[1], sys.argv[2])
     except Exception as error:
