@@ -60,7 +60,8 @@ extension Setting {
                 "HOST:PORT for HTTP: /metrics, /healthz, WebSocket, events, publish, the console"),
         Setting("metrics_listen", .text, "off", reload: "as http_listen", "the old name of http_listen"),
         Setting("http_allowed_origins", .texts, "[]",
-                "origins whose pages may open a WebSocket or read an event stream; empty = same host, \"*\" = any"),
+                "origins whose pages may use /ws, /events and /publish (else 403); "
+                    + "empty = own and loopback pages, \"*\" = any"),
         Setting("http_request_timeout", .seconds, "10", "seconds an HTTP client may take to send its request (then 408)"),
         Setting("log_level", .text, "info", flag: "--log-level",
                 "trace, debug, info, notice, warning, error or critical"),

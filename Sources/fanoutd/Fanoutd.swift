@@ -175,7 +175,7 @@ struct Fanoutd: ParsableCommand {
             history_fsync: \(server.history.fsync.rawValue)
             log_level: \(server.logLevel.rawValue)
             http_listen: \(server.listeners.httpListen ?? "off")
-            http_allowed_origins: \(server.listeners.httpAllowedOrigins.isEmpty ? "same host" : server.listeners.httpAllowedOrigins.joined(separator: ", "))
+            http_allowed_origins: \(server.listeners.httpAllowedOrigins.isEmpty ? "own and loopback pages" : server.listeners.httpAllowedOrigins.joined(separator: ", "))
             users: \(server.auth.users.isEmpty ? (server.auth.tokens.isOn ? "none" : "none (auth=none)") : server.auth.users.map(\.name).joined(separator: ", "))
             auth_timeout: \(seconds(server.auth.authTimeout))
             max_auth_failures: \(server.auth.maxAuthFailures)

@@ -23,7 +23,8 @@ public struct HTTPResponse: Sendable {
     public func encoded(head: Bool = false, keepAlive: Bool = false) -> [UInt8] {
         var text = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        text += "Content-Length: \(body.count)\r\n"
+        // 204 has no body, and no length (RFC 9110, 8.6).
+        if status != 204 { text += "Content-Length: \(body.count)\r\n" }
         text += keepAlive ? "\r\n" : "Connection: close\r\n\r\n"
         var out = Array(text.utf8)
         if !head { out.append(contentsOf: body) }

@@ -16,8 +16,8 @@ public enum WebSocketHandshake {
         public let headers: [String]
     }
 
-    /// Checks `head` as an upgrade request whose Origin must be one of `allowedOrigins` (`*` allows any; an
-    /// empty list allows only the request's own host). Returns the client's key.
+    /// Checks `head` as an upgrade request whose Origin `OriginPolicy` allows under `allowedOrigins`
+    /// (http_allowed_origins). Returns the client's key.
     public static func validate(_ head: HTTPRequestHead, allowedOrigins: [String]) -> Result<String, Refusal> {
         guard head.method == "GET" else { return .failure(Refusal(status: 405, reason: "the upgrade must be a GET", headers: ["Allow: GET"])) }
         guard head.header("upgrade")?.lowercased() == "websocket", head.headerLists("connection", "upgrade") else {
@@ -31,22 +31,11 @@ public enum WebSocketHandshake {
         guard let key = head.header("sec-websocket-key"), let decoded = Base64.decode(key), decoded.count == 16 else {
             return .failure(Refusal(status: 400, reason: "missing or malformed Sec-WebSocket-Key", headers: []))
         }
-        if let origin = head.header("origin"), !originAllowed(origin, host: head.header("host"), allowed: allowedOrigins) {
-            return .failure(Refusal(status: 403, reason: "origin not allowed (http_allowed_origins)", headers: []))
+        let policy = OriginPolicy(allowed: allowedOrigins)
+        if case .refused(let reason) = policy.verdict(origin: head.header("origin"), host: head.header("host")) {
+            return .failure(Refusal(status: 403, reason: reason, headers: []))
         }
         return .success(key)
-    }
-
-    /// Whether a browser page at `origin` may connect. Requests without Origin come from programs, not
-    /// pages, and are not the cross-site hijacking this guards against; they are allowed.
-    public static func originAllowed(_ origin: String, host: String?, allowed: [String]) -> Bool {
-        if allowed.contains("*") { return true }
-        if allowed.isEmpty {
-            guard let host else { return false }
-            let originHost = origin.split(separator: "://", maxSplits: 1).last.map(String.init) ?? origin
-            return originHost.lowercased() == host.lowercased()
-        }
-        return allowed.contains { $0.lowercased() == origin.lowercased() }
     }
 
     /// `Sec-WebSocket-Accept` for `key`: base64 of SHA-1(key + GUID).

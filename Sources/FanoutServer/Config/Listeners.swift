@@ -1,4 +1,5 @@
 import FanoutEventLoop
+import FanoutHTTP
 
 /// Where the server listens.
 public struct Listeners: Sendable, Equatable {
@@ -7,8 +8,9 @@ public struct Listeners: Sendable, Equatable {
     /// Where to serve HTTP (`HOST:PORT`): `/metrics`, `/healthz`, WebSocket at `/ws`, publish and the
     /// console; nil turns it off. `metrics_listen` is read as an alias.
     public var httpListen: String?
-    /// Origins whose pages may open a WebSocket (`https://app.example.com`, or `*` for any); empty allows
-    /// only pages served from the same host as the request names (cross-site WebSocket hijacking).
+    /// Origins whose pages may use `/ws`, `/events` and `/publish/...` (`https://app.example.com`,
+    /// `https://*.example.com`, `null`, or `*` for any); empty allows this listener's own pages and loopback
+    /// ones. Others get 403 before any upgrade (cross-site WebSocket hijacking); rules in `OriginPolicy`.
     public var httpAllowedOrigins: [String] = []
     /// File mode of unix socket listeners (`listen: ["unix:/run/fanout/fanoutd.sock"]`).
     public var unixSocketMode: UInt32 = 0o660
@@ -21,6 +23,9 @@ public struct Listeners: Sendable, Equatable {
         if unixSocketMode > 0o777 { found.append("unix_socket_mode: must be an octal mode like \"0660\"") }
         for address in listen {
             if let problem = SocketAddress.problem(parsing: address) { found.append("listen: \(problem)") }
+        }
+        for origin in httpAllowedOrigins {
+            if let problem = OriginPolicy.problem(inEntry: origin) { found.append("http_allowed_origins: \(problem)") }
         }
         if let httpListen {
             if let problem = SocketAddress.problem(parsing: httpListen) {

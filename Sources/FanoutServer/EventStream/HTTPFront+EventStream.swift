@@ -49,8 +49,7 @@ extension HTTPFront {
         let peer = exchange.peer
         var headers = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-store\r\n"
         headers += "X-Accel-Buffering: no\r\n"
-        if let origin = head.header("origin"),
-           WebSocketHandshake.originAllowed(origin, host: head.header("host"), allowed: configuration.listeners.httpAllowedOrigins) {
+        if let origin = exchange.allowedOrigin {
             headers += "Access-Control-Allow-Origin: \(origin)\r\nVary: Origin\r\n"
         }
         // The body runs until the connection closes; EventSource reconnects a second after it does.

@@ -18,6 +18,9 @@ final class HTTPExchange: BufferedSocketDelegate {
     /// The body's announced length, counted toward max_memory (`MemoryGuard.reserveHeld`) until the exchange ends.
     private var reserved = 0
     private var deadline: LoopTimer?
+    /// The page origin every answer names in `Access-Control-Allow-Origin` (an allowed Origin on a CORS route;
+    /// at most `OriginPolicy.maxLength` bytes, as parsed).
+    var allowedOrigin: String?
     /// The front owns the exchange (`HTTPFront.exchanges`) and outlives it.
     unowned let front: HTTPFront
 
@@ -90,6 +93,11 @@ final class HTTPExchange: BufferedSocketDelegate {
     /// Sends `response` and closes once it is flushed.
     func finish(_ response: HTTPResponse, headOnly: Bool = false) {
         guard let socket else { return }
+        var response = response
+        // Errors too: the page can read why it was refused.
+        if let allowedOrigin {
+            response.headers += [("Access-Control-Allow-Origin", allowedOrigin), ("Vary", "Origin")]
+        }
         socket.write(response.encoded(head: headOnly))
         socket.closeGracefully(within: front.host.configuration.timeouts.shutdownGrace)
         self.socket = nil

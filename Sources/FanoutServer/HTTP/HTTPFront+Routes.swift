@@ -6,6 +6,7 @@ extension HTTPFront {
     /// Answers one complete request. Query strings are never logged: `?token=` may be in them.
     func route(_ head: HTTPRequestHead, body: [UInt8], exchange: HTTPExchange) {
         let isRead = head.method == "GET" || head.method == "HEAD"
+        if Self.isBrowserRoute(head.path), !admitOrigin(head, exchange: exchange) { return }
         switch head.path {
         case "/" where isRead:
             exchange.finish(HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", headers: [
@@ -18,6 +19,8 @@ extension HTTPFront {
             exchange.finish(groupsResponse(head, exchange: exchange), headOnly: head.method == "HEAD")
         case "/healthz" where isRead:
             exchange.finish(healthResponse(), headOnly: head.method == "HEAD")
+        case let path where head.method == "OPTIONS" && path != "/ws" && Self.isBrowserRoute(path):
+            exchange.finish(preflightResponse(head))
         case "/ws":
             upgradeToWebSocket(head, exchange: exchange)
         case "/events" where isRead:

@@ -1,8 +1,13 @@
-"""The console page in headless Chromium, driven by Selenium, against a running fanoutd.
+"""The console page, and a web application's page on another origin, in headless Chromium, driven by Selenium,
+against a running fanoutd.
 
-Usage: browser_checks.py CONSOLE_URL
-The test that runs this owns the daemon, an nc publisher and subscriber, and a proxy the page goes
-through. The two take turns: this script prints "STEP <name>" when the page is ready for the test's part
+Usage: browser_checks.py CONSOLE_URL PORT
+       browser_checks.py cross-origin PAGE_URL [CHROMIUM_ARGUMENT ...]
+The first: the test that runs this owns the daemon, an nc publisher and subscriber, and a proxy the page goes
+through. The second: PAGE_URL is cross_origin_page.html as browser_app.py serves it, with its parameters
+(?ws=, and ?token= or ?token_url=); see cross_origin() for its steps. Chromium arguments after it are
+added to Chromium's command line (to trust a test CA for wss://, say).
+In both, the test and this script take turns: it prints "STEP <name>" when the page is ready for the test's part
 and waits for a "go" line on stdin before checking the page again. Prints "ok browser" at the end, or
 "FAIL <what>" and exits 1. Every wait is bounded.
 """
@@ -24,13 +29,69 @@ def step(name):
         raise AssertionError(f"the test answered {line!r} to step {name}")
 
 
-def main(url, port):
+def start_browser(extra_arguments=()):
+    """Headless Chromium; `extra_arguments` are added to its command line (a follow-up trusts a test CA so)."""
     options = webdriver.ChromeOptions()
-    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"]:
+    arguments = ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"]
+    for argument in [*arguments, *extra_arguments]:
         options.add_argument(argument)
     driver = webdriver.Chrome(options=options, service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")))
     driver.set_page_load_timeout(TIMEOUT)
-    wait = WebDriverWait(driver, TIMEOUT)
+    return driver, WebDriverWait(driver, TIMEOUT)
+
+
+def text(driver, element_id):
+    return driver.find_element(By.ID, element_id).text
+
+
+def cross_origin(page_url, chromium_arguments=()):
+    """A page on another origin than fanoutd's uses it while its origin is allowed: it connects (authenticating when
+    the URL gives it a token or a token endpoint), subscribes and sees a message from nc, publishes over the
+    WebSocket and over HTTP with a preflight, and reads an event stream. Then the test makes fanoutd refuse that
+    origin, and the reloaded page's WebSocket, simple and preflighted publishes and event stream are all refused."""
+    driver, wait = start_browser(chromium_arguments)
+    try:
+        driver.get(page_url)
+        wait.until(lambda d: text(d, "status") == "connected")
+        expected = "authenticated" if "token=" in page_url or "token_url=" in page_url else "none"
+        if text(driver, "auth") != expected:
+            raise AssertionError(f"the page's authentication: {text(driver, 'auth')!r}, expected {expected!r}")
+        driver.execute_script("subscribe('page.>')")
+        wait.until(lambda d: text(d, "status") == "subscribed: +OK 1")
+        step("subscribed")  # the test publishes page.in from nc
+        wait.until(lambda d: any(li.get_attribute("data-payload") == "hello from nc"
+                                 for li in d.find_elements(By.CSS_SELECTOR, "#messages li")))
+        driver.execute_script("publishOverWebSocket('page.ws', 'hello over the WebSocket')")
+        wait.until(lambda d: text(d, "ws-pub") == "+OK 2")  # to nc and to the page itself
+        step("ws-published")
+        driver.execute_script("publishOverHTTP('page.http', 'hello over HTTP', true)")
+        wait.until(lambda d: text(d, "http-pub") != "-")
+        if not text(driver, "http-pub").startswith('200 {"receivers":2'):
+            raise AssertionError(f"the preflighted publish answered {text(driver, 'http-pub')!r}")
+        step("http-published")
+        driver.execute_script("openEventStream('page.es')")
+        wait.until(lambda d: text(d, "es") == "open")
+        step("stream-open")  # the test publishes page.es from nc
+        wait.until(lambda d: text(d, "es") == "received message to the stream")
+        step("allowed-done")  # the test reloads fanoutd with this page's origin no longer allowed
+
+        driver.get(page_url)
+        wait.until(lambda d: text(d, "status") == "refused")
+        for preflighted in [False, True]:
+            driver.execute_script("document.getElementById('http-pub').textContent = '-';"
+                                  f"publishOverHTTP('page.http', 'refused', {str(preflighted).lower()})")
+            wait.until(lambda d: text(d, "http-pub") != "-")
+            if text(driver, "http-pub") != "blocked: TypeError":
+                raise AssertionError(f"a refused page's publish answered {text(driver, 'http-pub')!r}")
+        driver.execute_script("openEventStream('page.es')")
+        wait.until(lambda d: text(d, "es") == "refused")
+        step("refused")  # the test checks that nothing the refused page sent was published
+    finally:
+        driver.quit()
+
+
+def main(url, port):
+    driver, wait = start_browser()
     try:
         driver.get(url)
         wait.until(lambda d: d.find_element(By.ID, "status").text == "connected")
@@ -95,7 +156,10 @@ def main(url, port):
 
 if __name__ == "__main__":
     try:
-        main(sys.argv[1], sys.argv[2])
+        if sys.argv[1] == "cross-origin":
+            cross_origin(sys.argv[2], sys.argv[3:])
+        else:
+            main(sys.argv[1], sys.argv[2])
     except Exception as error:
         print(f"FAIL {type(error).__name__}: {error}", flush=True)
         sys.exit(1)

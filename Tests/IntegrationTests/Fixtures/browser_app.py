@@ -1,0 +1,81 @@
+"""A web application's backend for the cross-origin browser test: serves cross_origin_page.html on an origin of
+its own and, given an HMAC secret, mints the page's tokens at /token as an application would, with PyJWT.
+
+Usage: browser_app.py [--secret-file F] [--sub USER] [--ttl SECONDS] [--issuer I] [--audience A]
+                      [--publish P ...] [--subscribe P ...]
+Listens on 127.0.0.1 on a port the kernel picks, prints "APP <port>" and serves until stdin closes.
+/token answers {"token": "<jwt>"} (HS256; claims sub, iat, nbf, exp, iss and aud when given, and the fanout
+claim with the publish and subscribe patterns), or 404 when no secret was given.
+"""
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+PAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cross_origin_page.html")
+
+
+def mint(options):
+    import jwt  # only when tokens are asked for
+
+    with open(options.secret_file, "rb") as handle:
+        secret = handle.read().removesuffix(b"\n")  # as fanoutd reads token_secret_file
+    now = int(time.time())
+    claims = {"sub": options.sub, "iat": now, "nbf": now, "exp": now + options.ttl,
+              "fanout": {"publish": options.publish, "subscribe": options.subscribe}}
+    if options.issuer:
+        claims["iss"] = options.issuer
+    if options.audience:
+        claims["aud"] = options.audience
+    return jwt.encode(claims, secret, algorithm="HS256")
+
+
+def handler(options):
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            path = self.path.split("?", 1)[0]
+            if path == "/":
+                with open(PAGE, "rb") as handle:
+                    self.answer(200, "text/html; charset=utf-8", handle.read())
+            elif path == "/token" and options.secret_file:
+                self.answer(200, "application/json", json.dumps({"token": mint(options)}).encode())
+            else:
+                self.answer(404, "text/plain", b"not found\n")
+
+        def answer(self, status, content_type, body):
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):  # the test reads stdout: keep it to the APP line
+            pass
+
+    return Handler
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--secret-file")
+    parser.add_argument("--sub", default="page-user")
+    parser.add_argument("--ttl", type=int, default=300)
+    parser.add_argument("--issuer")
+    parser.add_argument("--audience")
+    parser.add_argument("--publish", nargs="*", default=[">"])
+    parser.add_argument("--subscribe", nargs="*", default=[">"])
+    options = parser.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler(options))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print(f"APP {server.server_address[1]}", flush=True)
+    sys.stdin.read()  # the test closes stdin (or kills this process) when it is done
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()
