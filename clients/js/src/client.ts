@@ -14,6 +14,7 @@ import {
 import { Position, reportLines, ResumeReport, ResumeState } from "./resume.js";
 import { checkCount, checkGroup, checkOneLine, checkPattern, checkSubject, checkWord } from "./subjects.js";
 import { Subscription, SubscriptionOwner } from "./subscription.js";
+import { fetchToken, refreshIn, retryDelay, TokenError, TokenFunction } from "./tokens.js";
 import { Opener, Transport } from "./transport.js";
 
 /** Exponential backoff with jitter: attempt n waits about `initial * 2^(n-1)` ms, capped at `maximum`, scaled
@@ -25,8 +26,13 @@ export interface Backoff {
 }
 
 export interface ClientOptions {
-    /** Sent with AUTH right after each greeting. */
-    token?: string;
+    /** A static token or JWT, sent with AUTH right after each greeting (a WebSocket presents a JWT in its
+     * handshake instead). Or a function giving one (`() => Promise<string>`, as Centrifugo's `getToken`): called
+     * before each connect, ahead of the JWT's `exp` (read, not verified) and on the server's `-ERR auth-expired`
+     * push; a fresh token goes as AUTH on the live connection, which keeps its subscriptions. A failed refresh
+     * is retried with backoff and reported as a "token-failed" event; before the first connection it throws
+     * TokenError. */
+    token?: string | TokenFunction;
     /** false: never reconnect; true (default) or a Backoff: reconnect with that backoff. */
     reconnect?: boolean | Backoff;
     /** Longest wait, in ms, to connect and for a connection to come back before a command fails. */
@@ -106,10 +112,21 @@ export class Client implements SubscriptionOwner {
     private readonly backoff: Required<Backoff> | null;
     private readonly logger: { info(line: string): void; warn(line: string): void };
     private readonly keepAlive: KeepAlive;
+    /** The token last sent (in AUTH or the handshake); a token function gives a fresh one for each. */
+    private token: string | undefined;
+    private readonly tokenFunction: TokenFunction | null;
+    /** The timer of the next refresh (before the token's exp), and whether a refresh is under way. */
+    private refreshTimer: ReturnType<typeof setTimeout> | null = null;
+    private refreshing = false;
 
     /** Use `connect()`. */
     constructor(readonly address: string, private readonly open: Opener, private readonly options: ClientOptions) {
-        if (options.token !== undefined) checkWord("a token", options.token);
+        if (typeof options.token === "string") checkWord("a token", options.token);
+        else if (options.token !== undefined && typeof options.token !== "function") {
+            throw new TypeError("token is a string or a function giving one");
+        }
+        this.token = typeof options.token === "string" ? options.token : undefined;
+        this.tokenFunction = typeof options.token === "function" ? options.token : null;
         this.timeout = options.timeout ?? 5000;
         this.maxLine = options.maxLine ?? defaultMaxLine;
         this.maxPending = options.maxPending ?? 1024;
@@ -132,6 +149,8 @@ export class Client implements SubscriptionOwner {
 
     /** @internal Connects, reads the greeting and authenticates; the connection becomes the client's. */
     async start(): Promise<void> {
+        // Before connecting, so that the server's auth timeout does not run while the backend answers.
+        if (this.tokenFunction) this.token = await fetchToken(this.tokenFunction);
         const greeting = new Promise<Greeting>((resolve, reject) => (this.greeted = { resolve, reject, reader: "text" }));
         let transport: Transport;
         try {
@@ -142,7 +161,7 @@ export class Client implements SubscriptionOwner {
                 closed: (reason) => {
                     if (this.transport === transport) this.onLost(reason);
                 },
-            }, this.timeout);
+            }, this.timeout, this.token);
         } catch (error) {
             throw new CannotConnect(`cannot connect to ${this.address}: ${(error as Error).message}`);
         }
@@ -164,7 +183,8 @@ export class Client implements SubscriptionOwner {
         }
         this.resume.connected(this.greeting.epoch);
         this.keepAlive.start();
-        if (this.options.token !== undefined) await this.send(`AUTH ${this.options.token}`, "text", true);
+        if (this.token !== undefined && !transport.tokenSent) await this.send(`AUTH ${this.token}`, "text", true);
+        this.scheduleRefresh();
     }
 
     /** @internal */
@@ -178,6 +198,9 @@ export class Client implements SubscriptionOwner {
     private onLost(reason: string): void {
         this.transport = null;
         this.ready = false;
+        // The reconnect fetches a fresh token and sets the timer again.
+        if (this.refreshTimer) clearTimeout(this.refreshTimer);
+        this.refreshTimer = null;
         this.greeted?.reject(new ConnectionLost(`connection lost: ${reason}`));
         this.greeted = null;
         const error: FanoutError = this.closed ? new Closed("client closed") : new ConnectionLost(
@@ -225,6 +248,9 @@ export class Client implements SubscriptionOwner {
                 } catch (error) {
                     this.transport?.close();
                     this.transport = null;
+                    if (error instanceof TokenError) {
+                        this.emit({ kind: "token-failed", detail: `${error.message}; reconnect attempt ${attempt}` });
+                    }
                     this.logger.info(`fanout: reconnect attempt ${attempt} failed: ${(error as Error).message}`);
                     continue;
                 }
@@ -391,8 +417,14 @@ export class Client implements SubscriptionOwner {
             this.greeted = null;
         } else if (closingCodes.has(code)) {
             this.emit({ kind: "server-closing", detail: error.message });
+        } else if (code === "auth-expired") {
+            // A push, never a reply (PROTOCOL.md, AUTH): `token expired; send AUTH ... within <grace>s`, then
+            // `closing` if no fresh token came; the reconnect after that fetches one anyway.
+            this.emit({ kind: "auth-expired", detail: error.message });
+            if (!words.startsWith("closing")) this.refreshNow();
         } else if (code === "denied" && words.startsWith("revoked")) {
             this.emit({ kind: "revoked", detail: error.message });
+            this.revoked(words.slice(words.lastIndexOf(" to ") + 4).split(" ").filter(Boolean), error);
         } else {
             this.reply("", error);
         }
@@ -489,8 +521,18 @@ export class Client implements SubscriptionOwner {
         };
     }
 
+    /** The server dropped `patterns` from this connection (its token no longer allows them): the subscriptions
+     * holding any of them end with the error, and their other patterns no one else holds are unsubscribed. */
+    private revoked(patterns: string[], error: ServerError): void {
+        const gone = new Set(patterns);
+        for (const subscription of this.subscriptions.filter((s) => s.patterns.some((p) => gone.has(p)))) {
+            subscription.end(error);
+            this.unsubscribe(subscription, gone).catch(() => undefined);
+        }
+    }
+
     /** @internal */
-    async unsubscribe(subscription: Subscription): Promise<void> {
+    async unsubscribe(subscription: Subscription, alreadyGone?: Set<string>): Promise<void> {
         const index = this.subscriptions.indexOf(subscription);
         if (index < 0) return;
         this.subscriptions.splice(index, 1);
@@ -502,7 +544,7 @@ export class Client implements SubscriptionOwner {
         }
         const remaining = [...this.plainPatterns(), ...[...this.groupPatterns().values()].flat(),
             ...this.questions.responders.map((r) => r.subject)];
-        const dropped = subscription.patterns.filter((p) => !remaining.includes(p));
+        const dropped = subscription.patterns.filter((p) => !remaining.includes(p) && !alreadyGone?.has(p));
         const implicit = this.resume.implicitSubscriptions(dropped, remaining);
         this.resume.forget(this.plainPatterns());
         if ((dropped.length || implicit.length) && this.ready) {
@@ -638,6 +680,52 @@ export class Client implements SubscriptionOwner {
         return this.questions.respond(subject, handler, options.group ?? null);
     }
 
+    // Token refresh
+
+    /** Sets the timer of the next refresh, ahead of the token's `exp`, when a token function can give one. */
+    private scheduleRefresh(): void {
+        if (this.refreshTimer) clearTimeout(this.refreshTimer);
+        this.refreshTimer = null;
+        if (!this.tokenFunction || this.token === undefined || this.closed) return;
+        const delay = refreshIn(this.token, Date.now());
+        if (delay === null) return;
+        this.refreshTimer = setTimeout(() => this.refreshNow(), delay);
+        (this.refreshTimer as { unref?: () => void }).unref?.();
+    }
+
+    private refreshNow(): void {
+        if (!this.tokenFunction || this.closed || this.refreshing) return;
+        this.refreshing = true;
+        void this.refresh(this.tokenFunction).finally(() => (this.refreshing = false));
+    }
+
+    /** Fetches a fresh token and sends `AUTH <token>` on the live connection. A failure (the function threw, or
+     * the server refused the token) is reported as a "token-failed" event and retried with backoff until it
+     * works or the connection goes; a reconnect fetches its own token. */
+    private async refresh(source: TokenFunction): Promise<void> {
+        for (let attempt = 1; !this.closed && this.transport; attempt++) {
+            let token: string;
+            try {
+                token = await fetchToken(source);
+                await this.send(`AUTH ${token}`, "text", true);
+            } catch (error) {
+                if (!(error instanceof TokenError || error instanceof ServerError)) return; // connection gone
+                const delay = retryDelay(attempt);
+                this.emit({ kind: "token-failed",
+                    detail: `token refresh failed: ${error.message}; retrying in ${delay / 1000}s` });
+                await new Promise<void>((resolve) => {
+                    this.refreshTimer = setTimeout(resolve, delay);
+                    (this.refreshTimer as { unref?: () => void }).unref?.();
+                });
+                continue;
+            }
+            this.token = token;
+            this.emit({ kind: "token-refreshed", detail: "sent AUTH with a fresh token" });
+            this.scheduleRefresh();
+            return;
+        }
+    }
+
     // Server state and the end
 
     /** The server's INFO as an object; numbers as numbers. */
@@ -670,6 +758,7 @@ export class Client implements SubscriptionOwner {
         if (this.closed) return;
         this.closed = true;
         if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+        if (this.refreshTimer) clearTimeout(this.refreshTimer);
         this.keepAlive.stop();
         const transport = this.transport;
         transport?.close();
@@ -690,7 +779,8 @@ export class Client implements SubscriptionOwner {
     }
 
     private emit(event: FanoutEvent): void {
-        if (["disconnected", "gap", "server-closing", "revoked", "resubscribe-failed"].includes(event.kind)) {
+        if (["disconnected", "gap", "server-closing", "revoked", "resubscribe-failed", "auth-expired",
+            "token-failed"].includes(event.kind)) {
             this.logger.warn(`fanout: ${event.kind}: ${event.detail}`);
         }
         try {
