@@ -1577,7 +1577,8 @@ class Client {
         const delay = refreshIn(this.token, Date.now());
         if (delay === null)
             return;
-        this.refreshTimer = setTimeout(() => this.refreshNow(), delay);
+        // At least a second: a token already near its exp must not turn into a loop of refreshes.
+        this.refreshTimer = setTimeout(() => this.refreshNow(), Math.max(delay, 1000));
         this.refreshTimer.unref?.();
     }
     refreshNow() {
@@ -1608,9 +1609,13 @@ class Client {
                 });
                 continue;
             }
+            const same = token === this.token;
             this.token = token;
             this.emit({ kind: "token-refreshed", detail: "sent AUTH with a fresh token" });
-            this.scheduleRefresh();
+            // The same token again (a function that caches it) would be due again at once: the server's
+            // auth-expired push asks for the next one instead.
+            if (!same)
+                this.scheduleRefresh();
             return;
         }
     }

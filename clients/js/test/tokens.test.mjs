@@ -92,6 +92,24 @@ test("a short token is refreshed ahead of exp on the live connection", { timeout
     assert.equal(server.connections.length, 1);
 });
 
+test("a function that gives the same token again does not refresh in a loop", { timeout: 20000 }, async (t) => {
+    const token = jwt("alice", 2);
+    const lines = [];
+    const server = await startFakeServer(async (conn) => {
+        for (;;) {
+            lines.push(await conn.line());
+            conn.send("+OK");
+        }
+    });
+    t.after(() => server.stop());
+    const client = await connect(server.address, { token: () => token });
+    t.after(() => client.close());
+    // Past the token's exp: the refresh timer had all its chances (the wait is the thing tested).
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // The AUTH of the connect and the one refresh before exp; the same token is not due again at once.
+    assert.deepEqual(lines, [`AUTH ${token}`, `AUTH ${token}`]);
+});
+
 test("the auth-expired push fetches a fresh token, and a reply still finds its command", { timeout: 20000 }, async (t) => {
     const source = tokens();
     const server = await startFakeServer(async (conn) => {

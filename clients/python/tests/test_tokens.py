@@ -115,6 +115,24 @@ class TokenTests(unittest.IsolatedAsyncioTestCase):
             await client.close()
 
     @bounded(20)
+    async def test_a_function_that_gives_the_same_token_again_does_not_refresh_in_a_loop(self):
+        token = jwt("alice", 2)
+        lines: "asyncio.Queue[str]" = asyncio.Queue()
+
+        async def script(conn):
+            while True:
+                lines.put_nowait(await conn.line())
+                conn.send("+OK")
+
+        async with FakeServer(script) as server:
+            client = await fanout.connect(server.address, token=lambda: token)
+            await asyncio.sleep(2.5)  # past the token's exp: the refresh timer had all its chances
+            received = [lines.get_nowait() for _ in range(lines.qsize())]
+            # The AUTH of the connect and the one refresh before exp; the same token is not due again at once.
+            self.assertEqual(received, [f"AUTH {token}"] * 2)
+            await client.close()
+
+    @bounded(20)
     async def test_the_auth_expired_push_fetches_a_fresh_token_and_a_reply_still_finds_its_command(self):
         tokens = Tokens()
         events: "asyncio.Queue[fanout.Event]" = asyncio.Queue()

@@ -812,7 +812,8 @@ class Client:
             return
         delay = refresh_in(self.token, time.time())
         if delay is not None:
-            self._refresh_timer = self._loop.call_later(delay, self._refresh_now)
+            # At least a second: a token already near its exp must not turn into a loop of refreshes.
+            self._refresh_timer = self._loop.call_later(max(delay, 1.0), self._refresh_now)
 
     def _refresh_now(self) -> None:
         if self._token_function is None or self._closed:
@@ -838,9 +839,12 @@ class Client:
                 continue
             except FanoutError:
                 return  # the connection went: the reconnect fetches a token of its own
-            self.token = token
+            same, self.token = token == self.token, token
             self._emit(Event("token-refreshed", "sent AUTH with a fresh token"))
-            self._schedule_refresh()
+            if not same:
+                # The same token again (a function that caches it) would be due again at once: the server's
+                # auth-expired push asks for the next one instead.
+                self._schedule_refresh()
             return
 
     def _keep_alive(self, look: bool = True) -> None:
