@@ -5,12 +5,13 @@ const $ = (id) => document.getElementById(id);
 const maxRows = 500;
 let client = null, history = [], lastPublished = null, timer = null, groupsByPattern = new Map();
 // A token in the page's address (`/?token=...`, as an application links to the console) is taken once and
-// removed from the address bar, so that it is not left in the history or shown over a shoulder.
+// removed from the address bar, so that it is not left in the history or shown over a shoulder (window.history:
+// `history` here is the chart's).
 const linked = new URLSearchParams(location.search).get("token");
 if (linked) {
   sessionStorage.setItem("fanout-token", linked);
   const clean = new URL(location.href); clean.searchParams.delete("token");
-  history.replaceState(null, "", clean.pathname + clean.search + clean.hash);
+  window.history.replaceState(null, "", clean.pathname + clean.search + clean.hash);
 }
 let token = sessionStorage.getItem("fanout-token") || "";
 const subscriptions = new Map();
