@@ -1,14 +1,34 @@
 // A JWT maker and a scripted WebSocket server for the token tests. The server keeps the upgrade request's
 // headers, answers the `fanout` subprotocol when asked for it (as fanoutd does for `fanout, bearer.<jwt>`),
 // greets, and then speaks one line per text frame each way. Small frames only (what the tests send), unfragmented.
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import tls from "node:tls";
 
 const acceptSuffix = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
-export async function startFakeWebSocketServer(script) {
+/** A certificate for 127.0.0.1 made here, self-signed: the client trusts it as its CA (`{ tls: { ca } }`). */
+export function testCertificate() {
+    const directory = mkdtempSync(join(tmpdir(), "fanout-wss-"));
+    try {
+        const made = spawnSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+            join(directory, "key.pem"), "-out", join(directory, "cert.pem"), "-days", "2", "-subj", "/CN=localhost",
+            "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"]);
+        if (made.status !== 0) throw new Error("openssl failed: " + made.stderr);
+        return { cert: readFileSync(join(directory, "cert.pem")), key: readFileSync(join(directory, "key.pem")) };
+    } finally {
+        rmSync(directory, { recursive: true, force: true });
+    }
+}
+
+/** `secure`: `{ cert, key }` to serve wss:// instead of ws://. */
+export async function startFakeWebSocketServer(script, secure = null) {
     const sockets = [];
-    const server = net.createServer((socket) => {
+    const accept = (socket) => {
         sockets.push(socket);
         socket.on("error", () => undefined);
         let buffer = Buffer.alloc(0);
@@ -68,10 +88,11 @@ export async function startFakeWebSocketServer(script) {
                 wake?.();
             }
         });
-    });
+    };
+    const server = secure ? tls.createServer(secure, accept) : net.createServer(accept);
     await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
     return {
-        url: `ws://127.0.0.1:${server.address().port}/ws`,
+        url: `${secure ? "wss" : "ws"}://127.0.0.1:${server.address().port}/ws`,
         stop: async () => {
             const closed = new Promise((resolve) => server.close(resolve));
             for (const socket of sockets) socket.destroy();

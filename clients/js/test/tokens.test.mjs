@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { connect, Denied, TokenError } from "../dist/index.js";
 import { claims, refreshIn } from "../dist/tokens.js";
-import { jwt, startFakeWebSocketServer } from "./fake-websocket.mjs";
+import { jwt, startFakeWebSocketServer, testCertificate } from "./fake-websocket.mjs";
 import { fast, recorder, startFakeServer } from "./support.mjs";
 
 /** A token function that counts its calls, keeps what it gave, and may be told to fail. */
@@ -235,4 +235,23 @@ test("a static token over Node's WebSocket goes as AUTH, not in the handshake", 
     const client = await connect(server.url, { token: "sensor-secret-token" });
     t.after(() => client.close());
     assert.deepEqual(await first, { line: "AUTH sensor-secret-token", authorization: undefined });
+});
+
+test("wss:// with a custom CA carries the JWT, and is refused without the CA", { timeout: 20000 }, async (t) => {
+    const certificate = testCertificate();
+    const token = jwt("alice", 3600);
+    let seen;
+    const handshake = new Promise((resolve) => (seen = resolve));
+    const server = await startFakeWebSocketServer(async (conn) => {
+        assert.equal(await conn.line(), "PING");
+        conn.send("+PONG");
+        seen(conn.headers.authorization);
+    }, certificate);
+    t.after(() => server.stop());
+    assert.match(server.url, /^wss:/);
+    const client = await connect(server.url, { token, tls: { ca: certificate.cert } });
+    t.after(() => client.close());
+    assert.equal(await client.ping(), "PONG");
+    assert.equal(await handshake, `Bearer ${token}`);
+    await assert.rejects(connect(server.url, { token, reconnect: false }), /certificate/);
 });
