@@ -1015,6 +1015,10 @@ class Client {
             throw new CannotConnect(`cannot connect to ${this.address}: ${error.message}`);
         }
         this.transport = transport;
+        // The server's answer to a token the handshake carried may come in the greeting's read: its entry is
+        // in place before any line is handled.
+        const handshakeAuth = this.token !== undefined && transport.tokenSent ? this.handshakeAuthAnswered() : null;
+        handshakeAuth?.catch(() => undefined);
         // Frames that came before `open` resolved were dropped above; a transport hands none over before then.
         let timer;
         try {
@@ -1034,9 +1038,21 @@ class Client {
         }
         this.resume.connected(this.greeting.epoch);
         this.keepAlive.start();
-        if (this.token !== undefined && !transport.tokenSent)
+        if (handshakeAuth) {
+            transport.write(encode("PING\n"), false);
+            await handshakeAuth;
+        }
+        else if (this.token !== undefined)
             await this.send(`AUTH ${this.token}`, "text", true);
         this.scheduleRefresh();
+    }
+    /** The server's answer to the token the handshake carried, settled by the `+PONG` of a PING sent after the
+     * greeting, so that the answer (or its absence) is never taken for the reply to the application's first
+     * command. */
+    handshakeAuthAnswered() {
+        return new Promise((resolve, reject) => {
+            this.pending.push({ resolve, reject, reader: "text", handshake: { refused: null } });
+        });
     }
     /** @internal */
     markReady() {
@@ -1247,11 +1263,19 @@ class Client {
         return this.lastSubject;
     }
     reply(text, error) {
+        var _a;
         if (this.pendingHead >= this.pending.length) {
             this.logger.warn(`fanout: reply with no command waiting: ${text.slice(0, 80)}`);
             return;
         }
         const entry = this.pending[this.pendingHead];
+        if (entry.handshake && (error !== null || text !== "PONG")) {
+            // The server's answer to the handshake's token, ahead of the PING's reply.
+            (_a = entry.handshake).refused ?? (_a.refused = error);
+            return;
+        }
+        if (entry.handshake?.refused)
+            error = entry.handshake.refused;
         this.pending[this.pendingHead++] = undefined;
         if (this.pendingHead > 1024 && this.pendingHead * 2 > this.pending.length) {
             this.pending = this.pending.slice(this.pendingHead);

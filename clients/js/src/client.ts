@@ -62,6 +62,9 @@ interface Pending {
     resolve: (value: any) => void;
     reject: (error: Error) => void;
     reader: Reader;
+    /** The PING after a greeting whose token came with the WebSocket handshake: the lines before its `+PONG`
+     * are the server's answer to that token (a `+OK`, docs/browsers.md), whether or not one comes. */
+    handshake?: { refused: ServerError | null };
 }
 
 const routesKept = 4096;
@@ -166,6 +169,10 @@ export class Client implements SubscriptionOwner {
             throw new CannotConnect(`cannot connect to ${this.address}: ${(error as Error).message}`);
         }
         this.transport = transport;
+        // The server's answer to a token the handshake carried may come in the greeting's read: its entry is
+        // in place before any line is handled.
+        const handshakeAuth = this.token !== undefined && transport.tokenSent ? this.handshakeAuthAnswered() : null;
+        handshakeAuth?.catch(() => undefined);
         // Frames that came before `open` resolved were dropped above; a transport hands none over before then.
         let timer: ReturnType<typeof setTimeout> | undefined;
         try {
@@ -183,8 +190,20 @@ export class Client implements SubscriptionOwner {
         }
         this.resume.connected(this.greeting.epoch);
         this.keepAlive.start();
-        if (this.token !== undefined && !transport.tokenSent) await this.send(`AUTH ${this.token}`, "text", true);
+        if (handshakeAuth) {
+            transport.write(encode("PING\n"), false);
+            await handshakeAuth;
+        } else if (this.token !== undefined) await this.send(`AUTH ${this.token}`, "text", true);
         this.scheduleRefresh();
+    }
+
+    /** The server's answer to the token the handshake carried, settled by the `+PONG` of a PING sent after the
+     * greeting, so that the answer (or its absence) is never taken for the reply to the application's first
+     * command. */
+    private handshakeAuthAnswered(): Promise<unknown> {
+        return new Promise((resolve, reject) => {
+            this.pending.push({ resolve, reject, reader: "text", handshake: { refused: null } });
+        });
     }
 
     /** @internal */
@@ -387,6 +406,12 @@ export class Client implements SubscriptionOwner {
             return;
         }
         const entry = this.pending[this.pendingHead];
+        if (entry.handshake && (error !== null || text !== "PONG")) {
+            // The server's answer to the handshake's token, ahead of the PING's reply.
+            entry.handshake.refused ??= error;
+            return;
+        }
+        if (entry.handshake?.refused) error = entry.handshake.refused;
         this.pending[this.pendingHead++] = undefined as unknown as Pending;
         if (this.pendingHead > 1024 && this.pendingHead * 2 > this.pending.length) {
             this.pending = this.pending.slice(this.pendingHead);

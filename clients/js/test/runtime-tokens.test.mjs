@@ -12,8 +12,10 @@ test("the browser build presents a JWT as the subprotocol bearer.<jwt> beside fa
     let seen;
     const handshake = new Promise((resolve) => (seen = resolve));
     const server = await startFakeWebSocketServer(async (conn) => {
-        assert.equal(await conn.line(), "PING");
-        conn.send("+PONG");
+        for (let i = 0; i < 2; i++) {
+            assert.equal(await conn.line(), "PING"); // the one after the greeting (see tokens.test.mjs), then ours
+            conn.send("+PONG");
+        }
         seen(conn.headers["sec-websocket-protocol"]);
     });
     t.after(() => server.stop());

@@ -201,9 +201,13 @@ test("Node's WebSocket presents a JWT as Authorization: Bearer, and refreshes wi
     let handshake;
     const refreshed = new Promise((resolve) => {
         handshake = async (conn) => {
-            // No AUTH after the greeting: the first line is the application's.
-            assert.equal(await conn.line(), "PING");
-            conn.send("+PONG");
+            // No AUTH after the greeting: a PING that settles the server's answer to the handshake's token
+            // (fanoutd sends AUTH's +OK first), then the application's.
+            conn.send("+OK");
+            for (let i = 0; i < 2; i++) {
+                assert.equal(await conn.line(), "PING");
+                conn.send("+PONG");
+            }
             conn.send("-ERR auth-expired token expired; send AUTH with a fresh token within 30s");
             const line = await conn.line();
             conn.send("+OK");
@@ -221,6 +225,32 @@ test("Node's WebSocket presents a JWT as Authorization: Bearer, and refreshes wi
     assert.equal(conn.headers["sec-websocket-protocol"], undefined);
     assert.equal(line, `AUTH ${source.issued[1]}`);
     await events.waitFor("token-refreshed");
+});
+
+test("the server's answer to the handshake's token is never taken for a command's reply", { timeout: 20000 }, async (t) => {
+    const token = jwt("alice", 3600);
+    const server = await startFakeWebSocketServer(async (conn) => {
+        // As fanoutd answers a token on the upgrade: AUTH's +OK right after the greeting (docs/browsers.md).
+        conn.send("+OK");
+        assert.equal(await conn.line(), "PING");
+        conn.send("+PONG");
+        assert.equal(await conn.line(), "PUB a.b one");
+        conn.send("+OK 2");
+    });
+    t.after(() => server.stop());
+    const client = await connect(server.url, { token });
+    t.after(() => client.close());
+    assert.equal(await client.publish("a.b", "one"), 2);
+});
+
+test("a token refused after the handshake fails the connect", { timeout: 20000 }, async (t) => {
+    const server = await startFakeWebSocketServer(async (conn) => {
+        conn.send("-ERR denied invalid token");
+        assert.equal(await conn.line(), "PING");
+        conn.send("+PONG");
+    });
+    t.after(() => server.stop());
+    await assert.rejects(connect(server.url, { token: jwt("alice", 3600), reconnect: false }), Denied);
 });
 
 test("a static token over Node's WebSocket goes as AUTH, not in the handshake", { timeout: 20000 }, async (t) => {
@@ -243,8 +273,10 @@ test("wss:// with a custom CA carries the JWT, and is refused without the CA", {
     let seen;
     const handshake = new Promise((resolve) => (seen = resolve));
     const server = await startFakeWebSocketServer(async (conn) => {
-        assert.equal(await conn.line(), "PING");
-        conn.send("+PONG");
+        for (let i = 0; i < 2; i++) {
+            assert.equal(await conn.line(), "PING");
+            conn.send("+PONG");
+        }
         seen(conn.headers.authorization);
     }, certificate);
     t.after(() => server.stop());
