@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
-import time
 from collections import deque
 from typing import Any, Awaitable, Callable, Deque, Dict, Iterable, List, Optional, Set, Tuple, Union
 
@@ -21,7 +20,7 @@ from .publishing import PublishRun
 from .questions import Handler, Questions, Responder
 from .resume import DUPLICATE, GAP, RESTARTED, ResumeReport, ResumeState
 from .subscription import Subscribing, Subscription
-from .tokens import TokenError, TokenFunction, TokenSource, fetch, refresh_in, retry_delay
+from .tokens import Refresher, TokenError, TokenSource
 from .wire import Wire
 
 log = logging.getLogger("fanout")
@@ -51,12 +50,12 @@ class Client:
                  max_pending: int, on_event: Optional[Callable[[Event], Any]], max_pending_bytes: int = 64 << 20,
                  keepalive: float = 20.0) -> None:
         self.address = address
-        # The token last sent in AUTH; a token function gives a fresh one on each connect and refresh.
-        self.token: Optional[str] = token if isinstance(token, str) else None
-        self._token_function: Optional[TokenFunction] = None if isinstance(token, str) else token
-        # The timer of the next refresh (before the token's exp) and the refresh under way, if any.
-        self._refresh_timer: Optional[asyncio.TimerHandle] = None
-        self._refreshing: Optional[asyncio.Future[None]] = None
+        self._static_token = token if isinstance(token, str) else None
+        # With a token function: its tokens, and their refresh on the live connection.
+        self._tokens = None if token is None or isinstance(token, str) else Refresher(
+            token, lambda fresh: self._command(f"AUTH {fresh}", internal=True),
+            lambda kind, detail: self._emit(Event(kind, detail)),
+            lambda: not self._closed and self._wire is not None)
         self.timeout = timeout
         # The server's max_line as this client assumes it: longer publishes go as BPUB.
         self.max_line = max_line
@@ -111,9 +110,9 @@ class Client:
         # Its outcome is always taken here, also when nobody awaits it any more (a timeout), so that asyncio
         # never reports an exception that was not retrieved.
         greeted.add_done_callback(lambda done: done.cancelled() or done.exception())
-        if self._token_function is not None:
+        if self._tokens is not None:
             # Before connecting, so that the server's auth timeout does not run while the backend answers.
-            self.token = await fetch(self._token_function)
+            await self._tokens.fetch()
         self._greeted = greeted
 
         def factory() -> Wire:
@@ -145,7 +144,8 @@ class Client:
         self._resume.connected(greeting.epoch)
         if self.token is not None:
             await self._command(f"AUTH {self.token}", internal=True)
-            self._schedule_refresh()
+            if self._tokens is not None:
+                self._tokens.schedule()
 
     async def _greeting(self, wire: Wire, greeted: "asyncio.Future[Greeting]") -> Greeting:
         """A Fanout server greets at once. When nothing came after a moment the client sends PING: a server of
@@ -168,9 +168,8 @@ class Client:
             return
         self._wire = None
         self._ready.clear()
-        if self._refresh_timer is not None:
-            self._refresh_timer.cancel()  # the reconnect fetches a fresh token and sets it again
-            self._refresh_timer = None
+        if self._tokens is not None:
+            self._tokens.pause()  # the reconnect fetches a fresh token and schedules its refresh
         if self._greeted is not None and not self._greeted.done():
             self._greeted.set_exception(ConnectionLost(f"connection lost: {reason}"))
         error: FanoutError = Closed("client closed") if self._closed else ConnectionLost(
@@ -440,8 +439,8 @@ class Client:
             # A push, never a reply (PROTOCOL.md, AUTH): `token expired; send AUTH ... within <grace>s`, then
             # `closing` if no fresh token came; the reconnect after that fetches one anyway.
             self._emit(Event("auth-expired", str(error)))
-            if not words.startswith("closing"):
-                self._refresh_now()
+            if not words.startswith("closing") and self._tokens is not None:
+                self._tokens.refresh_now()
         elif code == "denied" and words.startswith("revoked"):
             self._emit(Event("revoked", str(error)))
             self._revoked(words.rpartition(" to ")[2].split(), error)
@@ -801,51 +800,10 @@ class Client:
         if self._wire is not None and self._ready.is_set():
             await self._command("UNSUB " + " ".join(patterns), _INT)
 
-    # Token refresh
-
-    def _schedule_refresh(self) -> None:
-        """Sets the timer of the next refresh, ahead of the token's `exp`, when a token function can give one."""
-        if self._refresh_timer is not None:
-            self._refresh_timer.cancel()
-            self._refresh_timer = None
-        if self._token_function is None or self.token is None or self._closed:
-            return
-        delay = refresh_in(self.token, time.time())
-        if delay is not None:
-            # At least a second: a token already near its exp must not turn into a loop of refreshes.
-            self._refresh_timer = self._loop.call_later(max(delay, 1.0), self._refresh_now)
-
-    def _refresh_now(self) -> None:
-        if self._token_function is None or self._closed:
-            return
-        if self._refreshing is None or self._refreshing.done():
-            self._refreshing = asyncio.ensure_future(self._refresh(self._token_function))
-
-    async def _refresh(self, function: TokenFunction) -> None:
-        """Fetches a fresh token and sends `AUTH <token>` on the live connection, which keeps its
-        subscriptions. A failure (the function raised, or the server refused the token) is reported as a
-        "token-failed" event and retried with backoff until it works or the connection goes; a reconnect
-        fetches its own token."""
-        attempt = 0
-        while not self._closed and self._wire is not None:
-            try:
-                token = await fetch(function)
-                await self._command(f"AUTH {token}", internal=True)
-            except (TokenError, ServerError) as error:
-                attempt += 1
-                delay = retry_delay(attempt)
-                self._emit(Event("token-failed", f"token refresh failed: {error}; retrying in {delay:.0f}s"))
-                await asyncio.sleep(delay)
-                continue
-            except FanoutError:
-                return  # the connection went: the reconnect fetches a token of its own
-            same, self.token = token == self.token, token
-            self._emit(Event("token-refreshed", "sent AUTH with a fresh token"))
-            if not same:
-                # The same token again (a function that caches it) would be due again at once: the server's
-                # auth-expired push asks for the next one instead.
-                self._schedule_refresh()
-            return
+    @property
+    def token(self) -> Optional[str]:
+        """The token last sent with AUTH (from a token function, the last one it gave)."""
+        return self._tokens.token if self._tokens is not None else self._static_token
 
     def _keep_alive(self, look: bool = True) -> None:
         """Every `keepalive` seconds: a PING if nothing was sent since the last look. The server closes a
@@ -890,10 +848,8 @@ class Client:
         self._closed = True
         if self._keeping_alive is not None:
             self._keeping_alive.cancel()
-        if self._refresh_timer is not None:
-            self._refresh_timer.cancel()
-        if self._refreshing is not None:
-            self._refreshing.cancel()
+        if self._tokens is not None:
+            self._tokens.stop()
         if self._reconnecting is not None:
             self._reconnecting.cancel()
         for task in list(self._tasks):

@@ -4,12 +4,15 @@ The client never verifies a token (the server does); it reads the payload's `exp
 ahead of expiry, so that `AUTH <fresh>` reaches the server before it pushes `-ERR auth-expired`."""
 from __future__ import annotations
 
+import asyncio
 import base64
 import inspect
 import json
-from typing import Awaitable, Callable, Optional, Union
+import time
+from typing import Any, Awaitable, Callable, Optional, Union
 
-from .errors import FanoutError
+from .errors import FanoutError, ServerError
+from .messages import EventKind
 from .protocol import check_word
 
 # A token function returns the token, or an awaitable of it (a coroutine function that asks the
@@ -82,3 +85,73 @@ def refresh_in(token: str, now: float) -> Optional[float]:
 def retry_delay(attempt: int) -> float:
     """Seconds before retry `attempt` (1, 2, ...) of a failed refresh."""
     return float(min(2 ** min(attempt - 1, 16), RETRY_AT_MOST))
+
+
+class Refresher:
+    """The tokens of a token function for one client: the current one, the timer of the next refresh (ahead
+    of its `exp`), and the refresh under way. A refresh sends `AUTH <fresh>` through `send_auth` on the live
+    connection; a failure (the function raised, or the server refused the token) is reported as a
+    "token-failed" event and retried after 1, 2, 4 ... s while `live()`; a reconnect calls `fetch` itself.
+
+    Bound: one timer and one refresh task per client, whatever the server pushes.
+    """
+
+    def __init__(self, function: TokenFunction, send_auth: Callable[[str], Awaitable[Any]],
+                 report: Callable[[EventKind, str], None], live: Callable[[], bool]) -> None:
+        self.function = function
+        self.token: Optional[str] = None
+        self._send_auth = send_auth
+        self._report = report
+        self._live = live
+        self._timer: Optional[asyncio.TimerHandle] = None
+        self._task: Optional[asyncio.Future[None]] = None
+
+    async def fetch(self) -> str:
+        """A fresh token for a new connection (TokenError when there is none)."""
+        self.token = await fetch(self.function)
+        return self.token
+
+    def schedule(self) -> None:
+        """Sets the timer of the next refresh from the current token's `exp`, if it has one."""
+        self.pause()
+        delay = refresh_in(self.token, time.time()) if self.token is not None else None
+        if delay is not None:
+            # At least a second: a token already near its exp must not turn into a loop of refreshes.
+            self._timer = asyncio.get_running_loop().call_later(max(delay, 1.0), self.refresh_now)
+
+    def refresh_now(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._refresh())
+
+    def pause(self) -> None:
+        """No refresh by the timer (the connection went; the next one schedules again)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def stop(self) -> None:
+        self.pause()
+        if self._task is not None:
+            self._task.cancel()
+
+    async def _refresh(self) -> None:
+        attempt = 0
+        while self._live():
+            try:
+                token = await fetch(self.function)
+                await self._send_auth(token)
+            except (TokenError, ServerError) as error:
+                attempt += 1
+                delay = retry_delay(attempt)
+                self._report("token-failed", f"token refresh failed: {error}; retrying in {delay:.0f}s")
+                await asyncio.sleep(delay)
+                continue
+            except FanoutError:
+                return  # the connection went: the reconnect fetches a token of its own
+            same, self.token = token == self.token, token
+            self._report("token-refreshed", "sent AUTH with a fresh token")
+            if not same:
+                # The same token again (a function that caches it) would be due again at once: the server's
+                # auth-expired push asks for the next one instead.
+                self.schedule()
+            return
