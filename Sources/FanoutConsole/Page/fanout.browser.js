@@ -829,7 +829,7 @@ const module_tokens_js = (() => {
 // Application tokens (JWT) as a client holds them: where a fresh one comes from, and when to ask for it. The
 // client never verifies a token (the server does); it reads the payload's `exp` and `iat` only to refresh ahead
 // of expiry, so that `AUTH <fresh>` reaches the server before it pushes `-ERR auth-expired`.
-const { FanoutError } = module_errors_js;
+const { FanoutError, ServerError } = module_errors_js;
 const { checkWord } = module_subjects_js;
 /** The refresh goes this share of the token's lifetime before its expiry ... */
 const refreshShare = 0.1;
@@ -903,8 +903,85 @@ function refreshIn(token, now) {
 function retryDelay(attempt) {
     return Math.min(1000 * 2 ** Math.min(attempt - 1, 16), retryAtMost);
 }
+/** The tokens of a token function for one client: the current one, the timer of the next refresh (ahead of its
+ * `exp`), and the refresh under way. A refresh sends `AUTH <fresh>` through `sendAuth` on the live connection;
+ * a failure (the function threw, or the server refused the token) is reported as a "token-failed" event and
+ * retried after 1, 2, 4 ... s while `live()`; a reconnect calls `fetch` itself. Bound: one timer and one
+ * refresh per client, whatever the server pushes. */
+class Refresher {
+    constructor(source, sendAuth, report, live) {
+        this.source = source;
+        this.sendAuth = sendAuth;
+        this.report = report;
+        this.live = live;
+        this.token = undefined;
+        this.timer = null;
+        this.refreshing = false;
+        this.stopped = false;
+    }
+    /** A fresh token for a new connection (TokenError when there is none). */
+    async fetch() {
+        this.token = await fetchToken(this.source);
+        return this.token;
+    }
+    /** Sets the timer of the next refresh from the current token's `exp`, if it has one. */
+    schedule() {
+        this.pause();
+        const delay = this.token === undefined || this.stopped ? null : refreshIn(this.token, Date.now());
+        if (delay === null)
+            return;
+        // At least a second: a token already near its exp must not turn into a loop of refreshes.
+        this.wait(Math.max(delay, 1000), () => this.refreshNow());
+    }
+    refreshNow() {
+        if (this.refreshing || this.stopped)
+            return;
+        this.refreshing = true;
+        void this.refresh().finally(() => (this.refreshing = false));
+    }
+    /** No refresh by the timer (the connection went; the next one schedules again). */
+    pause() {
+        if (this.timer)
+            clearTimeout(this.timer);
+        this.timer = null;
+    }
+    stop() {
+        this.stopped = true;
+        this.pause();
+    }
+    wait(ms, then) {
+        this.timer = setTimeout(then, ms);
+        // Node's timers have unref(): a refresh never keeps a process alive by itself.
+        this.timer.unref?.();
+    }
+    async refresh() {
+        for (let attempt = 1; !this.stopped && this.live(); attempt++) {
+            let token;
+            try {
+                token = await fetchToken(this.source);
+                await this.sendAuth(token);
+            }
+            catch (error) {
+                if (!(error instanceof TokenError || error instanceof ServerError))
+                    return; // connection gone
+                const delay = retryDelay(attempt);
+                this.report("token-failed", `token refresh failed: ${error.message}; retrying in ${delay / 1000}s`);
+                await new Promise((resolve) => this.wait(delay, resolve));
+                continue;
+            }
+            const same = token === this.token;
+            this.token = token;
+            this.report("token-refreshed", "sent AUTH with a fresh token");
+            // The same token again (a function that caches it) would be due again at once: the server's
+            // auth-expired push asks for the next one instead.
+            if (!same)
+                this.schedule();
+            return;
+        }
+    }
+}
 
-return { TokenError, fetchToken, isJwt, claims, refreshIn, retryDelay };
+return { TokenError, fetchToken, isJwt, claims, refreshIn, retryDelay, Refresher };
 })();
 const module_client_js = (() => {
 // The client: one connection at a time to a Fanout server, over any transport, reconnected with backoff, whose
@@ -917,7 +994,7 @@ const { concat, decode, defaultMaxLine, encode, isWildcard, matches, NEWLINE, pa
 const { reportLines, ResumeState } = module_resume_js;
 const { checkCount, checkGroup, checkOneLine, checkPattern, checkSubject, checkWord } = module_subjects_js;
 const { Subscription } = module_subscription_js;
-const { fetchToken, refreshIn, retryDelay, TokenError } = module_tokens_js;
+const { Refresher, TokenError } = module_tokens_js;
 const routesKept = 4096;
 const silentLogger = { info: () => undefined, warn: (line) => console.warn(line) };
 class Client {
@@ -965,16 +1042,13 @@ class Client {
             warn: (line) => this.logger.warn(line),
             checkMode: (patterns, group) => this.checkMode(patterns, group),
         });
-        /** The timer of the next refresh (before the token's exp), and whether a refresh is under way. */
-        this.refreshTimer = null;
-        this.refreshing = false;
         if (typeof options.token === "string")
             checkWord("a token", options.token);
         else if (options.token !== undefined && typeof options.token !== "function") {
             throw new TypeError("token is a string or a function giving one");
         }
-        this.token = typeof options.token === "string" ? options.token : undefined;
-        this.tokenFunction = typeof options.token === "function" ? options.token : null;
+        this.staticToken = typeof options.token === "string" ? options.token : undefined;
+        this.tokens = typeof options.token !== "function" ? null : new Refresher(options.token, (fresh) => this.send(`AUTH ${fresh}`, "text", true), (kind, detail) => this.emit({ kind, detail }), () => !this.closed && this.transport !== null);
         this.timeout = options.timeout ?? 5000;
         this.maxLine = options.maxLine ?? defaultMaxLine;
         this.maxPending = options.maxPending ?? 1024;
@@ -995,8 +1069,8 @@ class Client {
     /** @internal Connects, reads the greeting and authenticates; the connection becomes the client's. */
     async start() {
         // Before connecting, so that the server's auth timeout does not run while the backend answers.
-        if (this.tokenFunction)
-            this.token = await fetchToken(this.tokenFunction);
+        if (this.tokens)
+            await this.tokens.fetch();
         const greeting = new Promise((resolve, reject) => (this.greeted = { resolve, reject, reader: "text" }));
         let transport;
         try {
@@ -1044,7 +1118,7 @@ class Client {
         }
         else if (this.token !== undefined)
             await this.send(`AUTH ${this.token}`, "text", true);
-        this.scheduleRefresh();
+        this.tokens?.schedule();
     }
     /** The server's answer to the token the handshake carried, settled by the `+PONG` of a PING sent after the
      * greeting, so that the answer (or its absence) is never taken for the reply to the application's first
@@ -1065,10 +1139,8 @@ class Client {
     onLost(reason) {
         this.transport = null;
         this.ready = false;
-        // The reconnect fetches a fresh token and sets the timer again.
-        if (this.refreshTimer)
-            clearTimeout(this.refreshTimer);
-        this.refreshTimer = null;
+        // The reconnect fetches a fresh token and schedules its refresh.
+        this.tokens?.pause();
         this.greeted?.reject(new ConnectionLost(`connection lost: ${reason}`));
         this.greeted = null;
         const error = this.closed ? new Closed("client closed") : new ConnectionLost(`connection to ${this.address} lost before the reply (${reason}); the command is not sent again, `
@@ -1316,7 +1388,7 @@ class Client {
             // `closing` if no fresh token came; the reconnect after that fetches one anyway.
             this.emit({ kind: "auth-expired", detail: error.message });
             if (!words.startsWith("closing"))
-                this.refreshNow();
+                this.tokens?.refreshNow();
         }
         else if (code === "denied" && words.startsWith("revoked")) {
             this.emit({ kind: "revoked", detail: error.message });
@@ -1590,58 +1662,9 @@ class Client {
     respond(subject, handler, options = {}) {
         return this.questions.respond(subject, handler, options.group ?? null);
     }
-    // Token refresh
-    /** Sets the timer of the next refresh, ahead of the token's `exp`, when a token function can give one. */
-    scheduleRefresh() {
-        if (this.refreshTimer)
-            clearTimeout(this.refreshTimer);
-        this.refreshTimer = null;
-        if (!this.tokenFunction || this.token === undefined || this.closed)
-            return;
-        const delay = refreshIn(this.token, Date.now());
-        if (delay === null)
-            return;
-        // At least a second: a token already near its exp must not turn into a loop of refreshes.
-        this.refreshTimer = setTimeout(() => this.refreshNow(), Math.max(delay, 1000));
-        this.refreshTimer.unref?.();
-    }
-    refreshNow() {
-        if (!this.tokenFunction || this.closed || this.refreshing)
-            return;
-        this.refreshing = true;
-        void this.refresh(this.tokenFunction).finally(() => (this.refreshing = false));
-    }
-    /** Fetches a fresh token and sends `AUTH <token>` on the live connection. A failure (the function threw, or
-     * the server refused the token) is reported as a "token-failed" event and retried with backoff until it
-     * works or the connection goes; a reconnect fetches its own token. */
-    async refresh(source) {
-        for (let attempt = 1; !this.closed && this.transport; attempt++) {
-            let token;
-            try {
-                token = await fetchToken(source);
-                await this.send(`AUTH ${token}`, "text", true);
-            }
-            catch (error) {
-                if (!(error instanceof TokenError || error instanceof ServerError))
-                    return; // connection gone
-                const delay = retryDelay(attempt);
-                this.emit({ kind: "token-failed",
-                    detail: `token refresh failed: ${error.message}; retrying in ${delay / 1000}s` });
-                await new Promise((resolve) => {
-                    this.refreshTimer = setTimeout(resolve, delay);
-                    this.refreshTimer.unref?.();
-                });
-                continue;
-            }
-            const same = token === this.token;
-            this.token = token;
-            this.emit({ kind: "token-refreshed", detail: "sent AUTH with a fresh token" });
-            // The same token again (a function that caches it) would be due again at once: the server's
-            // auth-expired push asks for the next one instead.
-            if (!same)
-                this.scheduleRefresh();
-            return;
-        }
+    /** The token last sent with AUTH or in the handshake (from a token function, the last one it gave). */
+    get token() {
+        return this.tokens ? this.tokens.token : this.staticToken;
     }
     // Server state and the end
     /** The server's INFO as an object; numbers as numbers. */
@@ -1674,8 +1697,7 @@ class Client {
         this.closed = true;
         if (this.reconnectTimer)
             clearTimeout(this.reconnectTimer);
-        if (this.refreshTimer)
-            clearTimeout(this.refreshTimer);
+        this.tokens?.stop();
         this.keepAlive.stop();
         const transport = this.transport;
         transport?.close();

@@ -14,7 +14,7 @@ import {
 import { Position, reportLines, ResumeReport, ResumeState } from "./resume.js";
 import { checkCount, checkGroup, checkOneLine, checkPattern, checkSubject, checkWord } from "./subjects.js";
 import { Subscription, SubscriptionOwner } from "./subscription.js";
-import { fetchToken, refreshIn, retryDelay, TokenError, TokenFunction } from "./tokens.js";
+import { Refresher, TokenError, TokenFunction } from "./tokens.js";
 import { Opener, Transport } from "./transport.js";
 
 /** Exponential backoff with jitter: attempt n waits about `initial * 2^(n-1)` ms, capped at `maximum`, scaled
@@ -115,12 +115,9 @@ export class Client implements SubscriptionOwner {
     private readonly backoff: Required<Backoff> | null;
     private readonly logger: { info(line: string): void; warn(line: string): void };
     private readonly keepAlive: KeepAlive;
-    /** The token last sent (in AUTH or the handshake); a token function gives a fresh one for each. */
-    private token: string | undefined;
-    private readonly tokenFunction: TokenFunction | null;
-    /** The timer of the next refresh (before the token's exp), and whether a refresh is under way. */
-    private refreshTimer: ReturnType<typeof setTimeout> | null = null;
-    private refreshing = false;
+    private readonly staticToken: string | undefined;
+    /** With a token function: its tokens, and their refresh on the live connection. */
+    private readonly tokens: Refresher | null;
 
     /** Use `connect()`. */
     constructor(readonly address: string, private readonly open: Opener, private readonly options: ClientOptions) {
@@ -128,8 +125,11 @@ export class Client implements SubscriptionOwner {
         else if (options.token !== undefined && typeof options.token !== "function") {
             throw new TypeError("token is a string or a function giving one");
         }
-        this.token = typeof options.token === "string" ? options.token : undefined;
-        this.tokenFunction = typeof options.token === "function" ? options.token : null;
+        this.staticToken = typeof options.token === "string" ? options.token : undefined;
+        this.tokens = typeof options.token !== "function" ? null : new Refresher(options.token,
+            (fresh) => this.send(`AUTH ${fresh}`, "text", true),
+            (kind, detail) => this.emit({ kind, detail }),
+            () => !this.closed && this.transport !== null);
         this.timeout = options.timeout ?? 5000;
         this.maxLine = options.maxLine ?? defaultMaxLine;
         this.maxPending = options.maxPending ?? 1024;
@@ -153,7 +153,7 @@ export class Client implements SubscriptionOwner {
     /** @internal Connects, reads the greeting and authenticates; the connection becomes the client's. */
     async start(): Promise<void> {
         // Before connecting, so that the server's auth timeout does not run while the backend answers.
-        if (this.tokenFunction) this.token = await fetchToken(this.tokenFunction);
+        if (this.tokens) await this.tokens.fetch();
         const greeting = new Promise<Greeting>((resolve, reject) => (this.greeted = { resolve, reject, reader: "text" }));
         let transport: Transport;
         try {
@@ -194,7 +194,7 @@ export class Client implements SubscriptionOwner {
             transport.write(encode("PING\n"), false);
             await handshakeAuth;
         } else if (this.token !== undefined) await this.send(`AUTH ${this.token}`, "text", true);
-        this.scheduleRefresh();
+        this.tokens?.schedule();
     }
 
     /** The server's answer to the token the handshake carried, settled by the `+PONG` of a PING sent after the
@@ -217,9 +217,8 @@ export class Client implements SubscriptionOwner {
     private onLost(reason: string): void {
         this.transport = null;
         this.ready = false;
-        // The reconnect fetches a fresh token and sets the timer again.
-        if (this.refreshTimer) clearTimeout(this.refreshTimer);
-        this.refreshTimer = null;
+        // The reconnect fetches a fresh token and schedules its refresh.
+        this.tokens?.pause();
         this.greeted?.reject(new ConnectionLost(`connection lost: ${reason}`));
         this.greeted = null;
         const error: FanoutError = this.closed ? new Closed("client closed") : new ConnectionLost(
@@ -446,7 +445,7 @@ export class Client implements SubscriptionOwner {
             // A push, never a reply (PROTOCOL.md, AUTH): `token expired; send AUTH ... within <grace>s`, then
             // `closing` if no fresh token came; the reconnect after that fetches one anyway.
             this.emit({ kind: "auth-expired", detail: error.message });
-            if (!words.startsWith("closing")) this.refreshNow();
+            if (!words.startsWith("closing")) this.tokens?.refreshNow();
         } else if (code === "denied" && words.startsWith("revoked")) {
             this.emit({ kind: "revoked", detail: error.message });
             this.revoked(words.slice(words.lastIndexOf(" to ") + 4).split(" ").filter(Boolean), error);
@@ -705,54 +704,9 @@ export class Client implements SubscriptionOwner {
         return this.questions.respond(subject, handler, options.group ?? null);
     }
 
-    // Token refresh
-
-    /** Sets the timer of the next refresh, ahead of the token's `exp`, when a token function can give one. */
-    private scheduleRefresh(): void {
-        if (this.refreshTimer) clearTimeout(this.refreshTimer);
-        this.refreshTimer = null;
-        if (!this.tokenFunction || this.token === undefined || this.closed) return;
-        const delay = refreshIn(this.token, Date.now());
-        if (delay === null) return;
-        // At least a second: a token already near its exp must not turn into a loop of refreshes.
-        this.refreshTimer = setTimeout(() => this.refreshNow(), Math.max(delay, 1000));
-        (this.refreshTimer as { unref?: () => void }).unref?.();
-    }
-
-    private refreshNow(): void {
-        if (!this.tokenFunction || this.closed || this.refreshing) return;
-        this.refreshing = true;
-        void this.refresh(this.tokenFunction).finally(() => (this.refreshing = false));
-    }
-
-    /** Fetches a fresh token and sends `AUTH <token>` on the live connection. A failure (the function threw, or
-     * the server refused the token) is reported as a "token-failed" event and retried with backoff until it
-     * works or the connection goes; a reconnect fetches its own token. */
-    private async refresh(source: TokenFunction): Promise<void> {
-        for (let attempt = 1; !this.closed && this.transport; attempt++) {
-            let token: string;
-            try {
-                token = await fetchToken(source);
-                await this.send(`AUTH ${token}`, "text", true);
-            } catch (error) {
-                if (!(error instanceof TokenError || error instanceof ServerError)) return; // connection gone
-                const delay = retryDelay(attempt);
-                this.emit({ kind: "token-failed",
-                    detail: `token refresh failed: ${error.message}; retrying in ${delay / 1000}s` });
-                await new Promise<void>((resolve) => {
-                    this.refreshTimer = setTimeout(resolve, delay);
-                    (this.refreshTimer as { unref?: () => void }).unref?.();
-                });
-                continue;
-            }
-            const same = token === this.token;
-            this.token = token;
-            this.emit({ kind: "token-refreshed", detail: "sent AUTH with a fresh token" });
-            // The same token again (a function that caches it) would be due again at once: the server's
-            // auth-expired push asks for the next one instead.
-            if (!same) this.scheduleRefresh();
-            return;
-        }
+    /** The token last sent with AUTH or in the handshake (from a token function, the last one it gave). */
+    get token(): string | undefined {
+        return this.tokens ? this.tokens.token : this.staticToken;
     }
 
     // Server state and the end
@@ -787,7 +741,7 @@ export class Client implements SubscriptionOwner {
         if (this.closed) return;
         this.closed = true;
         if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-        if (this.refreshTimer) clearTimeout(this.refreshTimer);
+        this.tokens?.stop();
         this.keepAlive.stop();
         const transport = this.transport;
         transport?.close();

@@ -2,7 +2,8 @@
 // client never verifies a token (the server does); it reads the payload's `exp` and `iat` only to refresh ahead
 // of expiry, so that `AUTH <fresh>` reaches the server before it pushes `-ERR auth-expired`.
 
-import { FanoutError } from "./errors.js";
+import { FanoutError, ServerError } from "./errors.js";
+import { FanoutEvent } from "./messages.js";
 import { checkWord } from "./subjects.js";
 
 /** Returns a token, or a promise of one (from the application's backend, say), as Centrifugo's `getToken`. */
@@ -80,4 +81,81 @@ export function refreshIn(token: string, now: number): number | null {
 /** Milliseconds before retry `attempt` (1, 2, ...) of a failed refresh. */
 export function retryDelay(attempt: number): number {
     return Math.min(1000 * 2 ** Math.min(attempt - 1, 16), retryAtMost);
+}
+
+/** The tokens of a token function for one client: the current one, the timer of the next refresh (ahead of its
+ * `exp`), and the refresh under way. A refresh sends `AUTH <fresh>` through `sendAuth` on the live connection;
+ * a failure (the function threw, or the server refused the token) is reported as a "token-failed" event and
+ * retried after 1, 2, 4 ... s while `live()`; a reconnect calls `fetch` itself. Bound: one timer and one
+ * refresh per client, whatever the server pushes. */
+export class Refresher {
+    token: string | undefined = undefined;
+    private timer: ReturnType<typeof setTimeout> | null = null;
+    private refreshing = false;
+    private stopped = false;
+
+    constructor(private readonly source: TokenFunction, private readonly sendAuth: (token: string) => Promise<unknown>,
+        private readonly report: (kind: FanoutEvent["kind"], detail: string) => void,
+        private readonly live: () => boolean) {}
+
+    /** A fresh token for a new connection (TokenError when there is none). */
+    async fetch(): Promise<string> {
+        this.token = await fetchToken(this.source);
+        return this.token;
+    }
+
+    /** Sets the timer of the next refresh from the current token's `exp`, if it has one. */
+    schedule(): void {
+        this.pause();
+        const delay = this.token === undefined || this.stopped ? null : refreshIn(this.token, Date.now());
+        if (delay === null) return;
+        // At least a second: a token already near its exp must not turn into a loop of refreshes.
+        this.wait(Math.max(delay, 1000), () => this.refreshNow());
+    }
+
+    refreshNow(): void {
+        if (this.refreshing || this.stopped) return;
+        this.refreshing = true;
+        void this.refresh().finally(() => (this.refreshing = false));
+    }
+
+    /** No refresh by the timer (the connection went; the next one schedules again). */
+    pause(): void {
+        if (this.timer) clearTimeout(this.timer);
+        this.timer = null;
+    }
+
+    stop(): void {
+        this.stopped = true;
+        this.pause();
+    }
+
+    private wait(ms: number, then: () => void): void {
+        this.timer = setTimeout(then, ms);
+        // Node's timers have unref(): a refresh never keeps a process alive by itself.
+        (this.timer as { unref?: () => void }).unref?.();
+    }
+
+    private async refresh(): Promise<void> {
+        for (let attempt = 1; !this.stopped && this.live(); attempt++) {
+            let token: string;
+            try {
+                token = await fetchToken(this.source);
+                await this.sendAuth(token);
+            } catch (error) {
+                if (!(error instanceof TokenError || error instanceof ServerError)) return; // connection gone
+                const delay = retryDelay(attempt);
+                this.report("token-failed", `token refresh failed: ${error.message}; retrying in ${delay / 1000}s`);
+                await new Promise<void>((resolve) => this.wait(delay, resolve));
+                continue;
+            }
+            const same = token === this.token;
+            this.token = token;
+            this.report("token-refreshed", "sent AUTH with a fresh token");
+            // The same token again (a function that caches it) would be due again at once: the server's
+            // auth-expired push asks for the next one instead.
+            if (!same) this.schedule();
+            return;
+        }
+    }
 }
