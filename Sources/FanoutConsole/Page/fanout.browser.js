@@ -1042,6 +1042,11 @@ class Client {
             warn: (line) => this.logger.warn(line),
             checkMode: (patterns, group) => this.checkMode(patterns, group),
         });
+        /** The PING after a greeting whose token came with the WebSocket handshake, while unanswered: the lines
+         * before its `+PONG` are the server's answer to that token (a `+OK`, docs/browsers.md), whether or not one
+         * comes. Kept here, not on the entry, so that every other reply costs one comparison and entries keep one
+         * shape. */
+        this.handshakeAuth = null;
         if (typeof options.token === "string")
             checkWord("a token", options.token);
         else if (options.token !== undefined && typeof options.token !== "function") {
@@ -1125,7 +1130,9 @@ class Client {
      * command. */
     handshakeAuthAnswered() {
         return new Promise((resolve, reject) => {
-            this.pending.push({ resolve, reject, reader: "text", handshake: { refused: null } });
+            const entry = { resolve, reject, reader: "text" };
+            this.handshakeAuth = { entry, refused: null };
+            this.pending.push(entry);
         });
     }
     /** @internal */
@@ -1138,6 +1145,7 @@ class Client {
     }
     onLost(reason) {
         this.transport = null;
+        this.handshakeAuth = null;
         this.ready = false;
         // The reconnect fetches a fresh token and schedules its refresh.
         this.tokens?.pause();
@@ -1341,13 +1349,15 @@ class Client {
             return;
         }
         const entry = this.pending[this.pendingHead];
-        if (entry.handshake && (error !== null || text !== "PONG")) {
-            // The server's answer to the handshake's token, ahead of the PING's reply.
-            (_a = entry.handshake).refused ?? (_a.refused = error);
-            return;
+        if (this.handshakeAuth !== null && entry === this.handshakeAuth.entry) {
+            if (error !== null || text !== "PONG") {
+                // The server's answer to the handshake's token, ahead of the PING's reply.
+                (_a = this.handshakeAuth).refused ?? (_a.refused = error);
+                return;
+            }
+            error = this.handshakeAuth.refused;
+            this.handshakeAuth = null;
         }
-        if (entry.handshake?.refused)
-            error = entry.handshake.refused;
         this.pending[this.pendingHead++] = undefined;
         if (this.pendingHead > 1024 && this.pendingHead * 2 > this.pending.length) {
             this.pending = this.pending.slice(this.pendingHead);

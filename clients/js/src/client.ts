@@ -62,9 +62,6 @@ interface Pending {
     resolve: (value: any) => void;
     reject: (error: Error) => void;
     reader: Reader;
-    /** The PING after a greeting whose token came with the WebSocket handshake: the lines before its `+PONG`
-     * are the server's answer to that token (a `+OK`, docs/browsers.md), whether or not one comes. */
-    handshake?: { refused: ServerError | null };
 }
 
 const routesKept = 4096;
@@ -118,6 +115,11 @@ export class Client implements SubscriptionOwner {
     private readonly staticToken: string | undefined;
     /** With a token function: its tokens, and their refresh on the live connection. */
     private readonly tokens: Refresher | null;
+    /** The PING after a greeting whose token came with the WebSocket handshake, while unanswered: the lines
+     * before its `+PONG` are the server's answer to that token (a `+OK`, docs/browsers.md), whether or not one
+     * comes. Kept here, not on the entry, so that every other reply costs one comparison and entries keep one
+     * shape. */
+    private handshakeAuth: { entry: Pending; refused: ServerError | null } | null = null;
 
     /** Use `connect()`. */
     constructor(readonly address: string, private readonly open: Opener, private readonly options: ClientOptions) {
@@ -202,7 +204,9 @@ export class Client implements SubscriptionOwner {
      * command. */
     private handshakeAuthAnswered(): Promise<unknown> {
         return new Promise((resolve, reject) => {
-            this.pending.push({ resolve, reject, reader: "text", handshake: { refused: null } });
+            const entry: Pending = { resolve, reject, reader: "text" };
+            this.handshakeAuth = { entry, refused: null };
+            this.pending.push(entry);
         });
     }
 
@@ -216,6 +220,7 @@ export class Client implements SubscriptionOwner {
 
     private onLost(reason: string): void {
         this.transport = null;
+        this.handshakeAuth = null;
         this.ready = false;
         // The reconnect fetches a fresh token and schedules its refresh.
         this.tokens?.pause();
@@ -405,12 +410,15 @@ export class Client implements SubscriptionOwner {
             return;
         }
         const entry = this.pending[this.pendingHead];
-        if (entry.handshake && (error !== null || text !== "PONG")) {
-            // The server's answer to the handshake's token, ahead of the PING's reply.
-            entry.handshake.refused ??= error;
-            return;
+        if (this.handshakeAuth !== null && entry === this.handshakeAuth.entry) {
+            if (error !== null || text !== "PONG") {
+                // The server's answer to the handshake's token, ahead of the PING's reply.
+                this.handshakeAuth.refused ??= error;
+                return;
+            }
+            error = this.handshakeAuth.refused;
+            this.handshakeAuth = null;
         }
-        if (entry.handshake?.refused) error = entry.handshake.refused;
         this.pending[this.pendingHead++] = undefined as unknown as Pending;
         if (this.pendingHead > 1024 && this.pendingHead * 2 > this.pending.length) {
             this.pending = this.pending.slice(this.pendingHead);
