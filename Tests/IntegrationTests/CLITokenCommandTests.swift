@@ -81,6 +81,27 @@ struct CLITokenCommandTests {
         #expect(result.stdout == ["one", "two"])
     }
 
+    /// The pushes come between a command and its reply: the reply still goes to the command.
+    @Test func pushesBetweenACommandAndItsReplyAreNotTakenForTheReply() throws {
+        let server = try ScriptedServer()
+        let (command, counter) = try countingCommand()
+        defer { try? FileManager.default.removeItem(at: counter) }
+        let pub = try FanoutTool(["pub", "--server", "127.0.0.1:\(server.port)", "--token-command", command,
+                                  "a.b", "hello"])
+        let connection = try server.accept()
+        try connection.send("+HELLO fanout/1 scripted auth=required\n")
+        #expect(try connection.readLine() == "AUTH tok-1")
+        try connection.send("+OK\n")
+        #expect(try connection.readLine() == "PUB a.b hello")
+        try connection.send("-ERR auth-expired token expired; send AUTH with a fresh token within 30s\n"
+            + "-ERR denied revoked: no longer allowed to subscribe to a.>\n+OK 3\n")
+        #expect(try connection.readLine() == "AUTH tok-2", "the push asked for a fresh token")
+        try connection.send("+OK\n")
+        let result = pub.finish(timeout: 15)
+        #expect(result.status == 0)
+        #expect(result.stdout == ["3"], "the receivers count of the PUB's own reply")
+    }
+
     @Test func aFailingTokenCommandIsAConnectionFailureThatSaysSoWithoutTheOutput() throws {
         let server = try ScriptedServer()
         let pub = try FanoutTool(["pub", "--server", "127.0.0.1:\(server.port)",
