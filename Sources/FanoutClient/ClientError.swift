@@ -57,6 +57,11 @@ public enum ClientEvent: Equatable, Sendable {
     case serverClosing(ProtocolError)
     /// The server withdrew subscriptions this connection may no longer hold (`-ERR denied revoked: ...`).
     case revoked(ProtocolError)
+    /// The server pushed `-ERR auth-expired ...`: the connection's token expired (a fresh one is fetched from
+    /// `ClientOptions.tokenSource` and sent with AUTH, when there is one), or, with `closing`, the grace ran out.
+    case authExpired(ProtocolError)
+    /// A fresh token could not be had (the source failed) or the server refused it; retried with backoff.
+    case tokenRefreshFailed(String)
 }
 
 /// One message as delivered to a subscriber.
@@ -82,6 +87,11 @@ public struct ClientOptions: Sendable {
     public var reconnect: ReconnectPolicy = ReconnectPolicy()
     /// Sent with AUTH right after each greeting, before anything else.
     public var token: String?
+    /// Gives a fresh token, when set: before each connection's AUTH (in place of `token`) and when the server
+    /// pushes `-ERR auth-expired`, after which it goes as AUTH on the live connection, which keeps its
+    /// subscriptions. Runs on the client's loop, which waits for it: it should be quick (a file, a local
+    /// command). A failure throws; it is reported as `.tokenRefreshFailed` and retried with backoff.
+    public var tokenSource: (@Sendable () throws -> String)?
     /// Speak TLS, with these files; nil for plain TCP.
     public var tls: TLSSettings?
     /// Longest server line accepted (pushes carry payloads up to the server's own max_line).

@@ -92,7 +92,16 @@ extension FanoutClient {
     func greeted(serverName name: String, epoch: String?) {
         serverName = name
         resumeState.connected(epoch: epoch)
-        if let token = options.token {
+        if options.tokenSource != nil {
+            // A fresh token for each connection: the one the last connection had may have expired.
+            switch freshToken() {
+            case .success(let fresh): token = fresh
+            case .failure(let failure):
+                connectionLost(reason: "no token: \(failure)")
+                return
+            }
+        }
+        if let token {
             // AUTH goes ahead of anything queued since the connect; the connection is ready once it succeeds.
             socket?.write("AUTH \(token)\n")
             pending.prepend(PendingReply(kind: .authenticate))

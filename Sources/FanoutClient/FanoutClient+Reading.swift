@@ -48,6 +48,10 @@ extension FanoutClient {
             connectionLost(reason: "\(error.code) \(error.text)")
         case .failure(let error) where [.slowConsumer, .shuttingDown, .idleTimeout].contains(error.code):
             onEvent?(.serverClosing(error))
+        case .failure(let error) where error.code == authExpiredCode:
+            // A push, never a reply (PROTOCOL.md, AUTH).
+            onEvent?(.authExpired(error))
+            if !error.text.hasPrefix("closing") { refreshToken() }
         case .failure(let error) where error.revokedPatterns != nil:
             recordSubscription(error.revokedPatterns ?? [], subscribing: false)
             onEvent?(.revoked(error))

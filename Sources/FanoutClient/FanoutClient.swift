@@ -73,11 +73,17 @@ public final class FanoutClient: BufferedSocketDelegate {
     var restoring: (remaining: Int, restored: Int) = (0, 0)
     /// The server's name from its greeting.
     public internal(set) var serverName: String?
+    /// The token last sent with AUTH (from `options.token`, or `options.tokenSource`).
+    public internal(set) var token: String?
+    /// The retry of a failed token refresh, and how many failed in a row (for its backoff).
+    var tokenRetry: LoopTimer?
+    var tokenFailures = 0
 
     public init(loop: EventLoop, address: SocketAddress, options: ClientOptions = ClientOptions()) {
         self.loop = loop
         self.address = address
         self.options = options
+        self.token = options.token
         self.framer = LineFramer(maxLine: options.maxLine)
         scratch.reserveCapacity(256)
     }
@@ -117,6 +123,7 @@ public final class FanoutClient: BufferedSocketDelegate {
     public func close() {
         phase = .closed
         reconnectTimer = nil
+        tokenRetry = nil
         watchdog = nil
         socket?.delegate = nil
         socket = nil

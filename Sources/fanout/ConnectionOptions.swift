@@ -38,6 +38,12 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Token for AUTH (default: $FANOUT_TOKEN).", valueName: "token"))
     var token: String?
 
+    @Option(name: .long, help: ArgumentHelp("""
+        Shell command that prints a fresh token (a JWT), run before each connection and when the server says \
+        the token expired; the fresh token is sent with AUTH on the live connection.
+        """, valueName: "command"))
+    var tokenCommand: String?
+
     @Flag(name: .long, help: "Connect with TLS (the server's certificate is verified).")
     var tls = false
 
@@ -53,7 +59,9 @@ struct ServerOptions: ParsableArguments {
     func validate() throws {
         if !tls && (ca != nil || cert != nil || key != nil) { throw ValidationError("--ca, --cert and --key need --tls") }
         if (cert == nil) != (key == nil) { throw ValidationError("--cert and --key go together") }
-        if let token = resolvedToken {
+        if tokenCommand != nil && token != nil { throw ValidationError("--token and --token-command: give one") }
+        if tokenCommand?.allSatisfy(\.isWhitespace) == true { throw ValidationError("--token-command is empty") }
+        if tokenCommand == nil, let token = resolvedToken {
             try checkWord(token == self.token ? "--token" : "FANOUT_TOKEN") { () throws(ClientError) in
                 try CommandWords.checkAuthToken(token)
             }
@@ -78,7 +86,11 @@ struct ServerOptions: ParsableArguments {
 
     func clientOptions(timeout: Duration = .seconds(5), reconnect: ReconnectPolicy = .never) -> ClientOptions {
         var options = ClientOptions(timeout: timeout, reconnect: reconnect,
-                                    token: resolvedToken)
+                                    token: tokenCommand == nil ? resolvedToken : nil)
+        if let tokenCommand {
+            let command = TokenCommand(command: tokenCommand)
+            options.tokenSource = { try command.fetch() }
+        }
         if tls {
             let host = serverText.hasPrefix("[") ? String(serverText.dropFirst().prefix { $0 != "]" })
                 : String(serverText.prefix { $0 != ":" })

@@ -78,6 +78,20 @@ struct BrowserTests {
         let run = browser.finish(timeout: 90)
         #expect(run.status == 0 && run.stdout.contains("ok browser"), "\((run.stdout + run.stderr).joined(separator: "\n"))")
     }
+
+    /// The console opened with `?token=` (as an application links to it) connects with that token and takes
+    /// it out of the address bar; its Token box sends a fresh token with AUTH on the live connection, whose
+    /// rights apply from then on (a publish refused before is delivered after).
+    @Test(.enabled(if: chromiumInstalled, "chromium and chromium-driver are not installed (./dev deps installs them)"))
+    func consoleTakesATokenFromItsAddressAndFromItsTokenBox() throws {
+        let daemon = try Daemon(arguments: ["--http-listen", "127.0.0.1:0", "--config", try fixture("auth.yaml")])
+        let page = "http://127.0.0.1:\(try daemon.httpPort())/"
+        let browser = try ExternalProgram("python3", [try fixture("console_token_checks.py"), page,
+                                                      "reader-secret-token", "sensor-secret-token"])
+        let run = browser.finish(timeout: 90)
+        #expect(run.status == 0 && run.stdout.contains("ok console-token"),
+                "\((run.stdout + run.stderr).joined(separator: "\n"))")
+    }
 }
 
 /// cross_origin_page.html as a web application's backend (browser_app.py) serves it on an origin of its own, with

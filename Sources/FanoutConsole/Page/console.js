@@ -4,6 +4,15 @@
 const $ = (id) => document.getElementById(id);
 const maxRows = 500;
 let client = null, history = [], lastPublished = null, timer = null, groupsByPattern = new Map();
+// A token in the page's address (`/?token=...`, as an application links to the console) is taken once and
+// removed from the address bar, so that it is not left in the history or shown over a shoulder (window.history:
+// `history` here is the chart's).
+const linked = new URLSearchParams(location.search).get("token");
+if (linked) {
+  sessionStorage.setItem("fanout-token", linked);
+  const clean = new URL(location.href); clean.searchParams.delete("token");
+  window.history.replaceState(null, "", clean.pathname + clean.search + clean.hash);
+}
 let token = sessionStorage.getItem("fanout-token") || "";
 const subscriptions = new Map();
 
@@ -22,26 +31,39 @@ function onEvent(event) {
     const li = row($("messages"), `<span class="time">${now()}</span><span class="${event.kind === "reset" ? "error" : "note"}">${event.kind === "reset" ? "RESET" : "resumed"} ${esc(event.detail || event.report.subject)}</span>`);
     li.dataset.event = event.kind; li.dataset.subject = event.report.subject;
   } else if (event.kind === "revoked" || event.kind === "resubscribe-failed") $("sub-note").textContent = event.detail;
+  else if (event.kind === "auth-expired") askToken("Your token expired: paste a fresh one to stay connected", event.detail);
+}
+
+// The token box: asked for when the server needs a token, when it expires, or with the Token button. On a
+// live connection a fresh token goes as AUTH (subscriptions stay); otherwise the console connects with it.
+function askToken(title, detail) {
+  $("auth-title").textContent = title; $("auth-error").textContent = detail || ""; $("auth").className = "shown"; $("auth-token").focus();
 }
 
 async function start() {
   const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
   try {
-    client = await Fanout.connect(url, { token: token || undefined, onEvent, reconnect: { initial: 500, maximum: 5000 }, logger: { info() {}, warn() {} } });
+    // The token as a function: each reconnect takes the one the box last got.
+    client = await Fanout.connect(url, { token: token ? () => token : undefined, onEvent, reconnect: { initial: 500, maximum: 5000 }, logger: { info() {}, warn() {} } });
   } catch (error) {
-    if (error instanceof Fanout.Denied) { token = ""; sessionStorage.removeItem("fanout-token"); $("auth-error").textContent = failure(error); $("auth").className = "shown"; return; }
+    if (error instanceof Fanout.Denied) { token = ""; sessionStorage.removeItem("fanout-token"); askToken("This server needs a token", failure(error)); return; }
     setStatus("disconnected, reconnecting…", "down"); setTimeout(start, 1000); return;
   }
   const greeting = client.greeting;
   $("server").textContent = `fanout/1 ${greeting.serverName} auth=${greeting.authRequired ? "required" : "none"}${greeting.epoch ? " epoch=" + greeting.epoch : ""}`;
-  if (greeting.authRequired && !token) { await client.close(); client = null; $("auth").className = "shown"; $("auth-token").focus(); return; }
+  if (greeting.authRequired && !token) { await client.close(); client = null; askToken("This server needs a token"); return; }
   $("auth").className = ""; setStatus("connected", "up");
   for (const pattern of [...subscriptions.keys()]) follow(pattern);
   poll(); timer = setInterval(poll, 1000);
 }
 
-$("auth-form").onsubmit = (event) => { event.preventDefault(); token = $("auth-token").value.trim(); if (!token) return;
-  sessionStorage.setItem("fanout-token", token); $("auth-error").textContent = ""; start(); };
+$("auth-form").onsubmit = async (event) => { event.preventDefault(); token = $("auth-token").value.trim(); if (!token) return;
+  sessionStorage.setItem("fanout-token", token); $("auth-error").textContent = ""; $("auth-token").value = "";
+  if (!client) { start(); return; }
+  try { await client.request("AUTH " + token); $("auth").className = ""; } catch (error) { $("auth-error").textContent = failure(error); }
+};
+$("auth-cancel").onclick = () => { $("auth").className = ""; };
+$("token-button").onclick = () => askToken("Token", "A users-file token or a JWT; on a live connection it is sent with AUTH.");
 
 let ticks = 0;
 async function poll() {
@@ -98,7 +120,7 @@ function clients(reply) {
   if (typeof reply !== "string") { $("clients-note").textContent = failure(reply).includes("admin") ? "Listing clients needs an admin user." : failure(reply); $("clients").innerHTML = ""; return; }
   $("clients-note").textContent = "";
   $("clients").innerHTML = reply.split(" ").slice(1).map((entry) => { const f = {}; for (const p of entry.split(",")) { const i = p.indexOf("="); f[p.slice(0, i)] = p.slice(i + 1); }
-    return `<tr><td>${esc(f.id)}</td><td>${esc(f.addr)}</td><td>${esc(f.transport || "")}</td><td>${esc(f.subs)}</td><td>${esc(f.pending)}</td><td>${esc(f.age_s)} s</td></tr>`; }).join("");
+    return `<tr><td>${esc(f.id)}</td><td>${esc(f.user || "")}</td><td>${esc(f.addr)}</td><td>${esc(f.transport || "")}</td><td>${esc(f.subs)}</td><td>${esc(f.pending)}</td><td>${esc(f.age_s)} s</td></tr>`; }).join("");
 }
 
 // One subscription per pattern; its messages are drawn as they come.

@@ -825,6 +825,164 @@ const unsubscribed = new Closed("unsubscribed");
 
 return { Subscription };
 })();
+const module_tokens_js = (() => {
+// Application tokens (JWT) as a client holds them: where a fresh one comes from, and when to ask for it. The
+// client never verifies a token (the server does); it reads the payload's `exp` and `iat` only to refresh ahead
+// of expiry, so that `AUTH <fresh>` reaches the server before it pushes `-ERR auth-expired`.
+const { FanoutError, ServerError } = module_errors_js;
+const { checkWord } = module_subjects_js;
+/** The refresh goes this share of the token's lifetime before its expiry ... */
+const refreshShare = 0.1;
+/** ... but at least this many ms before it (a round trip to the backend and to the server) ... */
+const refreshAtLeast = 5000;
+/** ... at most this many (a day-long token is refreshed a minute before it ends) ... */
+const refreshAtMost = 60000;
+/** ... and never before half of its lifetime, so that a short token is still used for a while. Retries of a
+ * failed refresh wait 1, 2, 4 ... s, up to this. */
+const retryAtMost = 30000;
+/** A token longer than this is not decoded (the server refuses tokens over 32 KiB anyway). */
+const maxToken = 32 * 1024;
+/** The token function threw or rejected (`cause` holds why), or gave something that is not one word. Thrown
+ * by `connect`; reported as a "token-failed" event on a refresh or a reconnect. */
+class TokenError extends FanoutError {
+    constructor(message, cause) {
+        super(message);
+        this.cause = cause;
+    }
+}
+/** Calls the token function and checks what it gives. */
+async function fetchToken(source) {
+    let token;
+    try {
+        token = await source();
+    }
+    catch (error) {
+        throw new TokenError(`the token function failed: ${error?.message ?? String(error)}`, error);
+    }
+    try {
+        checkWord("a token", token);
+    }
+    catch {
+        throw new TokenError(`the token function gave ${typeof token}, not a token (one word of printable ASCII)`);
+    }
+    return token;
+}
+/** Whether a token has the form of a JWT (three base64url parts), which a WebSocket handshake may carry. */
+function isJwt(token) {
+    return token.length <= maxToken && /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
+}
+/** The JWT payload, unverified; null for a token that is not a JWT (a static token). */
+function claims(token) {
+    if (!isJwt(token))
+        return null;
+    const body = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    try {
+        const text = new TextDecoder().decode(Uint8Array.from(atob(body + "=".repeat(-body.length & 3)), (c) => c.charCodeAt(0)));
+        const value = JSON.parse(text);
+        return typeof value === "object" && value !== null && !Array.isArray(value)
+            ? value : null;
+    }
+    catch {
+        return null;
+    }
+}
+/** Milliseconds from `now` (ms since the epoch) until the token should be refreshed, or null when it does not
+ * expire (no `exp`, or not a JWT); 0 when it is already due. */
+function refreshIn(token, now) {
+    const payload = claims(token);
+    const expiry = payload?.exp;
+    if (typeof expiry !== "number")
+        return null;
+    const issued = payload?.iat;
+    const start = typeof issued === "number" && issued < expiry ? issued * 1000 : now;
+    const lifetime = Math.max(expiry * 1000 - start, 0);
+    const margin = Math.min(Math.max(lifetime * refreshShare, refreshAtLeast), refreshAtMost, lifetime / 2);
+    return Math.max(expiry * 1000 - margin - now, 0);
+}
+/** Milliseconds before retry `attempt` (1, 2, ...) of a failed refresh. */
+function retryDelay(attempt) {
+    return Math.min(1000 * 2 ** Math.min(attempt - 1, 16), retryAtMost);
+}
+/** The tokens of a token function for one client: the current one, the timer of the next refresh (ahead of its
+ * `exp`), and the refresh under way. A refresh sends `AUTH <fresh>` through `sendAuth` on the live connection;
+ * a failure (the function threw, or the server refused the token) is reported as a "token-failed" event and
+ * retried after 1, 2, 4 ... s while `live()`; a reconnect calls `fetch` itself. Bound: one timer and one
+ * refresh per client, whatever the server pushes. */
+class Refresher {
+    constructor(source, sendAuth, report, live) {
+        this.source = source;
+        this.sendAuth = sendAuth;
+        this.report = report;
+        this.live = live;
+        this.token = undefined;
+        this.timer = null;
+        this.refreshing = false;
+        this.stopped = false;
+    }
+    /** A fresh token for a new connection (TokenError when there is none). */
+    async fetch() {
+        this.token = await fetchToken(this.source);
+        return this.token;
+    }
+    /** Sets the timer of the next refresh from the current token's `exp`, if it has one. */
+    schedule() {
+        this.pause();
+        const delay = this.token === undefined || this.stopped ? null : refreshIn(this.token, Date.now());
+        if (delay === null)
+            return;
+        // At least a second: a token already near its exp must not turn into a loop of refreshes.
+        this.wait(Math.max(delay, 1000), () => this.refreshNow());
+    }
+    refreshNow() {
+        if (this.refreshing || this.stopped)
+            return;
+        this.refreshing = true;
+        void this.refresh().finally(() => (this.refreshing = false));
+    }
+    /** No refresh by the timer (the connection went; the next one schedules again). */
+    pause() {
+        if (this.timer)
+            clearTimeout(this.timer);
+        this.timer = null;
+    }
+    stop() {
+        this.stopped = true;
+        this.pause();
+    }
+    wait(ms, then) {
+        this.timer = setTimeout(then, ms);
+        // Node's timers have unref(): a refresh never keeps a process alive by itself.
+        this.timer.unref?.();
+    }
+    async refresh() {
+        for (let attempt = 1; !this.stopped && this.live(); attempt++) {
+            let token;
+            try {
+                token = await fetchToken(this.source);
+                await this.sendAuth(token);
+            }
+            catch (error) {
+                if (!(error instanceof TokenError || error instanceof ServerError))
+                    return; // connection gone
+                const delay = retryDelay(attempt);
+                this.report("token-failed", `token refresh failed: ${error.message}; retrying in ${delay / 1000}s`);
+                await new Promise((resolve) => this.wait(delay, resolve));
+                continue;
+            }
+            const same = token === this.token;
+            this.token = token;
+            this.report("token-refreshed", "sent AUTH with a fresh token");
+            // The same token again (a function that caches it) would be due again at once: the server's
+            // auth-expired push asks for the next one instead.
+            if (!same)
+                this.schedule();
+            return;
+        }
+    }
+}
+
+return { TokenError, fetchToken, isJwt, claims, refreshIn, retryDelay, Refresher };
+})();
 const module_client_js = (() => {
 // The client: one connection at a time to a Fanout server, over any transport, reconnected with backoff, whose
 // subscriptions resume after a reconnect with no duplicate and with exact counts of what was missed.
@@ -836,6 +994,7 @@ const { concat, decode, defaultMaxLine, encode, isWildcard, matches, NEWLINE, pa
 const { reportLines, ResumeState } = module_resume_js;
 const { checkCount, checkGroup, checkOneLine, checkPattern, checkSubject, checkWord } = module_subjects_js;
 const { Subscription } = module_subscription_js;
+const { Refresher, TokenError } = module_tokens_js;
 const routesKept = 4096;
 const silentLogger = { info: () => undefined, warn: (line) => console.warn(line) };
 class Client {
@@ -883,8 +1042,18 @@ class Client {
             warn: (line) => this.logger.warn(line),
             checkMode: (patterns, group) => this.checkMode(patterns, group),
         });
-        if (options.token !== undefined)
+        /** The PING after a greeting whose token came with the WebSocket handshake, while unanswered: the lines
+         * before its `+PONG` are the server's answer to that token (a `+OK`, docs/browsers.md), whether or not one
+         * comes. Kept here, not on the entry, so that every other reply costs one comparison and entries keep one
+         * shape. */
+        this.handshakeAuth = null;
+        if (typeof options.token === "string")
             checkWord("a token", options.token);
+        else if (options.token !== undefined && typeof options.token !== "function") {
+            throw new TypeError("token is a string or a function giving one");
+        }
+        this.staticToken = typeof options.token === "string" ? options.token : undefined;
+        this.tokens = typeof options.token !== "function" ? null : new Refresher(options.token, (fresh) => this.send(`AUTH ${fresh}`, "text", true), (kind, detail) => this.emit({ kind, detail }), () => !this.closed && this.transport !== null);
         this.timeout = options.timeout ?? 5000;
         this.maxLine = options.maxLine ?? defaultMaxLine;
         this.maxPending = options.maxPending ?? 1024;
@@ -904,6 +1073,9 @@ class Client {
     // Connecting
     /** @internal Connects, reads the greeting and authenticates; the connection becomes the client's. */
     async start() {
+        // Before connecting, so that the server's auth timeout does not run while the backend answers.
+        if (this.tokens)
+            await this.tokens.fetch();
         const greeting = new Promise((resolve, reject) => (this.greeted = { resolve, reject, reader: "text" }));
         let transport;
         try {
@@ -916,12 +1088,16 @@ class Client {
                     if (this.transport === transport)
                         this.onLost(reason);
                 },
-            }, this.timeout);
+            }, this.timeout, this.token);
         }
         catch (error) {
             throw new CannotConnect(`cannot connect to ${this.address}: ${error.message}`);
         }
         this.transport = transport;
+        // The server's answer to a token the handshake carried may come in the greeting's read: its entry is
+        // in place before any line is handled.
+        const handshakeAuth = this.token !== undefined && transport.tokenSent ? this.handshakeAuthAnswered() : null;
+        handshakeAuth?.catch(() => undefined);
         // Frames that came before `open` resolved were dropped above; a transport hands none over before then.
         let timer;
         try {
@@ -941,8 +1117,23 @@ class Client {
         }
         this.resume.connected(this.greeting.epoch);
         this.keepAlive.start();
-        if (this.options.token !== undefined)
-            await this.send(`AUTH ${this.options.token}`, "text", true);
+        if (handshakeAuth) {
+            transport.write(encode("PING\n"), false);
+            await handshakeAuth;
+        }
+        else if (this.token !== undefined)
+            await this.send(`AUTH ${this.token}`, "text", true);
+        this.tokens?.schedule();
+    }
+    /** The server's answer to the token the handshake carried, settled by the `+PONG` of a PING sent after the
+     * greeting, so that the answer (or its absence) is never taken for the reply to the application's first
+     * command. */
+    handshakeAuthAnswered() {
+        return new Promise((resolve, reject) => {
+            const entry = { resolve, reject, reader: "text" };
+            this.handshakeAuth = { entry, refused: null };
+            this.pending.push(entry);
+        });
     }
     /** @internal */
     markReady() {
@@ -954,7 +1145,10 @@ class Client {
     }
     onLost(reason) {
         this.transport = null;
+        this.handshakeAuth = null;
         this.ready = false;
+        // The reconnect fetches a fresh token and schedules its refresh.
+        this.tokens?.pause();
         this.greeted?.reject(new ConnectionLost(`connection lost: ${reason}`));
         this.greeted = null;
         const error = this.closed ? new Closed("client closed") : new ConnectionLost(`connection to ${this.address} lost before the reply (${reason}); the command is not sent again, `
@@ -1006,6 +1200,9 @@ class Client {
                 catch (error) {
                     this.transport?.close();
                     this.transport = null;
+                    if (error instanceof TokenError) {
+                        this.emit({ kind: "token-failed", detail: `${error.message}; reconnect attempt ${attempt}` });
+                    }
                     this.logger.info(`fanout: reconnect attempt ${attempt} failed: ${error.message}`);
                     continue;
                 }
@@ -1146,11 +1343,21 @@ class Client {
         return this.lastSubject;
     }
     reply(text, error) {
+        var _a;
         if (this.pendingHead >= this.pending.length) {
             this.logger.warn(`fanout: reply with no command waiting: ${text.slice(0, 80)}`);
             return;
         }
         const entry = this.pending[this.pendingHead];
+        if (this.handshakeAuth !== null && entry === this.handshakeAuth.entry) {
+            if (error !== null || text !== "PONG") {
+                // The server's answer to the handshake's token, ahead of the PING's reply.
+                (_a = this.handshakeAuth).refused ?? (_a.refused = error);
+                return;
+            }
+            error = this.handshakeAuth.refused;
+            this.handshakeAuth = null;
+        }
         this.pending[this.pendingHead++] = undefined;
         if (this.pendingHead > 1024 && this.pendingHead * 2 > this.pending.length) {
             this.pending = this.pending.slice(this.pendingHead);
@@ -1186,8 +1393,16 @@ class Client {
         else if (closingCodes.has(code)) {
             this.emit({ kind: "server-closing", detail: error.message });
         }
+        else if (code === "auth-expired") {
+            // A push, never a reply (PROTOCOL.md, AUTH): `token expired; send AUTH ... within <grace>s`, then
+            // `closing` if no fresh token came; the reconnect after that fetches one anyway.
+            this.emit({ kind: "auth-expired", detail: error.message });
+            if (!words.startsWith("closing"))
+                this.tokens?.refreshNow();
+        }
         else if (code === "denied" && words.startsWith("revoked")) {
             this.emit({ kind: "revoked", detail: error.message });
+            this.revoked(words.slice(words.lastIndexOf(" to ") + 4).split(" ").filter(Boolean), error);
         }
         else {
             this.reply("", error);
@@ -1295,8 +1510,17 @@ class Client {
             return reply;
         };
     }
+    /** The server dropped `patterns` from this connection (its token no longer allows them): the subscriptions
+     * holding any of them end with the error, and their other patterns no one else holds are unsubscribed. */
+    revoked(patterns, error) {
+        const gone = new Set(patterns);
+        for (const subscription of this.subscriptions.filter((s) => s.patterns.some((p) => gone.has(p)))) {
+            subscription.end(error);
+            this.unsubscribe(subscription, gone).catch(() => undefined);
+        }
+    }
     /** @internal */
-    async unsubscribe(subscription) {
+    async unsubscribe(subscription, alreadyGone) {
         const index = this.subscriptions.indexOf(subscription);
         if (index < 0)
             return;
@@ -1309,7 +1533,7 @@ class Client {
         }
         const remaining = [...this.plainPatterns(), ...[...this.groupPatterns().values()].flat(),
             ...this.questions.responders.map((r) => r.subject)];
-        const dropped = subscription.patterns.filter((p) => !remaining.includes(p));
+        const dropped = subscription.patterns.filter((p) => !remaining.includes(p) && !alreadyGone?.has(p));
         const implicit = this.resume.implicitSubscriptions(dropped, remaining);
         this.resume.forget(this.plainPatterns());
         if ((dropped.length || implicit.length) && this.ready) {
@@ -1448,6 +1672,10 @@ class Client {
     respond(subject, handler, options = {}) {
         return this.questions.respond(subject, handler, options.group ?? null);
     }
+    /** The token last sent with AUTH or in the handshake (from a token function, the last one it gave). */
+    get token() {
+        return this.tokens ? this.tokens.token : this.staticToken;
+    }
     // Server state and the end
     /** The server's INFO as an object; numbers as numbers. */
     async info() {
@@ -1479,6 +1707,7 @@ class Client {
         this.closed = true;
         if (this.reconnectTimer)
             clearTimeout(this.reconnectTimer);
+        this.tokens?.stop();
         this.keepAlive.stop();
         const transport = this.transport;
         transport?.close();
@@ -1499,7 +1728,8 @@ class Client {
         this.emit({ kind: report.reason === "reset" ? "reset" : "resumed", detail: lines.join("; "), report });
     }
     emit(event) {
-        if (["disconnected", "gap", "server-closing", "revoked", "resubscribe-failed"].includes(event.kind)) {
+        if (["disconnected", "gap", "server-closing", "revoked", "resubscribe-failed", "auth-expired",
+            "token-failed"].includes(event.kind)) {
             this.logger.warn(`fanout: ${event.kind}: ${event.detail}`);
         }
         try {
@@ -1529,6 +1759,7 @@ return { Client };
 const module_websocket_transport_js = (() => {
 // The WebSocket at fanoutd's `/ws`: one line per text frame each way; BPUB and BMSG as binary frames (1.2).
 const { bmsgLength, decode, encode, startsWith } = module_protocol_js;
+const { isJwt } = module_tokens_js;
 const BMSG = encode("BMSG ");
 /** Output queued in the browser past which `write` asks the caller to wait. */
 const highWater = 1 << 20;
@@ -1545,13 +1776,16 @@ function messageFrame(bytes, text) {
     return { header, payload: bytes.slice(newline + 1, newline + 1 + length) };
 }
 function webSocketOpener(url) {
-    return (events, timeoutMs) => new Promise((resolve, reject) => {
+    return (events, timeoutMs, token) => new Promise((resolve, reject) => {
         const WebSocketClass = globalThis.WebSocket;
         if (!WebSocketClass) {
             reject(new Error("this runtime has no WebSocket"));
             return;
         }
-        const socket = new WebSocketClass(url);
+        // A browser can set no header on a WebSocket: a JWT goes as the subprotocol `bearer.<jwt>` beside
+        // `fanout`, which the server names in its answer. A static token goes as AUTH after the greeting.
+        const tokenSent = token !== undefined && isJwt(token);
+        const socket = tokenSent ? new WebSocketClass(url, ["fanout", `bearer.${token}`]) : new WebSocketClass(url);
         socket.binaryType = "arraybuffer";
         let open = false;
         let closed = false;
@@ -1592,6 +1826,7 @@ function webSocketOpener(url) {
             // A browser gives no way to stop reading a WebSocket.
             canPause: false,
             textOnly: true,
+            tokenSent,
             write(command, binary) {
                 if (typeof command === "string")
                     socket.send(command.slice(0, -1));
@@ -1624,9 +1859,10 @@ const module_exports_js = (() => {
 const { Client } = module_client_js;
 const { AuthRequired, BadSubject, CannotConnect, Closed, ConnectionLost, Denied, FanoutError, IdleTimeout, Limit, ProtocolViolation, ServerError, ShuttingDown, SlowConsumer, Syntax, TooLong, Unavailable, UnknownCommand, } = module_errors_js;
 const { Message, Question } = module_messages_js;
+const { TokenError } = module_tokens_js;
 const { Subscription } = module_subscription_js;
 
-return { Client, AuthRequired, BadSubject, CannotConnect, Closed, ConnectionLost, Denied, FanoutError, IdleTimeout, Limit, ProtocolViolation, ServerError, ShuttingDown, SlowConsumer, Syntax, TooLong, Unavailable, UnknownCommand, Message, Question, Subscription };
+return { Client, AuthRequired, BadSubject, CannotConnect, Closed, ConnectionLost, Denied, FanoutError, IdleTimeout, Limit, ProtocolViolation, ServerError, ShuttingDown, SlowConsumer, Syntax, TooLong, Unavailable, UnknownCommand, Message, Question, TokenError, Subscription };
 })();
 const module_browser_js = (() => {
 // The browser entry point: the WebSocket at fanoutd's `/ws` is the only transport.

@@ -119,6 +119,11 @@ struct Sub: ParsableCommand {
                 printError("server is closing the connection: \(error.code) \(error.text)")
             case .revoked(let error):
                 printError("server \(error.text)")
+            case .authExpired(let error):
+                // A push: the stream goes on, and with --token-command a fresh token is on its way.
+                printError("server says \(error.code) \(error.text)")
+            case .tokenRefreshFailed(let why):
+                printError("token refresh failed: \(why); retrying")
             case .connected:
                 break
             }

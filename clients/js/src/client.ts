@@ -14,6 +14,7 @@ import {
 import { Position, reportLines, ResumeReport, ResumeState } from "./resume.js";
 import { checkCount, checkGroup, checkOneLine, checkPattern, checkSubject, checkWord } from "./subjects.js";
 import { Subscription, SubscriptionOwner } from "./subscription.js";
+import { Refresher, TokenError, TokenFunction } from "./tokens.js";
 import { Opener, Transport } from "./transport.js";
 
 /** Exponential backoff with jitter: attempt n waits about `initial * 2^(n-1)` ms, capped at `maximum`, scaled
@@ -25,8 +26,13 @@ export interface Backoff {
 }
 
 export interface ClientOptions {
-    /** Sent with AUTH right after each greeting. */
-    token?: string;
+    /** A static token or JWT, sent with AUTH right after each greeting (a WebSocket presents a JWT in its
+     * handshake instead). Or a function giving one (`() => Promise<string>`, as Centrifugo's `getToken`): called
+     * before each connect, ahead of the JWT's `exp` (read, not verified) and on the server's `-ERR auth-expired`
+     * push; a fresh token goes as AUTH on the live connection, which keeps its subscriptions. A failed refresh
+     * is retried with backoff and reported as a "token-failed" event; before the first connection it throws
+     * TokenError. */
+    token?: string | TokenFunction;
     /** false: never reconnect; true (default) or a Backoff: reconnect with that backoff. */
     reconnect?: boolean | Backoff;
     /** Longest wait, in ms, to connect and for a connection to come back before a command fails. */
@@ -106,10 +112,26 @@ export class Client implements SubscriptionOwner {
     private readonly backoff: Required<Backoff> | null;
     private readonly logger: { info(line: string): void; warn(line: string): void };
     private readonly keepAlive: KeepAlive;
+    private readonly staticToken: string | undefined;
+    /** With a token function: its tokens, and their refresh on the live connection. */
+    private readonly tokens: Refresher | null;
+    /** The PING after a greeting whose token came with the WebSocket handshake, while unanswered: the lines
+     * before its `+PONG` are the server's answer to that token (a `+OK`, docs/browsers.md), whether or not one
+     * comes. Kept here, not on the entry, so that every other reply costs one comparison and entries keep one
+     * shape. */
+    private handshakeAuth: { entry: Pending; refused: ServerError | null } | null = null;
 
     /** Use `connect()`. */
     constructor(readonly address: string, private readonly open: Opener, private readonly options: ClientOptions) {
-        if (options.token !== undefined) checkWord("a token", options.token);
+        if (typeof options.token === "string") checkWord("a token", options.token);
+        else if (options.token !== undefined && typeof options.token !== "function") {
+            throw new TypeError("token is a string or a function giving one");
+        }
+        this.staticToken = typeof options.token === "string" ? options.token : undefined;
+        this.tokens = typeof options.token !== "function" ? null : new Refresher(options.token,
+            (fresh) => this.send(`AUTH ${fresh}`, "text", true),
+            (kind, detail) => this.emit({ kind, detail }),
+            () => !this.closed && this.transport !== null);
         this.timeout = options.timeout ?? 5000;
         this.maxLine = options.maxLine ?? defaultMaxLine;
         this.maxPending = options.maxPending ?? 1024;
@@ -132,6 +154,8 @@ export class Client implements SubscriptionOwner {
 
     /** @internal Connects, reads the greeting and authenticates; the connection becomes the client's. */
     async start(): Promise<void> {
+        // Before connecting, so that the server's auth timeout does not run while the backend answers.
+        if (this.tokens) await this.tokens.fetch();
         const greeting = new Promise<Greeting>((resolve, reject) => (this.greeted = { resolve, reject, reader: "text" }));
         let transport: Transport;
         try {
@@ -142,11 +166,15 @@ export class Client implements SubscriptionOwner {
                 closed: (reason) => {
                     if (this.transport === transport) this.onLost(reason);
                 },
-            }, this.timeout);
+            }, this.timeout, this.token);
         } catch (error) {
             throw new CannotConnect(`cannot connect to ${this.address}: ${(error as Error).message}`);
         }
         this.transport = transport;
+        // The server's answer to a token the handshake carried may come in the greeting's read: its entry is
+        // in place before any line is handled.
+        const handshakeAuth = this.token !== undefined && transport.tokenSent ? this.handshakeAuthAnswered() : null;
+        handshakeAuth?.catch(() => undefined);
         // Frames that came before `open` resolved were dropped above; a transport hands none over before then.
         let timer: ReturnType<typeof setTimeout> | undefined;
         try {
@@ -164,7 +192,22 @@ export class Client implements SubscriptionOwner {
         }
         this.resume.connected(this.greeting.epoch);
         this.keepAlive.start();
-        if (this.options.token !== undefined) await this.send(`AUTH ${this.options.token}`, "text", true);
+        if (handshakeAuth) {
+            transport.write(encode("PING\n"), false);
+            await handshakeAuth;
+        } else if (this.token !== undefined) await this.send(`AUTH ${this.token}`, "text", true);
+        this.tokens?.schedule();
+    }
+
+    /** The server's answer to the token the handshake carried, settled by the `+PONG` of a PING sent after the
+     * greeting, so that the answer (or its absence) is never taken for the reply to the application's first
+     * command. */
+    private handshakeAuthAnswered(): Promise<unknown> {
+        return new Promise((resolve, reject) => {
+            const entry: Pending = { resolve, reject, reader: "text" };
+            this.handshakeAuth = { entry, refused: null };
+            this.pending.push(entry);
+        });
     }
 
     /** @internal */
@@ -177,7 +220,10 @@ export class Client implements SubscriptionOwner {
 
     private onLost(reason: string): void {
         this.transport = null;
+        this.handshakeAuth = null;
         this.ready = false;
+        // The reconnect fetches a fresh token and schedules its refresh.
+        this.tokens?.pause();
         this.greeted?.reject(new ConnectionLost(`connection lost: ${reason}`));
         this.greeted = null;
         const error: FanoutError = this.closed ? new Closed("client closed") : new ConnectionLost(
@@ -225,6 +271,9 @@ export class Client implements SubscriptionOwner {
                 } catch (error) {
                     this.transport?.close();
                     this.transport = null;
+                    if (error instanceof TokenError) {
+                        this.emit({ kind: "token-failed", detail: `${error.message}; reconnect attempt ${attempt}` });
+                    }
                     this.logger.info(`fanout: reconnect attempt ${attempt} failed: ${(error as Error).message}`);
                     continue;
                 }
@@ -361,6 +410,15 @@ export class Client implements SubscriptionOwner {
             return;
         }
         const entry = this.pending[this.pendingHead];
+        if (this.handshakeAuth !== null && entry === this.handshakeAuth.entry) {
+            if (error !== null || text !== "PONG") {
+                // The server's answer to the handshake's token, ahead of the PING's reply.
+                this.handshakeAuth.refused ??= error;
+                return;
+            }
+            error = this.handshakeAuth.refused;
+            this.handshakeAuth = null;
+        }
         this.pending[this.pendingHead++] = undefined as unknown as Pending;
         if (this.pendingHead > 1024 && this.pendingHead * 2 > this.pending.length) {
             this.pending = this.pending.slice(this.pendingHead);
@@ -391,8 +449,14 @@ export class Client implements SubscriptionOwner {
             this.greeted = null;
         } else if (closingCodes.has(code)) {
             this.emit({ kind: "server-closing", detail: error.message });
+        } else if (code === "auth-expired") {
+            // A push, never a reply (PROTOCOL.md, AUTH): `token expired; send AUTH ... within <grace>s`, then
+            // `closing` if no fresh token came; the reconnect after that fetches one anyway.
+            this.emit({ kind: "auth-expired", detail: error.message });
+            if (!words.startsWith("closing")) this.tokens?.refreshNow();
         } else if (code === "denied" && words.startsWith("revoked")) {
             this.emit({ kind: "revoked", detail: error.message });
+            this.revoked(words.slice(words.lastIndexOf(" to ") + 4).split(" ").filter(Boolean), error);
         } else {
             this.reply("", error);
         }
@@ -489,8 +553,18 @@ export class Client implements SubscriptionOwner {
         };
     }
 
+    /** The server dropped `patterns` from this connection (its token no longer allows them): the subscriptions
+     * holding any of them end with the error, and their other patterns no one else holds are unsubscribed. */
+    private revoked(patterns: string[], error: ServerError): void {
+        const gone = new Set(patterns);
+        for (const subscription of this.subscriptions.filter((s) => s.patterns.some((p) => gone.has(p)))) {
+            subscription.end(error);
+            this.unsubscribe(subscription, gone).catch(() => undefined);
+        }
+    }
+
     /** @internal */
-    async unsubscribe(subscription: Subscription): Promise<void> {
+    async unsubscribe(subscription: Subscription, alreadyGone?: Set<string>): Promise<void> {
         const index = this.subscriptions.indexOf(subscription);
         if (index < 0) return;
         this.subscriptions.splice(index, 1);
@@ -502,7 +576,7 @@ export class Client implements SubscriptionOwner {
         }
         const remaining = [...this.plainPatterns(), ...[...this.groupPatterns().values()].flat(),
             ...this.questions.responders.map((r) => r.subject)];
-        const dropped = subscription.patterns.filter((p) => !remaining.includes(p));
+        const dropped = subscription.patterns.filter((p) => !remaining.includes(p) && !alreadyGone?.has(p));
         const implicit = this.resume.implicitSubscriptions(dropped, remaining);
         this.resume.forget(this.plainPatterns());
         if ((dropped.length || implicit.length) && this.ready) {
@@ -638,6 +712,11 @@ export class Client implements SubscriptionOwner {
         return this.questions.respond(subject, handler, options.group ?? null);
     }
 
+    /** The token last sent with AUTH or in the handshake (from a token function, the last one it gave). */
+    get token(): string | undefined {
+        return this.tokens ? this.tokens.token : this.staticToken;
+    }
+
     // Server state and the end
 
     /** The server's INFO as an object; numbers as numbers. */
@@ -670,6 +749,7 @@ export class Client implements SubscriptionOwner {
         if (this.closed) return;
         this.closed = true;
         if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+        this.tokens?.stop();
         this.keepAlive.stop();
         const transport = this.transport;
         transport?.close();
@@ -690,7 +770,8 @@ export class Client implements SubscriptionOwner {
     }
 
     private emit(event: FanoutEvent): void {
-        if (["disconnected", "gap", "server-closing", "revoked", "resubscribe-failed"].includes(event.kind)) {
+        if (["disconnected", "gap", "server-closing", "revoked", "resubscribe-failed", "auth-expired",
+            "token-failed"].includes(event.kind)) {
             this.logger.warn(`fanout: ${event.kind}: ${event.detail}`);
         }
         try {

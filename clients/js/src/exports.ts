@@ -8,6 +8,8 @@ export {
     ProtocolViolation, ServerError, ShuttingDown, SlowConsumer, Syntax, TooLong, Unavailable, UnknownCommand,
 } from "./errors.js";
 export { Message, Question } from "./messages.js";
+export { TokenError } from "./tokens.js";
+export type { TokenFunction } from "./tokens.js";
 export type { Answer, AskResult, FanoutEvent } from "./messages.js";
 export type { ResumeReport } from "./resume.js";
 export { Subscription } from "./subscription.js";

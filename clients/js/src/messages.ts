@@ -39,10 +39,12 @@ export interface AskResult {
     answers: Answer[];
 }
 
-/** A connection event, for `onEvent`. `report` is set for "resumed" and "reset". */
+/** A connection event, for `onEvent`. `report` is set for "resumed" and "reset". "auth-expired": the server's
+ * push of that name; "token-refreshed": a fresh token was accepted by AUTH; "token-failed": the token function
+ * failed or the server refused its token (retried with backoff). */
 export interface FanoutEvent {
     kind: "connected" | "disconnected" | "reconnecting" | "resumed" | "reset" | "gap" | "server-closing" | "revoked"
-        | "resubscribe-failed" | "slow-consumer";
+        | "resubscribe-failed" | "slow-consumer" | "auth-expired" | "token-refreshed" | "token-failed";
     detail: string;
     report?: ResumeReport;
 }

@@ -7,6 +7,7 @@ import * as net from "node:net";
 import * as tls from "node:tls";
 import { DrainWaiter } from "./drain-waiter.js";
 import { decode, encode } from "./protocol.js";
+import { isJwt } from "./tokens.js";
 import { Opener, Transport, TransportEvents } from "./transport.js";
 import { messageFrame } from "./websocket-transport.js";
 import { clientFrame, closeCodes, closePayload, FrameReader, FramingError, opcodes } from "./websocket-framing.js";
@@ -49,7 +50,9 @@ export function nodeWebSocketOpener(url: string, tlsSettings: TlsSettings | unde
     const secure = target.protocol === "wss:";
     const port = Number(target.port || (secure ? 443 : 80));
     const host = target.hostname.replace(/^\[(.*)\]$/, "$1");
-    return (events: TransportEvents, timeoutMs: number) => new Promise<Transport>((resolve, reject) => {
+    return (events: TransportEvents, timeoutMs: number, token?: string) => new Promise<Transport>((resolve, reject) => {
+        // A JWT goes in the handshake's Authorization header; a static token as AUTH after the greeting.
+        const tokenSent = token !== undefined && isJwt(token);
         const options = typeof tlsSettings === "object" ? tlsSettings : {};
         const socket: net.Socket = secure
             ? tls.connect({ host, port, servername: options.servername ?? host, ...options })
@@ -89,6 +92,7 @@ export function nodeWebSocketOpener(url: string, tlsSettings: TlsSettings | unde
             socket.setNoDelay(true);
             socket.write(`GET ${target.pathname}${target.search} HTTP/1.1\r\nHost: ${target.host}\r\n`
                 + "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                + (tokenSent ? `Authorization: Bearer ${token}\r\n` : "")
                 + `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
         });
         socket.on("data", (chunk: Uint8Array) => {
@@ -172,6 +176,7 @@ export function nodeWebSocketOpener(url: string, tlsSettings: TlsSettings | unde
         const transport: Transport = {
             canPause: true,
             textOnly: true,
+            tokenSent,
             write(command: Uint8Array | string, binary: boolean): boolean {
                 if (closeSent) return true;
                 if (!corked) {

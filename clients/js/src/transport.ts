@@ -18,10 +18,14 @@ export interface Transport {
     readonly canPause: boolean;
     /** Whether lines travel as text (WebSocket text frames must be UTF-8: other payloads go as BPUB). */
     readonly textOnly: boolean;
+    /** Whether the token went with the handshake (a WebSocket's `Authorization: Bearer` header or its
+     * `bearer.<jwt>` subprotocol), so that no AUTH follows the greeting; later tokens still go as AUTH. */
+    readonly tokenSent?: boolean;
     pause(): void;
     resume(): void;
     close(): void;
 }
 
-/** Opens a connection that reports to `events`; rejects when it cannot be made within `timeoutMs`. */
-export type Opener = (events: TransportEvents, timeoutMs: number) => Promise<Transport>;
+/** Opens a connection that reports to `events`; rejects when it cannot be made within `timeoutMs`. `token`, when
+ * given, is the one the client is about to send: a WebSocket may present it in its handshake instead. */
+export type Opener = (events: TransportEvents, timeoutMs: number, token?: string) => Promise<Transport>;

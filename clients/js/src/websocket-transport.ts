@@ -1,6 +1,7 @@
 // The WebSocket at fanoutd's `/ws`: one line per text frame each way; BPUB and BMSG as binary frames (1.2).
 
 import { bmsgLength, decode, encode, Frame, startsWith } from "./protocol.js";
+import { isJwt } from "./tokens.js";
 import { Opener, Transport, TransportEvents } from "./transport.js";
 
 const BMSG = encode("BMSG ");
@@ -19,13 +20,16 @@ export function messageFrame(bytes: Uint8Array, text: boolean): Frame {
 }
 
 export function webSocketOpener(url: string): Opener {
-    return (events: TransportEvents, timeoutMs: number) => new Promise<Transport>((resolve, reject) => {
+    return (events: TransportEvents, timeoutMs: number, token?: string) => new Promise<Transport>((resolve, reject) => {
         const WebSocketClass = (globalThis as { WebSocket?: typeof WebSocket }).WebSocket;
         if (!WebSocketClass) {
             reject(new Error("this runtime has no WebSocket"));
             return;
         }
-        const socket = new WebSocketClass(url);
+        // A browser can set no header on a WebSocket: a JWT goes as the subprotocol `bearer.<jwt>` beside
+        // `fanout`, which the server names in its answer. A static token goes as AUTH after the greeting.
+        const tokenSent = token !== undefined && isJwt(token);
+        const socket = tokenSent ? new WebSocketClass(url, ["fanout", `bearer.${token}`]) : new WebSocketClass(url);
         socket.binaryType = "arraybuffer";
         let open = false;
         let closed = false;
@@ -63,6 +67,7 @@ export function webSocketOpener(url: string): Opener {
             // A browser gives no way to stop reading a WebSocket.
             canPause: false,
             textOnly: true,
+            tokenSent,
             write(command: Uint8Array | string, binary: boolean): boolean {
                 if (typeof command === "string") socket.send(command.slice(0, -1));
                 else if (binary) socket.send(command);

@@ -28,6 +28,21 @@ async def main() -> None:
         print(counts, receivers, answers)
 
 
+async def fetch_token() -> str:
+    return "eyJhbGciOiJIUzI1NiJ9.e30.c2ln"  # from the application's backend
+
+
+async def with_tokens() -> None:
+    client = await fanout.connect("127.0.0.1:7411", token=fetch_token, on_event=on_event)
+    static = await fanout.connect("127.0.0.1:7411", token=lambda: "static")
+    current: "str | None" = client.token
+    print(current, static.token)
+    try:
+        await fanout.connect("127.0.0.1:7411", token=fetch_token)
+    except fanout.TokenError as error:
+        print(error.__cause__)
+
+
 def blocking() -> None:
     with fanout.blocking.connect("127.0.0.1:7411") as client:
         responder: fanout.blocking.Responder = client.respond("time", lambda question: "noon")

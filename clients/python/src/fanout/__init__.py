@@ -9,11 +9,12 @@ from .messages import AskResult, Event, EventKind, Info, Message, Question
 from .questions import Responder
 from .resume import ResumeReport
 from .subscription import Subscribing, Subscription
+from .tokens import TokenError
 
 __all__ = [
     "connect", "Client", "Subscription", "Subscribing", "Responder", "Info", "EventKind", "Backoff", "Message",
     "Question", "AskResult", "Event",
     "ResumeReport", "FanoutError", "ServerError", "UnknownCommand", "Syntax", "BadSubject", "TooLong", "Limit",
     "Denied", "AuthRequired", "Unavailable", "SlowConsumer", "ShuttingDown", "IdleTimeout", "CannotConnect",
-    "ConnectionLost", "Closed", "ProtocolViolation",
+    "ConnectionLost", "Closed", "ProtocolViolation", "TokenError",
 ]

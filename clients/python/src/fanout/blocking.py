@@ -18,6 +18,7 @@ from .backoff import Backoff
 from .questions import Handler
 from .questions import Responder as AsyncResponder
 from .subscription import Subscription as AsyncSubscription
+from .tokens import TokenSource
 
 T = TypeVar("T")
 # A responder's function: it gets the question and returns the answer. A plain function runs in a worker
@@ -220,11 +221,11 @@ class Client:
         self.close()
 
 
-def connect(address: str = "127.0.0.1:7411", token: Optional[str] = None, tls: Any = None, *,
+def connect(address: str = "127.0.0.1:7411", token: Optional[TokenSource] = None, tls: Any = None, *,
             reconnect: Union[bool, Backoff] = True, timeout: float = 5.0, max_pending: int = 65536,
             max_pending_bytes: int = 64 << 20, keepalive: float = 20.0,
             on_event: Optional[Callable[[Event], Any]] = None, **options: Any) -> Client:
-    """As `fanout.connect`, blocking. `on_event` is called on the client's thread."""
+    """As `fanout.connect`, blocking. `on_event`, and a token function, are called on the client's thread."""
     runner = _LoopThread()
     try:
         inner = runner.run(aio.connect(address, token, tls, reconnect=reconnect, timeout=timeout,

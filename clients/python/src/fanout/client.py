@@ -20,6 +20,7 @@ from .publishing import PublishRun
 from .questions import Handler, Questions, Responder
 from .resume import DUPLICATE, GAP, RESTARTED, ResumeReport, ResumeState
 from .subscription import Subscribing, Subscription
+from .tokens import Refresher, TokenError, TokenSource
 from .wire import Wire
 
 log = logging.getLogger("fanout")
@@ -44,12 +45,17 @@ CHECKED_KEPT = 4096
 class Client:
     """Use `fanout.connect(...)` to make one. Every method returns something to await but `respond`."""
 
-    def __init__(self, address: Address, token: Optional[str], tls: Union[None, bool, ssl.SSLContext],
+    def __init__(self, address: Address, token: Optional[TokenSource], tls: Union[None, bool, ssl.SSLContext],
                  reconnect: Union[bool, Backoff], timeout: float, max_line: int, max_payload: int,
                  max_pending: int, on_event: Optional[Callable[[Event], Any]], max_pending_bytes: int = 64 << 20,
                  keepalive: float = 20.0) -> None:
         self.address = address
-        self.token = token
+        self._static_token = token if isinstance(token, str) else None
+        # With a token function: its tokens, and their refresh on the live connection.
+        self._tokens = None if token is None or isinstance(token, str) else Refresher(
+            token, lambda fresh: self._command(f"AUTH {fresh}", internal=True),
+            lambda kind, detail: self._emit(Event(kind, detail)),
+            lambda: not self._closed and self._wire is not None)
         self.timeout = timeout
         # The server's max_line as this client assumes it: longer publishes go as BPUB.
         self.max_line = max_line
@@ -104,6 +110,9 @@ class Client:
         # Its outcome is always taken here, also when nobody awaits it any more (a timeout), so that asyncio
         # never reports an exception that was not retrieved.
         greeted.add_done_callback(lambda done: done.cancelled() or done.exception())
+        if self._tokens is not None:
+            # Before connecting, so that the server's auth timeout does not run while the backend answers.
+            await self._tokens.fetch()
         self._greeted = greeted
 
         def factory() -> Wire:
@@ -135,6 +144,8 @@ class Client:
         self._resume.connected(greeting.epoch)
         if self.token is not None:
             await self._command(f"AUTH {self.token}", internal=True)
+            if self._tokens is not None:
+                self._tokens.schedule()
 
     async def _greeting(self, wire: Wire, greeted: "asyncio.Future[Greeting]") -> Greeting:
         """A Fanout server greets at once. When nothing came after a moment the client sends PING: a server of
@@ -157,6 +168,8 @@ class Client:
             return
         self._wire = None
         self._ready.clear()
+        if self._tokens is not None:
+            self._tokens.pause()  # the reconnect fetches a fresh token and schedules its refresh
         if self._greeted is not None and not self._greeted.done():
             self._greeted.set_exception(ConnectionLost(f"connection lost: {reason}"))
         error: FanoutError = Closed("client closed") if self._closed else ConnectionLost(
@@ -203,6 +216,8 @@ class Client:
                 if self._wire is not None:
                     self._wire.abort(f"reconnect failed: {error}")
                     self._wire = None
+                if isinstance(error, TokenError):
+                    self._emit(Event("token-failed", f"{error}; reconnect attempt {attempt}"))
                 log.info("fanout: reconnect attempt %d failed: %s", attempt, error)
                 continue
             self._emit(Event("connected", f"reconnected to {self.address}"))
@@ -420,8 +435,15 @@ class Client:
                      self.keepalive)
         elif code in CLOSING_CODES:
             self._emit(Event("server-closing", str(error)))
+        elif code == "auth-expired":
+            # A push, never a reply (PROTOCOL.md, AUTH): `token expired; send AUTH ... within <grace>s`, then
+            # `closing` if no fresh token came; the reconnect after that fetches one anyway.
+            self._emit(Event("auth-expired", str(error)))
+            if not words.startswith("closing") and self._tokens is not None:
+                self._tokens.refresh_now()
         elif code == "denied" and words.startswith("revoked"):
             self._emit(Event("revoked", str(error)))
+            self._revoked(words.rpartition(" to ")[2].split(), error)
         else:
             self._reply(b"", error)
 
@@ -511,6 +533,19 @@ class Client:
                 self._report(result)
             return reply
         return read
+
+    def _revoked(self, patterns: List[str], error: ServerError) -> None:
+        """The server dropped `patterns` from this connection (its token no longer allows them): the
+        subscriptions holding any of them end with the error, and their other patterns no other subscription
+        holds are unsubscribed."""
+        gone = set(patterns)
+        words: List[str] = []
+        for subscription in [s for s in self._subscriptions if gone.intersection(s.patterns)]:
+            subscription._end(error)
+            words += [word for word in self._release(subscription) if word not in gone and word not in words]
+        self._resume.forget(self._plain_patterns())
+        if words and self._ready.is_set():
+            self._send_quietly(("UNSUB " + " ".join(words) + "\n").encode())
 
     def _drop(self, subscription: Subscription) -> None:
         if subscription in self._subscriptions:
@@ -765,6 +800,11 @@ class Client:
         if self._wire is not None and self._ready.is_set():
             await self._command("UNSUB " + " ".join(patterns), _INT)
 
+    @property
+    def token(self) -> Optional[str]:
+        """The token last sent with AUTH (from a token function, the last one it gave)."""
+        return self._tokens.token if self._tokens is not None else self._static_token
+
     def _keep_alive(self, look: bool = True) -> None:
         """Every `keepalive` seconds: a PING if nothing was sent since the last look. The server closes a
         connection it has heard nothing from for `idle_timeout`, or `idle_unsubscribed_timeout` (60 s by
@@ -808,6 +848,8 @@ class Client:
         self._closed = True
         if self._keeping_alive is not None:
             self._keeping_alive.cancel()
+        if self._tokens is not None:
+            self._tokens.stop()
         if self._reconnecting is not None:
             self._reconnecting.cancel()
         for task in list(self._tasks):
@@ -836,7 +878,8 @@ class Client:
         self._emit(Event("reset" if report.reason == "reset" else "resumed", "; ".join(report.lines()), report))
 
     def _emit(self, event: Event, quiet: bool = False) -> None:
-        if not quiet and event.kind in ("disconnected", "gap", "server-closing", "revoked", "resubscribe-failed", "overflow"):
+        if not quiet and event.kind in ("disconnected", "gap", "server-closing", "revoked", "resubscribe-failed",
+                                        "overflow", "auth-expired", "token-failed"):
             log.warning("fanout: %s: %s", event.kind, event.detail)
         if self.on_event is not None:
             try:
@@ -855,7 +898,7 @@ class Client:
         task.add_done_callback(finished)
 
 
-async def connect(address: str = "127.0.0.1:7411", token: Optional[str] = None,
+async def connect(address: str = "127.0.0.1:7411", token: Optional[TokenSource] = None,
                   tls: Union[None, bool, ssl.SSLContext] = None, *, reconnect: Union[bool, Backoff] = True,
                   timeout: float = 5.0, max_line: int = DEFAULT_MAX_LINE, max_payload: int = 1 << 20,
                   max_pending: int = 65536, max_pending_bytes: int = 64 << 20, keepalive: float = 20.0,
@@ -867,9 +910,17 @@ async def connect(address: str = "127.0.0.1:7411", token: Optional[str] = None,
     without any command after which the client sends PING, so that the server's idle timeouts never close a
     connection that only publishes now and then (0: never). `on_event(event)` hears of reconnects, resumes,
     gaps and overflows, which are also logged to the `fanout` logger. A token that is not one word raises
-    ValueError. Raises CannotConnect when there is no Fanout server at the address."""
-    if token is not None:
+    ValueError. Raises CannotConnect when there is no Fanout server at the address.
+
+    `token` is a static token or JWT, or a function returning one (or an awaitable of one, such as a coroutine
+    that asks the application's backend): called before connecting, on every reconnect, ahead of the token's
+    `exp` (read from the JWT, not verified) and when the server pushes `-ERR auth-expired`; the fresh token
+    goes as `AUTH` on the live connection, which keeps its subscriptions. A failed refresh is retried with
+    backoff and reported as a "token-failed" event; a failure before the first connection raises TokenError."""
+    if isinstance(token, str):
         check_word("token", token)
+    elif token is not None and not callable(token):
+        raise TypeError(f"token is a str or a function returning one, not {type(token).__name__}")
     client = Client(Address.parse(address), token, tls, reconnect, timeout, max_line, max_payload, max_pending,
                     on_event, max_pending_bytes, keepalive)
     try:
