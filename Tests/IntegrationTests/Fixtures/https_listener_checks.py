@@ -2,7 +2,7 @@
 that the certificate names 127.0.0.1.
 
 Usage: https_listener_checks.py CHECK HTTPS_PORT TCP_PORT CA_PEM [ARGUMENT]
-  clients      GET /healthz, an event stream, a wss:// subscriber and POST /publish over TLS, each seeing a
+  clients      GET /healthz, /metrics and the console, an event stream, a wss:// subscriber and POST /publish over TLS, each seeing a
                message published over plain TCP (or over HTTPS)
   stream       an event stream on ARGUMENT (a subject): prints "ready", then "event <payload>" per message
   certificate  prints "same" and exits 0 when the certificate a new connection gets is the first in ARGUMENT
@@ -75,6 +75,17 @@ async def clients(port, tcp, ca):
     health.request("GET", "/healthz")
     answer = health.getresponse()
     expect(answer.status == 200 and answer.read().strip() == b"ok", f"/healthz over TLS: {answer.status}")
+    for path, wanted in (("/metrics", b"fanout_connections"), ("/", b"<html")):
+        page = https(port, ca)
+        page.request("GET", path)
+        answer = page.getresponse()
+        body = answer.read()
+        expect(answer.status == 200 and wanted in body, f"{path} over TLS: {answer.status} {body[:200]!r}")
+    # The console's own page, served over TLS, may open its WebSocket: its origin is https://<the host>.
+    console = await asyncio.wait_for(connect(f"wss://127.0.0.1:{port}/ws", ssl=context(ca), open_timeout=TIMEOUT,
+                                             origin=f"https://127.0.0.1:{port}"), TIMEOUT)
+    expect((await asyncio.wait_for(console.recv(), TIMEOUT)).startswith("+HELLO fanout/1 "), "console's greeting")
+    await console.close()
     events = EventStream(port, ca, "secure.news")
     ws = await asyncio.wait_for(connect(f"wss://127.0.0.1:{port}/ws", ssl=context(ca), open_timeout=TIMEOUT), TIMEOUT)
     expect((await asyncio.wait_for(ws.recv(), TIMEOUT)).startswith("+HELLO fanout/1 "), "wss greeting")
