@@ -3,7 +3,8 @@
 
     Benchmarks/scripts/websocket_tls.py fanout [--bin .build/release] [--subscribers 100] [--messages 20000]
                                                [--rounds 5] [--processes 2]
-    Benchmarks/scripts/websocket_tls.py idle [--bin .build/release] [--count 5000]
+    Benchmarks/scripts/websocket_tls.py idle [--bin .build/release] [--count 5000] [--batch 250]
+    Benchmarks/scripts/websocket_tls.py openssl [--count 3000]
 
 fanout: one fanoutd serving both listeners; each round runs plain then TLS: --subscribers WebSocket
 connections (spread over --processes client processes) subscribe to one subject, a TCP publisher sends
@@ -18,6 +19,10 @@ delivery still measures the server.
 idle: a fresh fanoutd per transport (ws, then wss), --count idle connections that each subscribed to one
 shared subject, and the growth of the server's resident memory per connection (as websocket_idle.py does
 for ws and TCP).
+
+openssl: what OpenSSL itself holds per server-side connection, without fanoutd: --count handshakes in memory
+(Python's ssl module, which sets SSL_MODE_RELEASE_BUFFERS too), TLS 1.3 then TLS 1.2, with the client side
+freed, and the growth of this process's resident memory per connection.
 """
 import argparse
 import asyncio
@@ -237,9 +242,48 @@ def idle(args):
         print(f"wss/ws memory per idle connection: {per['wss'] / per['ws']:.2f}x")
 
 
+def openssl_connection(server, client):
+    """A server-side SSL object after a full handshake and one record, over memory BIOs."""
+    to_server, from_server, to_client, from_client = (ssl.MemoryBIO() for _ in range(4))
+    accepted = server.wrap_bio(to_server, from_server, server_side=True)
+    connecting = client.wrap_bio(to_client, from_client, server_hostname="127.0.0.1")
+    for _ in range(10):
+        for end in (connecting, accepted):
+            try:
+                end.do_handshake()
+            except ssl.SSLWantReadError:
+                pass
+        if from_client.pending:
+            to_server.write(from_client.read())
+        if from_server.pending:
+            to_client.write(from_server.read())
+    connecting.write(b"SUB ticker")
+    to_server.write(from_client.read())
+    assert accepted.read(100) == b"SUB ticker"
+    return accepted, to_server, from_server
+
+
+def openssl(args):
+    with tempfile.TemporaryDirectory() as directory:
+        cert, key = make_certificate(directory)
+        # Kept to the end: memory freed by one version's connections would be reused by the next one's unseen.
+        kept = []
+        for version in (ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_2):
+            server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            server.load_cert_chain(cert, key)
+            server.maximum_version = version
+            client = ssl.create_default_context(cafile=cert)
+            held = [openssl_connection(server, client) for _ in range(200)]
+            before = rss_kib(os.getpid())
+            held += [openssl_connection(server, client) for _ in range(args.count)]
+            per = (rss_kib(os.getpid()) - before) * 1024 / args.count
+            kept.append(held)
+            print(f"{version.name}: {per:.0f} B per server-side OpenSSL connection ({ssl.OPENSSL_VERSION})")
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=["fanout", "idle"])
+    parser.add_argument("what", choices=["fanout", "idle", "openssl"])
     parser.add_argument("--bin", default=".build/release")
     parser.add_argument("--subscribers", type=int, default=100)
     parser.add_argument("--messages", type=int, default=20000)
@@ -250,7 +294,7 @@ def main():
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(args.count, args.subscribers) * 2 + 1000), hard))
-    fanout(args) if args.what == "fanout" else idle(args)
+    {"fanout": fanout, "idle": idle, "openssl": openssl}[args.what](args)
 
 
 if __name__ == "__main__":
