@@ -134,6 +134,10 @@ struct HTTPSListenerTests {
                                                     "FANOUTD_HTTP_LISTEN": "127.0.0.1:7413"]) { $1 })
         #expect(shared.status == 78)
         #expect(shared.stderr.joined().contains("https_listen: 127.0.0.1:7413 is also http_listen"), "\(shared.stderr)")
+        let withTLS = try check(certificate.merging(["FANOUTD_HTTPS_LISTEN": "127.0.0.1:7413",
+                                                     "FANOUTD_TLS_LISTEN": "127.0.0.1:7413"]) { $1 })
+        #expect(withTLS.status == 78)
+        #expect(withTLS.stderr.joined().contains("https_listen: 127.0.0.1:7413 is also tls_listen"), "\(withTLS.stderr)")
         let good = try check(certificate.merging(["FANOUTD_HTTPS_LISTEN": "127.0.0.1:7413"]) { $1 })
         #expect(good.status == 0, "\(good.stderr)")
         #expect(good.stdout.contains("https_listen: 127.0.0.1:7413"), "\(good.stdout)")
