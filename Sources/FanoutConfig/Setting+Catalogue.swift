@@ -59,6 +59,9 @@ extension Setting {
                 reload: "opened, moved or closed (not with socket activation)",
                 "HOST:PORT for HTTP: /metrics, /healthz, WebSocket, events, publish, the console"),
         Setting("metrics_listen", .text, "off", reload: "as http_listen", "the old name of http_listen"),
+        Setting("https_listen", .text, "off", flag: "--https-listen",
+                reload: "opened, moved or closed (not with socket activation); certificate re-read on every reload",
+                "HOST:PORT serving what http_listen serves, over TLS with tls_cert and tls_key (no tls_client_ca)"),
         Setting("http_allowed_origins", .texts, "[]",
                 "origins whose pages may use /ws, /events and /publish (else 403); "
                     + "empty = own and loopback pages, \"*\" = any"),

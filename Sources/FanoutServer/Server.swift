@@ -116,8 +116,10 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
 
     /// Binds every listen address (or serves `inheritedFDs`, from socket activation, instead), installs
     /// the signal handlers and timers. Throws on the first failure.
-    /// `inheritedHTTPFD` is a socket handed over for `http_listen` (named "http" in LISTEN_FDNAMES).
-    public func start(inheritedFDs: [Int32] = [], inheritedHTTPFD: Int32? = nil) throws {
+    /// `inheritedHTTPFD` is a socket handed over for `http_listen` (named "http" in LISTEN_FDNAMES),
+    /// `inheritedHTTPSFD` one for `https_listen` (named "https").
+    public func start(inheritedFDs: [Int32] = [], inheritedHTTPFD: Int32? = nil,
+                      inheritedHTTPSFD: Int32? = nil) throws {
         // Every connection is a descriptor: make room for max_connections plus listeners and headroom.
         let wanted = configuration.limits.maxConnections + configuration.listeners.listen.count + 64
         let openFiles = ResourceLimits.raiseOpenFiles(to: wanted)
@@ -140,7 +142,7 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
             listening.tlsContext = try makeTLSContext(configuration)
             for text in configuration.tls.listen { listening.tls[text] = try bind(text, tls: true) }
         }
-        try http.start(inheritedFD: inheritedHTTPFD)
+        try http.start(inheritedFD: inheritedHTTPFD, inheritedTLSFD: inheritedHTTPSFD)
         try lifecycle.start()
         historyUpkeep.startExpiry()
         ClusterNode.start(for: self)

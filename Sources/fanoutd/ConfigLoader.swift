@@ -94,6 +94,7 @@ struct ConfigLoader {
                           "http_listen and metrics_listen (its old name) name different addresses; keep http_listen")
         }
         if let text = httpListen ?? metricsListen { server.listeners.httpListen = text.isEmpty ? nil : text }
+        if let text = try reader.string("https_listen") { server.listeners.httpsListen = text.isEmpty ? nil : text }
         if let origins = try reader.strings("http_allowed_origins") { server.listeners.httpAllowedOrigins = origins }
         if let value = try reader.seconds("auth_timeout") { server.auth.authTimeout = value }
         if let value = try reader.int("max_auth_failures") { server.auth.maxAuthFailures = value }

@@ -48,6 +48,10 @@ struct Fanoutd: ParsableCommand {
         "Address to serve HTTP on (metrics, health, WebSocket, publish, console), HOST:PORT.", valueName: "address"))
     var httpListen: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Address to serve the same over TLS (with tls_cert and tls_key), HOST:PORT.", valueName: "address"))
+    var httpsListen: String?
+
     @Option(name: .customLong("config"), help: ArgumentHelp("YAML configuration file.", valueName: "path"))
     var configOption: String?
 
@@ -98,6 +102,10 @@ struct Fanoutd: ParsableCommand {
             configuration.listeners.httpListen = httpListen.isEmpty ? nil : httpListen
             overridden.formUnion(["http_listen", "metrics_listen"])
         }
+        if let httpsListen {
+            configuration.listeners.httpsListen = httpsListen.isEmpty ? nil : httpsListen
+            overridden.insert("https_listen")
+        }
         if let logLevel { configuration.logLevel = Logger.Level(rawValue: logLevel.lowercased())! }
         try ConfigLoader.check(configuration, reader: reader, path: config, overridden: overridden)
         return configuration
@@ -134,7 +142,8 @@ struct Fanoutd: ParsableCommand {
             server.metricsBackend = PrometheusBackend.start
             let inherited = SocketActivation.inheritedListeners()
             unsetenv("LISTEN_FDNAMES")
-            try server.start(inheritedFDs: inherited.protocol, inheritedHTTPFD: inherited.http)
+            try server.start(inheritedFDs: inherited.protocol, inheritedHTTPFD: inherited.http,
+                             inheritedHTTPSFD: inherited.https)
             try server.run()
         } catch let error as DiskError {
             // EX_CANTCREAT: the history directory cannot be made, read or written.
@@ -175,6 +184,7 @@ struct Fanoutd: ParsableCommand {
             history_fsync: \(server.history.fsync.rawValue)
             log_level: \(server.logLevel.rawValue)
             http_listen: \(server.listeners.httpListen ?? "off")
+            https_listen: \(server.listeners.httpsListen ?? "off")
             http_allowed_origins: \(server.listeners.httpAllowedOrigins.isEmpty ? "own and loopback pages" : server.listeners.httpAllowedOrigins.joined(separator: ", "))
             users: \(server.auth.users.isEmpty ? (server.auth.tokens.isOn ? "none" : "none (auth=none)") : server.auth.users.map(\.name).joined(separator: ", "))
             auth_timeout: \(seconds(server.auth.authTimeout))

@@ -8,16 +8,25 @@ enum SocketActivation {
     /// The inherited listening descriptors, each marked close-on-exec. The variables are unset, so that child
     /// processes do not take the sockets for theirs.
     /// The inherited descriptors split by their LISTEN_FDNAMES name: one named `http` serves http_listen
-    /// (`FileDescriptorName=http` in the socket unit); every other one serves the line protocol.
-    static func inheritedListeners() -> (protocol: [Int32], http: Int32?) {
+    /// (`FileDescriptorName=http` in the socket unit), one named `https` https_listen; every other one serves
+    /// the line protocol.
+    static func inheritedListeners() -> (protocol: [Int32], http: Int32?, https: Int32?) {
         let names = (TextFile.environment("LISTEN_FDNAMES") ?? "").split(separator: ":", omittingEmptySubsequences: false)
         let descriptors = inheritedDescriptors()
         var http: Int32?
+        var https: Int32?
         var lines: [Int32] = []
         for (index, fd) in descriptors.enumerated() {
-            if index < names.count && names[index] == "http" && http == nil { http = fd } else { lines.append(fd) }
+            let name = index < names.count ? names[index] : ""
+            if name == "http" && http == nil {
+                http = fd
+            } else if name == "https" && https == nil {
+                https = fd
+            } else {
+                lines.append(fd)
+            }
         }
-        return (lines, http)
+        return (lines, http, https)
     }
 
     static func inheritedDescriptors() -> [Int32] {

@@ -8,6 +8,9 @@ public struct Listeners: Sendable, Equatable {
     /// Where to serve HTTP (`HOST:PORT`): `/metrics`, `/healthz`, WebSocket at `/ws`, publish and the
     /// console; nil turns it off. `metrics_listen` is read as an alias.
     public var httpListen: String?
+    /// Where to serve the same over TLS (`HOST:PORT`), with tls_cert and tls_key; nil turns it off. Beside
+    /// http_listen or instead of it.
+    public var httpsListen: String?
     /// Origins whose pages may use `/ws`, `/events` and `/publish/...` (`https://app.example.com`,
     /// `https://*.example.com`, `null`, or `*` for any); empty allows this listener's own pages and loopback
     /// ones. Others get 403 before any upgrade (cross-site WebSocket hijacking); rules in `OriginPolicy`.
@@ -33,6 +36,29 @@ public struct Listeners: Sendable, Equatable {
             } else if httpListen.hasPrefix("unix:") {
                 found.append("http_listen/metrics_listen: must be HOST:PORT")
             }
+        }
+        if let httpsListen {
+            if let problem = SocketAddress.problem(parsing: httpsListen) {
+                found.append("https_listen: \(problem)")
+            } else if httpsListen.hasPrefix("unix:") {
+                found.append("https_listen: must be HOST:PORT")
+            }
+        }
+        return found
+    }
+
+    /// https_listen's problems that need the TLS settings: its certificate, and an address another listener
+    /// already takes (port 0 excepted: the kernel gives each its own).
+    func httpsProblems(_ tls: TLSSettings) -> [String] {
+        guard let httpsListen, let address = try? SocketAddress(parsing: httpsListen) else { return [] }
+        var found: [String] = []
+        if tls.certificate == nil || tls.key == nil { found.append("https_listen: needs tls_cert and tls_key") }
+        let others = [("http_listen", httpListen)] + listen.map { ("listen", $0) }
+            + tls.listen.map { ("tls_listen", $0) }
+        for (name, text) in others {
+            guard let text, let other = try? SocketAddress(parsing: text), other.description == address.description,
+                  !address.description.hasSuffix(":0") else { continue }
+            found.append("https_listen: \(httpsListen) is also \(name); give each listener its own address")
         }
         return found
     }

@@ -36,6 +36,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         found += listeners.problems() + tls.problems() + limits.problems() + timeouts.problems() + auth.problems()
             + history.problems() + (cluster?.problems() ?? [])
+        found += listeners.httpsProblems(tls)
         found += userLimits.problems()
         if cluster != nil && history.directory != nil {
             found.append("history_dir: not with a cluster section: several nodes keep their history in Redis " +

@@ -90,6 +90,11 @@ final class HTTPExchange: BufferedSocketDelegate {
         close()
     }
 
+    /// An HTTPS connection's TLS handshake finished (libevent reports it as "connected" on this side too).
+    func socketDidConnect(_ socket: BufferedSocket) {
+        front.handshakeFinished(self)
+    }
+
     /// Sends `response` and closes once it is flushed.
     func finish(_ response: HTTPResponse, headOnly: Bool = false) {
         guard let socket else { return }

@@ -46,8 +46,17 @@ final class HTTPFront {
     unowned let host: any HTTPFrontHost
     let loop: EventLoop
     /// The listener (http_listen), or the one socket activation handed over for it.
-    private var listener: Listener?
-    private var inheritedListener: Listener?
+    var listener: Listener?
+    var inheritedListener: Listener?
+    /// The TLS listener (https_listen, `HTTPFront+TLS.swift`), or the one handed over as "https", and the
+    /// context its new connections get: replaced on every reload, while open connections keep the one they
+    /// were accepted with (each SSL object holds its context).
+    var tlsListener: Listener?
+    var inheritedTLSListener: Listener?
+    var tlsContext: TLSContext?
+    /// TLS connections whose handshake has not finished, by exchange id, with the timer that closes them at
+    /// tls_handshake_timeout. Worst case: one per HTTPS connection still shaking hands (within the exchanges).
+    var handshakeDeadlines: [UInt64: LoopTimer] = [:]
     /// Connections reading their request, by id (the id a WebSocket upgrade keeps).
     private(set) var exchanges: [UInt64: HTTPExchange] = [:]
     /// Connections reading their request, per peer host, for max_connections_per_ip.
@@ -62,10 +71,13 @@ final class HTTPFront {
         self.loop = loop
     }
 
-    /// Serves HTTP on `http_listen` (or the socket handed over for it), when set: `/metrics`, `/healthz`,
-    /// WebSocket at `/ws`, and the routes in `HTTPFront+Routes.swift`.
-    func start(inheritedFD: Int32? = nil) throws {
-        guard inheritedFD != nil || host.configuration.listeners.httpListen != nil else {
+    /// Serves HTTP on `http_listen` and HTTPS on `https_listen` (or the sockets handed over for them), when
+    /// set: `/metrics`, `/healthz`, WebSocket at `/ws`, and the routes in `HTTPFront+Routes.swift`.
+    func start(inheritedFD: Int32? = nil, inheritedTLSFD: Int32? = nil) throws {
+        let listeners = host.configuration.listeners
+        let plain = inheritedFD != nil || listeners.httpListen != nil
+        let tls = inheritedTLSFD != nil || listeners.httpsListen != nil
+        guard plain || tls else {
             host.metrics = nil
             return
         }
@@ -74,6 +86,8 @@ final class HTTPFront {
             if host.metricsExposition == nil, let start = host.metricsBackend { host.metricsExposition = start() }
             host.metrics = ServerMetrics()
         }
+        if tls && tlsListener == nil && inheritedTLSListener == nil { try startTLS(inheritedFD: inheritedTLSFD) }
+        guard plain && listener == nil && inheritedListener == nil else { return }
         let onAccept: (Int32, SocketAddress) -> Void = { [unowned self] fd, peer in self.accept(fd: fd, peer: peer) }
         let onError: (SystemError) -> Void = { [unowned self] error in self.host.acceptFailed(error) }
         let listener: Listener
@@ -88,8 +102,9 @@ final class HTTPFront {
         host.logger.notice("serving HTTP on http://\(listener.address)/ (metrics at /metrics, WebSocket at /ws)")
     }
 
-    /// After a reload: a changed http_listen is bound again (a socket handed over stays).
+    /// After a reload: a changed http_listen or https_listen is bound again (a socket handed over stays).
     func apply(_ fresh: ServerConfiguration, old: ServerConfiguration) {
+        applyTLS(fresh, old: old)
         guard inheritedListener == nil && fresh.listeners.httpListen != old.listeners.httpListen else { return }
         listener = nil
         do {
@@ -103,12 +118,14 @@ final class HTTPFront {
     func shutdown() {
         listener = nil
         inheritedListener = nil
+        tlsListener = nil
+        inheritedTLSListener = nil
         for exchange in Array(exchanges.values) { exchange.finish(healthResponse()) }
     }
 
     /// A new HTTP connection: counted against max_connections and max_connections_per_ip like a client,
     /// since it may become one, so that slow request heads from one address cannot take every slot.
-    private func accept(fd: Int32, peer: SocketAddress) {
+    func accept(fd: Int32, peer: SocketAddress, tls: TLSContext? = nil) {
         let refusal = HTTPResponse(status: 503, text: "too many connections\n").encoded()
         let limits = host.configuration.limits
         guard host.connections.count + loop.lingeringCount + exchanges.count < limits.maxConnections else {
@@ -124,7 +141,7 @@ final class HTTPFront {
         }
         let socket: BufferedSocket
         do {
-            socket = try BufferedSocket(loop: loop, fd: fd)
+            socket = try BufferedSocket(loop: loop, fd: fd, tls: tls)
         } catch {
             host.logger.error("cannot set up HTTP connection from \(peer): \(error)")
             RawSocket.refuse(fd, with: "")
@@ -135,12 +152,14 @@ final class HTTPFront {
         socket.disableNagle()
         exchanges[exchange.id] = exchange
         exchangesPerHost[peer.host, default: 0] += 1
+        if tls != nil { startHandshakeDeadline(for: exchange) }
         socket.enableReading()
     }
 
     /// An exchange has ended (answered, upgraded or closed): it leaves the table.
     func exchangeEnded(_ exchange: HTTPExchange) {
         guard exchanges.removeValue(forKey: exchange.id) != nil else { return }
+        handshakeDeadlines[exchange.id] = nil
         if let count = exchangesPerHost[exchange.peer.host] {
             exchangesPerHost[exchange.peer.host] = count > 1 ? count - 1 : nil
         }
@@ -149,6 +168,10 @@ final class HTTPFront {
     func tearDown() {
         listener = nil
         inheritedListener = nil
+        tlsListener = nil
+        inheritedTLSListener = nil
+        tlsContext = nil
+        handshakeDeadlines.removeAll()
         exchanges.removeAll()
         exchangesPerHost.removeAll()
         publishers.removeAll()

@@ -34,7 +34,17 @@ extension Lifecycle {
                 return
             }
         }
+        var freshHTTPS: TLSContext?
+        if host.http.servesTLS(fresh) {
+            do {
+                freshHTTPS = try HTTPFront.makeTLSContext(fresh)
+            } catch {
+                host.logger.error("reload failed, keeping the running configuration: \(error)")
+                return
+            }
+        }
         host.listening.tlsContext = freshTLS
+        host.http.tlsContext = freshHTTPS
         apply(fresh)
         host.logger.notice("configuration reloaded")
     }
