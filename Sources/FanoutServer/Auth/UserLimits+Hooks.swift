@@ -49,8 +49,7 @@ extension Authenticator {
     /// An HTTP publish by the `granted` user: 429 `limit` over user_publish_rate. One its permissions refuse
     /// takes no token (it is answered 403 as the dispatcher refuses it), as a refused PUB takes none. The
     /// request's own connection has no session, so its PUB is not counted a second time by the dispatcher.
-    func userPublishRefusal(for granted: (grant: SharedPermissions, user: String?),
-                            to subject: String) -> HTTPRefusal? {
+    func userPublishRefusal(for granted: HTTPGrant, to subject: String) -> HTTPRefusal? {
         let settings = host.configuration.userLimits
         guard settings.publishRate != nil, let user = granted.user,
               granted.grant.permissions.mayPublish(subject) else { return nil }
