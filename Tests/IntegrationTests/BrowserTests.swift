@@ -316,9 +316,13 @@ extension BrowserTests {
         }
         let firstExpiry = try seconds("exp", in: try backend.stdout.waitForLine(containing: "TOKEN 1 ", timeout: 10))
         var minted = 1
-        while try seconds("iat", in: try backend.stdout.waitForLine(containing: "TOKEN ", after: minted,
-                                                                    timeout: 20)) <= firstExpiry + grace {
-            minted += 1
+        do {
+            while try seconds("iat", in: try backend.stdout.waitForLine(containing: "TOKEN ", after: minted,
+                                                                        timeout: 20)) <= firstExpiry + grace {
+                minted += 1
+            }
+        } catch {
+            throw TestFailure("no token asked past the first one's exp + grace (\(minted) minted): \(error)")
         }
         minted += 1
         try publish("page.news after the first token")
