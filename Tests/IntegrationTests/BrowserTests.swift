@@ -230,7 +230,7 @@ private let chromiumAndOpenSSLInstalled = chromiumInstalled
 extension BrowserTests {
     /// A page on another origin, served by a web application's backend (browser_app.py) with the JavaScript
     /// client's browser build, connects over wss:// (Chromium trusts the test CA's server certificate by its public
-    /// key) with a 4 s JWT the backend mints with PyJWT. It subscribes and sees a message from nc, publishes to nc,
+    /// key) with a 6 s JWT the backend mints with PyJWT. It subscribes and sees a message from nc, publishes to nc,
     /// and is refused a subject its token denies (SUB secret.x) and one it does not grant (PUB page.out). Its token
     /// function is asked ahead of each expiry and the fresh token goes as AUTH on the live connection: past the
     /// first token's exp and token_expiry_grace (when a connection that did not refresh is closed) the page still
@@ -243,7 +243,9 @@ extension BrowserTests {
         let pki = try TestPKI()
         let secret = pki.path("token-secret")
         try "browser-secret-\(UUID().uuidString)\n".write(toFile: secret, atomically: true, encoding: .utf8)
-        let ttl = 4, grace = 2
+        // The client asks for the next token half way through a short one's life: 3 s ahead of expiry, a margin
+        // for a loaded machine (the page must not get the auth-expired push).
+        let ttl = 6, grace = 2
         let clientScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Sources/FanoutConsole/Page/fanout.browser.js").path
         let (backend, appPort) = try CrossOriginPage.startBackend([
