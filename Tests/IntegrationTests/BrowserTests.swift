@@ -300,6 +300,10 @@ extension BrowserTests {
         let started = Date()
         let browser = try ExternalProgram("python3", [try fixture("browser_checks.py"), "client", page.string!, trust],
                                           interactive: true)
+        // On a failure here the script is told by the end of its input and quits Chromium itself; dropped, it would
+        // be killed and leave chromedriver and Chromium running.
+        var finished = false
+        defer { if !finished { browser.closeInput(); _ = browser.finish(timeout: 40) } }
         func waitForStep(_ name: String) throws {
             _ = try browser.stdout.waitForLine(containing: "STEP \(name)", timeout: 60)
         }
@@ -343,6 +347,7 @@ extension BrowserTests {
             .hasSuffix(" marker"))
         try browser.sendLine("go")
         let run = browser.finish(timeout: 60)
+        finished = true
         #expect(run.status == 0 && run.stdout.contains("ok browser"),
                 "\((run.stdout + run.stderr).joined(separator: "\n"))")
         let seen = run.stdout.filter { !$0.hasPrefix("STEP ") }.joined(separator: "; ")
