@@ -222,3 +222,135 @@ extension BrowserTests {
                 "\((run.stdout + run.stderr).joined(separator: "\n"))")
     }
 }
+
+/// The test CA is made with the openssl command (TestPKI), which the browser tests over wss:// need beside Chromium.
+private let chromiumAndOpenSSLInstalled = chromiumInstalled
+    && FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
+
+extension BrowserTests {
+    /// A page on another origin, served by a web application's backend (browser_app.py) with the JavaScript
+    /// client's browser build, connects over wss:// (Chromium trusts the test CA's server certificate by its public
+    /// key) with a 6 s JWT the backend mints with PyJWT. It subscribes and sees a message from nc, publishes to nc,
+    /// and is refused a subject its token denies (SUB secret.x) and one it does not grant (PUB page.out). Its token
+    /// function is asked ahead of each expiry and the fresh token goes as AUTH on the live connection: past the
+    /// first token's exp and token_expiry_grace (when a connection that did not refresh is closed) the page still
+    /// receives, without having had an auth-expired push. Once a reload takes its origin off
+    /// http_allowed_origins, the reloaded page's wss:// connection is refused (403 before the upgrade) and its
+    /// HTTP publish is blocked: nothing it sent reaches nc.
+    @Test(.enabled(if: chromiumAndOpenSSLInstalled,
+                   "chromium, chromium-driver or openssl is not installed (./dev deps installs them)"))
+    func pageOnAnotherOriginUsesWSSWithRefreshedTokensUntilItsOriginIsRefused() throws {
+        let pki = try TestPKI()
+        let secret = pki.path("token-secret")
+        try "browser-secret-\(UUID().uuidString)\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        // The client asks for the next token half way through a short one's life: 3 s ahead of expiry, a margin
+        // for a loaded machine (the page must not get the auth-expired push).
+        let ttl = 6, grace = 2
+        let clientScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/FanoutConsole/Page/fanout.browser.js").path
+        let (backend, appPort) = try CrossOriginPage.startBackend([
+            "--client-script", clientScript, "--secret-file", secret, "--sub", "page-user", "--ttl", String(ttl),
+            "--publish", "page.in", "--subscribe", "page.>", "--subscribe-deny", "secret.>",
+        ])
+        defer { withExtendedLifetime(backend) {} }
+        let config = pki.path("fanoutd.yaml")
+        func configure(allowing origin: String) throws {
+            try """
+                https_listen: "127.0.0.1:0"
+                tls_cert: "\(pki.path("server.pem"))"
+                tls_key: "\(pki.path("server-key.pem"))"
+                token_secret_file: "\(secret)"
+                token_expiry_grace: \(grace)
+                http_allowed_origins: ["\(origin)"]
+
+                """.write(toFile: config, atomically: true, encoding: .utf8)
+        }
+        let origin = "http://127.0.0.1:\(appPort)"
+        try configure(allowing: origin)
+        let daemon = try Daemon(arguments: ["--config", config])
+        let httpsLine = try daemon.stderr.waitForLine(containing: "serving HTTPS on https://", timeout: 10)
+        let httpsAddress = httpsLine.components(separatedBy: "https://").last!.components(separatedBy: "/").first!
+
+        // nc on the test's side, with a token of its own for everything.
+        let claims = #"{"sub": "nc", "exp": "+300", "fanout": {"publish": [">"], "subscribe": [">"]}}"#
+        let mint = try ExternalProgram("python3", [try fixture("mint_token.py"), "HS256", secret, claims])
+            .finish(timeout: 20)
+        let ncToken = try #require(mint.stdout.first, "\(mint.stderr)")
+        func connect() throws -> Netcat {
+            let client = try Netcat(port: daemon.port)
+            _ = try client.output.waitForLine(containing: "+HELLO", timeout: 10)
+            try client.send("AUTH \(ncToken)\n")
+            _ = try client.output.waitForLine(containing: "+OK", timeout: 10)
+            return client
+        }
+        let subscriber = try connect()
+        try subscriber.send("SUB page.>\n")
+        _ = try subscriber.output.waitForLine(containing: "+OK 1", timeout: 10)
+        let publisher = try connect()
+        var replies = 1
+        func publish(_ line: String) throws {
+            try publisher.send("PUB \(line)\n")
+            replies += 1
+            _ = try publisher.output.waitForLine(containing: "+OK", after: replies - 1, timeout: 10)
+        }
+
+        var page = URLComponents(string: origin + "/client")!
+        page.queryItems = [URLQueryItem(name: "ws", value: "wss://\(httpsAddress)/ws")]
+        let trust = "--ignore-certificate-errors-spki-list=\(try pki.spkiSHA256(of: "server"))"
+        let started = Date()
+        let browser = try ExternalProgram("python3", [try fixture("browser_checks.py"), "client", page.string!, trust],
+                                          interactive: true)
+        // On a failure here the script is told by the end of its input and quits Chromium itself; dropped, it would
+        // be killed and leave chromedriver and Chromium running.
+        var finished = false
+        defer { if !finished { browser.closeInput(); _ = browser.finish(timeout: 40) } }
+        func waitForStep(_ name: String) throws {
+            _ = try browser.stdout.waitForLine(containing: "STEP \(name)", timeout: 60)
+        }
+        try waitForStep("subscribed")
+        try publish("page.news hello from nc")
+        try browser.sendLine("go")
+        try waitForStep("published")
+        #expect(try subscriber.output.waitForLine(containing: "MSG page.in ", timeout: 10)
+            .hasSuffix(" hello from the page"))
+
+        // The page's connection outlives its first token: the backend mints a token whose iat is past the first
+        // one's exp + grace (when the daemon closes a connection that has not refreshed), and then nc publishes.
+        func seconds(_ name: String, in line: String) throws -> Int {
+            let word = line.split(separator: " ").first { $0.hasPrefix(name + "=") }
+            return try #require(word.flatMap { Int($0.dropFirst(name.count + 1)) }, "no \(name) in \(line)")
+        }
+        let firstExpiry = try seconds("exp", in: try backend.stdout.waitForLine(containing: "TOKEN 1 ", timeout: 10))
+        var minted = 1
+        do {
+            while try seconds("iat", in: try backend.stdout.waitForLine(containing: "TOKEN ", after: minted,
+                                                                        timeout: 20)) <= firstExpiry + grace {
+                minted += 1
+            }
+        } catch {
+            throw TestFailure("no token asked past the first one's exp + grace (\(minted) minted): \(error)")
+        }
+        minted += 1
+        try publish("page.news after the first token")
+        try browser.sendLine("go")
+        try waitForStep("refreshed")
+        #expect(minted >= 2, "the page asked its backend for fresh tokens")
+
+        try configure(allowing: "https://app.example")
+        daemon.signal(SIGHUP)
+        _ = try daemon.stderr.waitForLine(containing: "configuration reloaded", timeout: 10)
+        try browser.sendLine("go")
+        try waitForStep("refused")
+        // The refused page's publish never ran: the next page.in message after the page's own is this marker.
+        try publish("page.in marker")
+        #expect(try subscriber.output.waitForLine(containing: "MSG page.in ", after: 1, timeout: 10)
+            .hasSuffix(" marker"))
+        try browser.sendLine("go")
+        let run = browser.finish(timeout: 60)
+        finished = true
+        #expect(run.status == 0 && run.stdout.contains("ok browser"),
+                "\((run.stdout + run.stderr).joined(separator: "\n"))")
+        let seen = run.stdout.filter { !$0.hasPrefix("STEP ") }.joined(separator: "; ")
+        print("browser over wss:// with tokens: \(minted) minted, \(Date().timeIntervalSince(started)) s: \(seen)")
+    }
+}

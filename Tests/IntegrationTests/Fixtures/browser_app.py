@@ -1,11 +1,15 @@
-"""A web application's backend for the cross-origin browser test: serves cross_origin_page.html on an origin of
-its own and, given an HMAC secret, mints the page's tokens at /token as an application would, with PyJWT.
+"""A web application's backend for the cross-origin browser tests: serves cross_origin_page.html (at /) and
+client_page.html (at /client, with the JavaScript client's browser build, --client-script, at /fanout.browser.js,
+as an application serves the library itself) on an origin of its own and, given an HMAC secret, mints the page's
+tokens at /token as an application would, with PyJWT.
 
-Usage: browser_app.py [--secret-file F] [--sub USER] [--ttl SECONDS] [--issuer I] [--audience A]
-                      [--publish P ...] [--subscribe P ...]
+Usage: browser_app.py [--client-script FANOUT_BROWSER_JS] [--secret-file F] [--sub USER] [--ttl SECONDS]
+                      [--issuer I] [--audience A] [--publish P ...] [--subscribe P ...]
+                      [--publish-deny P ...] [--subscribe-deny P ...]
 Listens on 127.0.0.1 on a port the kernel picks, prints "APP <port>" and serves until stdin closes.
 /token answers {"token": "<jwt>"} (HS256; claims sub, iat, nbf, exp, iss and aud when given, and the fanout
-claim with the publish and subscribe patterns), or 404 when no secret was given.
+claim with the patterns given), or 404 when no secret was given; each token minted prints
+"TOKEN <count> iat=<iat> exp=<exp>", so that a test can count the page's requests and see when it asked.
 """
 import argparse
 import json
@@ -15,7 +19,12 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-PAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cross_origin_page.html")
+HERE = os.path.dirname(os.path.abspath(__file__))
+FILES = {"/": (os.path.join(HERE, "cross_origin_page.html"), "text/html; charset=utf-8"),
+         "/client": (os.path.join(HERE, "client_page.html"), "text/html; charset=utf-8")}
+
+
+MINTED = {"count": 0, "lock": threading.Lock()}
 
 
 def mint(options):
@@ -24,12 +33,19 @@ def mint(options):
     with open(options.secret_file, "rb") as handle:
         secret = handle.read().removesuffix(b"\n")  # as fanoutd reads token_secret_file
     now = int(time.time())
-    claims = {"sub": options.sub, "iat": now, "nbf": now, "exp": now + options.ttl,
-              "fanout": {"publish": options.publish, "subscribe": options.subscribe}}
+    grant = {"publish": options.publish, "subscribe": options.subscribe}
+    if options.publish_deny:
+        grant["publish_deny"] = options.publish_deny
+    if options.subscribe_deny:
+        grant["subscribe_deny"] = options.subscribe_deny
+    claims = {"sub": options.sub, "iat": now, "nbf": now, "exp": now + options.ttl, "fanout": grant}
     if options.issuer:
         claims["iss"] = options.issuer
     if options.audience:
         claims["aud"] = options.audience
+    with MINTED["lock"]:
+        MINTED["count"] += 1
+        print(f"TOKEN {MINTED['count']} iat={now} exp={claims['exp']}", flush=True)
     return jwt.encode(claims, secret, algorithm="HS256")
 
 
@@ -37,9 +53,10 @@ def handler(options):
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):
             path = self.path.split("?", 1)[0]
-            if path == "/":
-                with open(PAGE, "rb") as handle:
-                    self.answer(200, "text/html; charset=utf-8", handle.read())
+            if path in FILES:
+                name, content_type = FILES[path]
+                with open(name, "rb") as handle:
+                    self.answer(200, content_type, handle.read())
             elif path == "/token" and options.secret_file:
                 self.answer(200, "application/json", json.dumps({"token": mint(options)}).encode())
             else:
@@ -53,7 +70,7 @@ def handler(options):
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, *args):  # the test reads stdout: keep it to the APP line
+        def log_message(self, *args):  # the test reads stdout: keep it to the APP and TOKEN lines
             pass
 
     return Handler
@@ -68,7 +85,12 @@ def main():
     parser.add_argument("--audience")
     parser.add_argument("--publish", nargs="*", default=[">"])
     parser.add_argument("--subscribe", nargs="*", default=[">"])
+    parser.add_argument("--publish-deny", nargs="*", default=[])
+    parser.add_argument("--subscribe-deny", nargs="*", default=[])
+    parser.add_argument("--client-script")
     options = parser.parse_args()
+    if options.client_script:
+        FILES["/fanout.browser.js"] = (options.client_script, "text/javascript; charset=utf-8")
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler(options))
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -3,10 +3,13 @@ against a running fanoutd.
 
 Usage: browser_checks.py CONSOLE_URL PORT
        browser_checks.py cross-origin PAGE_URL [CHROMIUM_ARGUMENT ...]
+       browser_checks.py client PAGE_URL [CHROMIUM_ARGUMENT ...]
 The first: the test that runs this owns the daemon, an nc publisher and subscriber, and a proxy the page goes
 through. The second: PAGE_URL is cross_origin_page.html as browser_app.py serves it, with its parameters
-(?ws=, and ?token= or ?token_url=); see cross_origin() for its steps. Chromium arguments after it are
-added to Chromium's command line (to trust a test CA for wss://, say).
+(?ws=, and ?token= or ?token_url=); see cross_origin() for its steps. The third: PAGE_URL is client_page.html
+(browser_app.py's /client, with ?ws=), which uses the JavaScript client with tokens from its backend; see
+client_with_tokens(). Chromium arguments after the URL are added to Chromium's command line (to trust a test CA
+for wss://, say).
 In both, the test and this script take turns: it prints "STEP <name>" when the page is ready for the test's part
 and waits for a "go" line on stdin before checking the page again. Prints "ok browser" at the end, or
 "FAIL <what>" and exits 1. Every wait is bounded.
@@ -35,6 +38,7 @@ def start_browser(extra_arguments=()):
     arguments = ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"]
     for argument in [*arguments, *extra_arguments]:
         options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the console: why a WebSocket failed
     driver = webdriver.Chrome(options=options, service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")))
     driver.set_page_load_timeout(TIMEOUT)
     return driver, WebDriverWait(driver, TIMEOUT)
@@ -86,6 +90,71 @@ def cross_origin(page_url, chromium_arguments=()):
         driver.execute_script("openEventStream('page.es')")
         wait.until(lambda d: text(d, "es") == "refused")
         step("refused")  # the test checks that nothing the refused page sent was published
+    finally:
+        driver.quit()
+
+
+def client_with_tokens(page_url, chromium_arguments=()):
+    """A page on another origin uses fanoutd through the JavaScript client with short tokens from its backend: it
+    connects, subscribes and sees a message from nc, publishes, is refused a subject its token denies and one its
+    token does not grant, and keeps its connection (and receives) after its first token's expiry and grace, having
+    refreshed ahead of each expiry (no auth-expired push). Then the test makes fanoutd refuse the page's origin,
+    and the reloaded page's connection and its HTTP publish are refused."""
+    driver, wait = start_browser(chromium_arguments)
+    try:
+        driver.get(page_url)
+        wait.until(lambda d: text(d, "status") != "connecting")
+        if text(driver, "status") != "connected":
+            raise AssertionError(f"the page did not connect: {text(driver, 'status')!r}")
+        driver.execute_script("subscribe('page.>')")
+        wait.until(lambda d: text(d, "sub") != "-")
+        if text(driver, "sub") != "subscribed page.>":
+            raise AssertionError(f"the page's subscription: {text(driver, 'sub')!r}")
+        step("subscribed")  # the test publishes page.news from nc
+        received = lambda payload: lambda d: any(li.get_attribute("data-payload") == payload
+                                                 for li in d.find_elements(By.CSS_SELECTOR, "#messages li"))
+        wait.until(received("hello from nc"))
+        driver.execute_script("publish('page.in', 'hello from the page')")
+        wait.until(lambda d: text(d, "pub") != "-")
+        if text(driver, "pub") != "delivered to 2":  # nc and the page itself
+            raise AssertionError(f"the page's publish: {text(driver, 'pub')!r}")
+
+        # A subject its token denies, and one it does not grant: refused, the connection kept.
+        driver.execute_script("subscribe('secret.x')")
+        wait.until(lambda d: text(d, "sub") != "subscribed page.>")
+        if not text(driver, "sub").startswith("Denied: denied"):
+            raise AssertionError(f"SUB secret.x answered {text(driver, 'sub')!r}")
+        driver.execute_script("document.getElementById('pub').textContent = '-'; publish('page.out', 'not allowed')")
+        wait.until(lambda d: text(d, "pub") != "-")
+        if not text(driver, "pub").startswith("Denied: denied"):
+            raise AssertionError(f"PUB page.out answered {text(driver, 'pub')!r}")
+        print(f"REFUSED sub={text(driver, 'sub')!r} pub={text(driver, 'pub')!r}", flush=True)
+        step("published")  # the test waits past the first token's expiry and grace, then publishes page.news
+
+        wait.until(received("after the first token"))
+        counts = driver.find_element(By.ID, "events").get_attribute("outerHTML")
+        print(f"EVENTS {counts}", flush=True)
+        if text(driver, "status") != "connected":
+            raise AssertionError(f"the connection: {text(driver, 'status')!r}")
+        data = lambda name: int(driver.find_element(By.ID, "events").get_attribute(f"data-{name}"))
+        if data("token-refreshed") < 1 or data("auth-expired") != 0 or data("token-failed") != 0:
+            raise AssertionError(f"expected refreshes ahead of expiry and no push nor failure: {counts}")
+        step("refreshed")  # the test reloads fanoutd with this page's origin no longer allowed
+
+        driver.get(page_url)
+        wait.until(lambda d: text(d, "status") != "connecting")
+        if not text(driver, "status").startswith("refused: "):
+            raise AssertionError(f"the page on a refused origin: {text(driver, 'status')!r}")
+        # The page cannot see why; Chromium's console says the handshake was answered 403 (no upgrade).
+        console = [entry["message"] for entry in driver.get_log("browser")]
+        if not any("/ws" in line and "403" in line for line in console):
+            raise AssertionError(f"no 403 for the WebSocket in the console: {console}")
+        driver.execute_script("publishOverHTTP('page.in', 'refused')")
+        wait.until(lambda d: text(d, "http-pub") != "-")
+        if text(driver, "http-pub") != "blocked: TypeError":
+            raise AssertionError(f"a refused page's publish answered {text(driver, 'http-pub')!r}")
+        print(f"ORIGIN-REFUSED {text(driver, 'status')!r}", flush=True)
+        step("refused")  # the test checks that the refused page's publish never ran
     finally:
         driver.quit()
 
@@ -158,6 +227,8 @@ if __name__ == "__main__":
     try:
         if sys.argv[1] == "cross-origin":
             cross_origin(sys.argv[2], sys.argv[3:])
+        elif sys.argv[1] == "client":
+            client_with_tokens(sys.argv[2], sys.argv[3:])
         else:
             main(sys.argv[1], sys.argv[2])
     except Exception as error:
