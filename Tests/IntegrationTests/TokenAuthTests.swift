@@ -129,6 +129,53 @@ struct TokenAuthTests {
         #expect(refused.status == 403, "\(refused)")
     }
 
+    /// A token near the 32 KiB a token may hold (600 patterns) fits an HTTP request head on every way a browser
+    /// presents one; a head past 40 KiB is still refused.
+    @Test func aLargeTokenFitsEveryHTTPWay() throws {
+        let keys = try TokenKeys()
+        let daemon = try keys.daemon()
+        let port = try daemon.httpPort()
+        let padding = (0..<600).map { "\"padding.subject.number.\($0).>\"" }.joined(separator: ",")
+        let grant = #""fanout":{"subscribe":["chat.room42","chat.room42.>",\#(padding)],"publish":["chat.room42.in"]}"#
+        let token = try keys.mint("HS256", keys.secret, #"{"sub":"big","aud":"fanout","exp":"+120",\#(grant)}"#)
+        #expect(token.utf8.count > 20_000 && token.utf8.count < 32 * 1024, "\(token.utf8.count) bytes")
+        for way in ["query", "bearer", "subprotocol"] {
+            let check = try ExternalProgram("python3", [try fixture("token_websocket.py"), String(port), way, token])
+                .finish(timeout: 30)
+            #expect(check.status == 0, "WebSocket with a large token as \(way): \(check.stdout) \(check.stderr)")
+        }
+        let stream = try eventStream(port: port, query: "subject=chat.room42.in&token=\(token)")
+        _ = try stream.stdout.waitForLine(containing: ": +OK 1", timeout: 10)
+        let published = try curl(["-X", "POST", "-H", "Authorization: Bearer \(token)", "--data-binary", "large",
+                                  "http://127.0.0.1:\(port)/publish/chat.room42.in"])
+        #expect(published.status == 200, "\(published)")
+        _ = try stream.stdout.waitForLine(containing: "large", timeout: 10)
+        let tooLong = try curl(["-H", "X-Padding: \(String(repeating: "p", count: 41 * 1024))",
+                                "http://127.0.0.1:\(port)/healthz"])
+        #expect(tooLong.status == 431, "\(tooLong)")
+    }
+
+    /// A WebSocket presenting a JWT whose user holds max_connections_per_user already is refused with 429 before
+    /// the upgrade, as one with a users-file token is.
+    @Test func aWebSocketWithAJWTOverItsUsersConnectionLimitGets429() throws {
+        let keys = try TokenKeys()
+        let daemon = try keys.daemon(["FANOUTD_MAX_CONNECTIONS_PER_USER": "1"])
+        let port = try daemon.httpPort()
+        let token = try keys.mint("HS256", keys.secret, #"{"sub":"carol","aud":"fanout","exp":"+120",\#(roomGrant)}"#)
+        let first = try login(daemon, token)
+        #expect(try first.command("PING") == "+PONG")
+        let upgrade = ["-H", "Connection: Upgrade", "-H", "Upgrade: websocket", "-H", "Sec-WebSocket-Version: 13",
+                       "-H", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="]
+        for (way, extra, url) in [("bearer", ["-H", "Authorization: Bearer \(token)"], "http://127.0.0.1:\(port)/ws"),
+                                  ("query", [], "http://127.0.0.1:\(port)/ws?token=\(token)"),
+                                  ("subprotocol", ["-H", "Sec-WebSocket-Protocol: fanout, bearer.\(token)"],
+                                   "http://127.0.0.1:\(port)/ws")] {
+            let refused = try curl(upgrade + extra + [url])
+            #expect(refused.status == 429 && refused.body.joined().contains("max_connections_per_user 1"),
+                    "\(way): \(refused)")
+        }
+    }
+
     /// An event stream cannot send AUTH: when its token expires it gets the `auth-expired` error event, and at
     /// the grace's end the second one and the end of the stream.
     @Test func anEventStreamIsToldOfItsTokensExpiryAndClosedAfterTheGrace() throws {

@@ -1,4 +1,5 @@
 import FanoutProtocol
+import FanoutTokens
 
 /// Where the per-user limits meet the rest of the server: each call site is one line (`UserLimits`).
 extension Authenticator {
@@ -37,11 +38,17 @@ extension Authenticator {
         return HTTPRefusal(status: 429, code: "limit", refusal.text)
     }
 
-    /// A WebSocket upgrade with `Authorization: Bearer`: the user its token names, checked as above before the
-    /// 101. Only while max_connections_per_user is set (the token is matched once more then).
-    func userConnectionRefusal(bearer token: String?) -> HTTPRefusal? {
+    /// A WebSocket upgrade presenting a token (`Authorization: Bearer`, `?token=` or the subprotocol): the user
+    /// it names, checked as above before the 101. Only while max_connections_per_user is set, when the token is
+    /// checked once more after the upgrade (a JWT's signature too: a refused one names no user here and is
+    /// answered in the stream, as an AUTH is).
+    func userConnectionRefusal(presenting token: String?) -> HTTPRefusal? {
         guard settings.requiresAuth, host.configuration.userLimits.maxConnectionsPerUser != nil, let token else {
             return nil
+        }
+        if let verifier, TokenVerifier.looksLikeJWT(token) {
+            guard case .success(let verified) = verifier.verify(token, now: Self.unixNow()) else { return nil }
+            return userConnectionRefusal(for: verified.subject)
         }
         return userConnectionRefusal(for: user(holding: token)?.name)
     }

@@ -12,7 +12,15 @@ final class HTTPExchange: BufferedSocketDelegate {
     let id: UInt64
     let peer: SocketAddress
     private(set) var socket: BufferedSocket?
-    private var parser = HTTPRequestParser()
+    /// A head may carry a 32 KiB application token (`Authorization: Bearer`, `?token=` or the WebSocket
+    /// subprotocol) beside a browser's usual headers: `maxHeadBytes` bytes at most, of which those past
+    /// `uncountedHeadBytes` are counted toward max_memory while the head is read (`headReserved`), so that many
+    /// slow clients sending long heads cannot hold more than the bound.
+    static let maxHeadBytes = 40 * 1024
+    static let uncountedHeadBytes = 8 * 1024
+    private var parser = HTTPRequestParser(maxHeadBytes: HTTPExchange.maxHeadBytes)
+    /// What a long head holds past `uncountedHeadBytes`, counted by `MemoryGuard.reserveHeld` until it ends.
+    private var headReserved = 0
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     /// The body's announced length, counted toward max_memory (`MemoryGuard.reserveHeld`) until the exchange ends.
@@ -44,11 +52,22 @@ final class HTTPExchange: BufferedSocketDelegate {
             if head == nil {
                 switch parser.feed(chunk) {
                 case .incomplete:
+                    if parser.bufferedCount > Self.uncountedHeadBytes && headReserved == 0 {
+                        let length = Self.maxHeadBytes - Self.uncountedHeadBytes
+                        guard front.host.memory.reserveHeld(length) else {
+                            finish(.json(status: 503, HTTPRefusal.errorJSON(code: "limit",
+                                "the server is at max_memory=\(front.host.configuration.limits.maxMemory): "
+                                + "a request head over \(Self.uncountedHeadBytes) bytes cannot be held now")))
+                            return chunk.count
+                        }
+                        headReserved = length
+                    }
                     return chunk.count
                 case .invalid(let status, let reason):
                     finish(HTTPResponse(status: status, text: reason + "\n"))
                     return chunk.count
                 case .complete(let parsed, let consumed):
+                    releaseHead()
                     let limits = front.host.configuration.limits
                     if parsed.contentLength > limits.maxPayload {
                         finish(.json(status: 413, HTTPRefusal.errorJSON(code: "too-long",
@@ -121,6 +140,7 @@ final class HTTPExchange: BufferedSocketDelegate {
     /// Leaves the front's table; the socket, if still held, closes with the exchange.
     func close() {
         deadline = nil
+        releaseHead()
         if reserved > 0 {
             front.host.memory.releaseHeld(reserved)
             // A body cut off before its end: what arrived is counted, so that the memory goes back to the system.
@@ -128,5 +148,12 @@ final class HTTPExchange: BufferedSocketDelegate {
             reserved = 0
         }
         front.exchangeEnded(self)
+    }
+
+    /// The head is read (or the exchange ends): its count toward max_memory goes back.
+    private func releaseHead() {
+        guard headReserved > 0 else { return }
+        front.host.memory.releaseHeld(headReserved)
+        headReserved = 0
     }
 }

@@ -28,18 +28,18 @@ extension HTTPFront {
             return exchange.finish(.json(status: 503, HTTPRefusal.errorJSON(code: "limit",
                 "too many connections waiting to authenticate (max_unauthenticated=\(configuration.auth.maxUnauthenticated))")))
         }
-        if let refusal = host.auth.userConnectionRefusal(bearer: Self.bearerToken(head)) {
+        let offered = WebSocketHandshake.offeredSubprotocols(head)
+        let presented = Self.bearerToken(head) ?? offered.token ?? head.queryValues("token").first
+        if let refusal = host.auth.userConnectionRefusal(presenting: presented) {
             return exchange.finish(refusal.response)
         }
         let id = exchange.id
         guard let socket = exchange.takeSocket() else { return }
-        let offered = WebSocketHandshake.offeredSubprotocols(head)
         let subprotocol = offered.speaksFanout ? WebSocketHandshake.subprotocol : nil
         socket.write(WebSocketHandshake.response(key: key, subprotocol: subprotocol, sha1: { Digest.sha1($0) }))
         let connection = host.admit(socket: socket, peer: peer, host: peerHost, transport: .webSocket, id: id,
                                     prepare: nil)
-        if let token = Self.bearerToken(head) ?? offered.token ?? head.queryValues("token").first,
-           configuration.auth.requiresAuth {
+        if let token = presented, configuration.auth.requiresAuth {
             host.auth.authenticate(connection, token: token)
         }
         // Frames that came with the handshake are in the input already: no read event will announce them.

@@ -211,7 +211,7 @@ async def bad_handshakes(http, tcp):
     expect(sock.recv(100).startswith(b"HTTP/1.1 400"), "garbage request")
     sock.close()
     sock = socket.create_connection(("127.0.0.1", http), timeout=TIMEOUT)
-    sock.sendall(b"GET /ws HTTP/1.1\r\n" + b"X-Filler: " + b"a" * 9000)
+    sock.sendall(b"GET /ws HTTP/1.1\r\n" + b"X-Filler: " + b"a" * (41 * 1024))
     expect(sock.recv(100).startswith(b"HTTP/1.1 431"), "endless head")
     sock.close()
     # Frames the decoder must refuse: unmasked, reserved bits, a fragmented ping, an oversize header.
