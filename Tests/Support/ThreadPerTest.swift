@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+
+/// Runs each test of a suite on a thread of its own instead of on the Swift concurrency pool.
+///
+/// Swift Testing calls a synchronous test on the cooperative pool, which is as wide as the machine has CPUs. A
+/// test that blocks (a socket read with a timeout, a wait for a process, a harness stepping its loop) holds one
+/// of those threads while the CPU is idle, and with two CPUs two such tests held every thread: the rest of the
+/// run, the time-limit checks included, waited behind them, and tests that had not yet had a turn failed their
+/// limit. Under this trait a test case waits (without a thread) for one of `ThreadPerTestSlots.width` slots,
+/// then runs on a new thread that ends with it; the pool is left to the tests that compute.
+public struct ThreadPerTestTrait: TestTrait, SuiteTrait, TestScoping {
+    public var isRecursive: Bool { true }
+
+    public func provideScope(for test: Test, testCase: Test.Case?,
+                             performing function: @Sendable () async throws -> Void) async throws {
+        guard testCase != nil else { return try await function() }
+        await ThreadPerTestSlots.shared.acquire()
+        let executor = OwnThreadExecutor()
+        defer { executor.finish() }
+        do {
+            try await withTaskExecutorPreference(executor) { try await function() }
+        } catch {
+            await ThreadPerTestSlots.shared.release()
+            throw error
+        }
+        await ThreadPerTestSlots.shared.release()
+    }
+}
+
+extension Trait where Self == ThreadPerTestTrait {
+    /// Each test case of the suite on a thread of its own (see `ThreadPerTestTrait`).
+    public static var threadPerTest: Self { Self() }
+}
+
+/// How many blocking tests run at once. Worst case: `width` threads, each with a default stack; the tests wait
+/// mostly on the daemons they start, so a few per CPU keep the CPUs busy without starving what they measure.
+public actor ThreadPerTestSlots {
+    public static let shared = ThreadPerTestSlots(width: max(4, 3 * ProcessInfo.processInfo.activeProcessorCount))
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(width: Int) { free = width }
+
+    func acquire() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty {
+            free += 1
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
+}
+
+/// A task executor with one thread of its own, which ends once `finish()` is called and its queue is empty.
+/// A job that comes after that (an unstructured task that outlived its test) goes to the global executor.
+final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var head = 0
+    private var finishing = false
+    private var ended = false
+
+    init() {
+        let thread = Thread { [self] in work() }
+        thread.name = "test"
+        thread.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        if ended {
+            condition.unlock()
+            globalConcurrentExecutor.enqueue(job)
+            return
+        }
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    func finish() {
+        condition.lock()
+        finishing = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func work() {
+        while true {
+            condition.lock()
+            while head == jobs.count && !finishing { condition.wait() }
+            if head == jobs.count {
+                ended = true
+                condition.unlock()
+                return
+            }
+            let job = jobs[head]
+            head += 1
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
