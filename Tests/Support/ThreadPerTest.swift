@@ -7,15 +7,17 @@ import Testing
 /// test that blocks (a socket read with a timeout, a wait for a process, a harness stepping its loop) holds one
 /// of those threads while the CPU is idle, and with two CPUs two such tests held every thread: the rest of the
 /// run, the time-limit checks included, waited behind them, and tests that had not yet had a turn failed their
-/// limit. Under this trait a test case waits (without a thread) for one of `ThreadPerTestSlots.width` slots,
-/// then runs on a new thread that ends with it; the pool is left to the tests that compute.
+/// limit. Under this trait a test case waits (without a thread) for one of `ThreadPerTestSlots`' slots, then
+/// runs on a new thread that ends with it; the pool is left to the tests that compute.
 public struct ThreadPerTestTrait: TestTrait, SuiteTrait, TestScoping {
     public var isRecursive: Bool { true }
 
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
         guard testCase != nil else { return try await function() }
-        await ThreadPerTestSlots.shared.acquire()
+        // A test's time limit counts from its start, the wait for a slot included: the nearest limit goes first.
+        let deadline = ContinuousClock.now + (test.timeLimit ?? .seconds(3600))
+        await ThreadPerTestSlots.shared.acquire(before: deadline)
         let executor = OwnThreadExecutor()
         defer { executor.finish() }
         do {
@@ -33,29 +35,32 @@ extension Trait where Self == ThreadPerTestTrait {
     public static var threadPerTest: Self { Self() }
 }
 
-/// How many blocking tests run at once. Worst case: `width` threads, each with a default stack; the tests wait
-/// mostly on the daemons they start, so a few per CPU keep the CPUs busy without starving what they measure.
+/// How many blocking tests run at once, and which waiting test goes next: the one whose time limit ends first.
+/// Worst case: `width` threads, each with a default stack, and one waiter per test case of the run (a few
+/// hundred). The tests wait mostly on the daemons they start, so a few per CPU keep the CPUs busy without
+/// starving what they measure.
 public actor ThreadPerTestSlots {
     public static let shared = ThreadPerTestSlots(width: max(4, 3 * ProcessInfo.processInfo.activeProcessorCount))
     private var free: Int
-    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private var waiting: [(deadline: ContinuousClock.Instant, turn: CheckedContinuation<Void, Never>)] = []
 
     init(width: Int) { free = width }
 
-    func acquire() async {
+    func acquire(before deadline: ContinuousClock.Instant) async {
         if free > 0 {
             free -= 1
             return
         }
-        await withCheckedContinuation { waiting.append($0) }
+        await withCheckedContinuation { waiting.append((deadline, $0)) }
     }
 
+    /// Hands the slot to the waiter with the earliest deadline (the first to come among equals).
     func release() {
-        if waiting.isEmpty {
+        guard let next = waiting.indices.min(by: { waiting[$0].deadline < waiting[$1].deadline }) else {
             free += 1
-        } else {
-            waiting.removeFirst().resume()
+            return
         }
+        waiting.remove(at: next).turn.resume()
     }
 }
 
