@@ -10,6 +10,9 @@ import Testing
 /// limit. Under this trait a test case waits (without a thread) for one of `ThreadPerTestSlots`' slots, then
 /// runs on a new thread that ends with it; the pool is left to the tests that compute.
 public struct ThreadPerTestTrait: TestTrait, SuiteTrait, TestScoping {
+    /// Whether the test takes every slot: no other blocking test runs beside it.
+    let alone: Bool
+
     public var isRecursive: Bool { true }
 
     public func provideScope(for test: Test, testCase: Test.Case?,
@@ -17,22 +20,27 @@ public struct ThreadPerTestTrait: TestTrait, SuiteTrait, TestScoping {
         guard testCase != nil else { return try await function() }
         // A test's time limit counts from its start, the wait for a slot included: the nearest limit goes first.
         let deadline = ContinuousClock.now + (test.timeLimit ?? .seconds(3600))
-        await ThreadPerTestSlots.shared.acquire(before: deadline)
+        let slots = alone ? ThreadPerTestSlots.shared.width : 1
+        await ThreadPerTestSlots.shared.acquire(slots, before: deadline)
         let executor = OwnThreadExecutor()
         defer { executor.finish() }
         do {
             try await withTaskExecutorPreference(executor) { try await function() }
         } catch {
-            await ThreadPerTestSlots.shared.release()
+            await ThreadPerTestSlots.shared.release(slots)
             throw error
         }
-        await ThreadPerTestSlots.shared.release()
+        await ThreadPerTestSlots.shared.release(slots)
     }
 }
 
 extension Trait where Self == ThreadPerTestTrait {
     /// Each test case of the suite on a thread of its own (see `ThreadPerTestTrait`).
-    public static var threadPerTest: Self { Self() }
+    public static var threadPerTest: Self { Self(alone: false) }
+
+    /// The same, with no other blocking test beside it: for tests that measure what the machine gives their
+    /// daemon (its RSS under a bound, a latency), which other tests' daemons and builds on two cores skew.
+    public static var threadPerTestAlone: Self { Self(alone: true) }
 }
 
 /// How many blocking tests run at once, and which waiting test goes next: the one whose time limit ends first.
@@ -40,27 +48,33 @@ extension Trait where Self == ThreadPerTestTrait {
 /// hundred). The tests wait mostly on the daemons they start, so a few per CPU keep the CPUs busy without
 /// starving what they measure.
 public actor ThreadPerTestSlots {
-    public static let shared = ThreadPerTestSlots(width: max(4, 3 * ProcessInfo.processInfo.activeProcessorCount))
+    public static let shared = ThreadPerTestSlots(width: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
+    let width: Int
     private var free: Int
-    private var waiting: [(deadline: ContinuousClock.Instant, turn: CheckedContinuation<Void, Never>)] = []
+    private var waiting: [(count: Int, deadline: ContinuousClock.Instant, turn: CheckedContinuation<Void, Never>)] = []
 
-    init(width: Int) { free = width }
-
-    func acquire(before deadline: ContinuousClock.Instant) async {
-        if free > 0 {
-            free -= 1
-            return
-        }
-        await withCheckedContinuation { waiting.append((deadline, $0)) }
+    init(width: Int) {
+        self.width = width
+        free = width
     }
 
-    /// Hands the slot to the waiter with the earliest deadline (the first to come among equals).
-    func release() {
-        guard let next = waiting.indices.min(by: { waiting[$0].deadline < waiting[$1].deadline }) else {
-            free += 1
+    func acquire(_ count: Int, before deadline: ContinuousClock.Instant) async {
+        if waiting.isEmpty && free >= count {
+            free -= count
             return
         }
-        waiting.remove(at: next).turn.resume()
+        await withCheckedContinuation { waiting.append((count, deadline, $0)) }
+    }
+
+    /// Hands the slots to the waiters with the earliest deadlines (the first to come among equals), in that
+    /// order only: one that needs every slot is not passed by later ones while the others drain.
+    func release(_ count: Int) {
+        free += count
+        while let next = waiting.indices.min(by: { waiting[$0].deadline < waiting[$1].deadline }),
+              waiting[next].count <= free {
+            free -= waiting[next].count
+            waiting.remove(at: next).turn.resume()
+        }
     }
 }
 
