@@ -196,7 +196,7 @@ let package = Package(
         // Helpers shared by the test targets: a seeded random generator, malloc's size of an object, a
         // redis-server started for a test.
         .target(name: "FanoutTestSupport", path: "Tests/Support"),
-        .testTarget(name: "FanoutClientTests", dependencies: ["FanoutClient", "FanoutProtocol"]),
+        .testTarget(name: "FanoutClientTests", dependencies: ["FanoutClient", "FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(name: "FanoutMulticastTests", dependencies: ["FanoutMulticast"]),
         .testTarget(name: "FanoutProtocolTests", dependencies: ["FanoutProtocol", "FanoutTestSupport"]),
         // The server core's parts, many on a Server built in the test process (Harness/: peers over socket pairs

@@ -1,12 +1,13 @@
 import FanoutClient
 import FanoutEventLoop
+import FanoutTestSupport
 import Glibc
 import Testing
 
 /// Every word the client puts on a line is checked before anything is sent: a bad one fails its call with
 /// `.invalid`, and the peer reads nothing of it. The peer here is a loopback socket the test itself accepts
 /// and greets, so the test sees every byte the client writes, with no server in between.
-@Suite("The client refuses words a line cannot carry", .timeLimit(.minutes(1)))
+@Suite("The client refuses words a line cannot carry", .threadPerTest, .timeLimit(.minutes(1)))
 struct WordCheckTests {
     /// Calls that must fail with `.invalid` before sending; each reports through `done`.
     static var badCalls: [(name: String, call: (FanoutClient, @escaping (ClientError?) -> Void) -> Void)] {

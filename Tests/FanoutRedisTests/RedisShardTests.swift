@@ -4,7 +4,7 @@ import FanoutTestSupport
 import Testing
 
 /// The Redis client against a real redis-server on a free loopback port.
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .threadPerTest, .timeLimit(.minutes(1)))
 struct RedisShardTests {
     let fastTiming = RedisShard.Timing(heartbeat: .milliseconds(100), deadAfter: .milliseconds(600),
                                        firstRetry: .milliseconds(50), maxRetry: .milliseconds(200))

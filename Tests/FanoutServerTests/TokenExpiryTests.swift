@@ -30,7 +30,7 @@ enum TestTokens {
 
 /// A token connection's expiry and refresh, timed by the server's own timers on a loop the test steps: the
 /// push at `exp`, the close after token_expiry_grace, and a fresh AUTH that keeps the connection.
-@Suite("Token expiry and refresh", .timeLimit(.minutes(1)))
+@Suite("Token expiry and refresh", .threadPerTest, .timeLimit(.minutes(1)))
 struct TokenExpiryTests {
     private static func harness() throws -> ServerHarness {
         try ServerHarness { configuration in

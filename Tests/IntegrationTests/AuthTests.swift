@@ -16,7 +16,7 @@ private func login(_ daemon: Daemon, _ token: String?) throws -> LineClient {
     return client
 }
 
-@Suite("Authentication and permissions", .timeLimit(.minutes(3)))
+@Suite("Authentication and permissions", .threadPerTest, .timeLimit(.minutes(3)))
 struct AuthTests {
     @Test func onlyAuthPingHelpAndQuitWorkBeforeAuth() throws {
         let daemon = try authDaemon()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `backpressure_bytes`: a subscriber that falls behind pauses its publishers instead of being dropped.
-@Suite("Publisher backpressure", .timeLimit(.minutes(2)))
+@Suite("Publisher backpressure", .threadPerTest, .timeLimit(.minutes(2)))
 struct BackpressureTests {
     @Test func aLaggingSubscriberPausesThePublisherAndLosesNothing() throws {
         let daemon = try Daemon(environment: [

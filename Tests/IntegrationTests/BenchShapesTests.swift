@@ -3,7 +3,7 @@ import Testing
 
 /// The load generator's protocol 1.2 shapes, each a short bounded run against a real fanoutd that must count
 /// exactly what the protocol promises.
-@Suite("fanout bench: groups, questions and BPUB", .timeLimit(.minutes(1)))
+@Suite("fanout bench: groups, questions and BPUB", .threadPerTest, .timeLimit(.minutes(1)))
 struct BenchShapesTests {
     private func results(_ arguments: [String], _ daemon: Daemon) throws -> [[String: Any]] {
         let result = try FanoutTool.run(["bench", "--server", "127.0.0.1:\(daemon.port)", "--json"] + arguments)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("fanout bench over WebSocket and event streams", .timeLimit(.minutes(3)))
+@Suite("fanout bench over WebSocket and event streams", .threadPerTest, .timeLimit(.minutes(3)))
 struct BenchTransportTests {
     /// `--transport websocket` (or `sse`) runs the scenario with TCP subscribers, then WebSocket subscribers
     /// (or event streams), each losing nothing.

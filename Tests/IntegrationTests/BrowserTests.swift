@@ -6,7 +6,7 @@ private let chromiumInstalled = ["/usr/bin/chromium", "/usr/bin/chromedriver"].a
     FileManager.default.isExecutableFile(atPath: $0)
 }
 
-@Suite("Console in a real browser", .timeLimit(.minutes(3)))
+@Suite("Console in a real browser", .threadPerTest, .timeLimit(.minutes(3)))
 struct BrowserTests {
     /// Headless Chromium, driven by Selenium (browser_checks.py), loads the console through a proxy the test
     /// can cut; the test's side uses the system's nc. The page subscribes to a pattern and shows a message

@@ -3,7 +3,7 @@ import Testing
 
 /// `fanout` against a real fanoutd for protocol 1.2: groups (`sub --group`), questions (`ask`, `answer`) and any
 /// bytes (`pub --binary`, `pub --file`, `sub --format raw|json`).
-@Suite("The fanout client with protocol 1.2", .timeLimit(.minutes(3)))
+@Suite("The fanout client with protocol 1.2", .threadPerTest, .timeLimit(.minutes(3)))
 struct CLIProtocol12Tests {
     // MARK: Groups
 

@@ -5,7 +5,7 @@ import Testing
 /// `-ERR auth-expired` push, sent with AUTH on the live connection, the push told on stderr while the stream
 /// goes on, each message reaching the pipe as it arrives. Against a scripted server, since the server side of
 /// application tokens is not what is tested here: only the lines PROTOCOL.md gives for AUTH.
-@Suite("fanout --token-command", .timeLimit(.minutes(1)))
+@Suite("fanout --token-command", .threadPerTest, .timeLimit(.minutes(1)))
 struct CLITokenCommandTests {
     /// A token command that prints tok-1, tok-2, ... one more on each run, counted in a file of its own.
     private func countingCommand() throws -> (command: String, counter: URL) {

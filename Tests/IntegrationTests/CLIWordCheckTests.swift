@@ -3,7 +3,7 @@ import Testing
 
 /// `fanout` refuses a subject, pattern, group or token that a line cannot carry, with exit 64 and one clear
 /// line, before it connects: a subscriber to every subject sees nothing of it.
-@Suite("The fanout client checks its words", .timeLimit(.minutes(2)))
+@Suite("The fanout client checks its words", .threadPerTest, .timeLimit(.minutes(2)))
 struct CLIWordCheckTests {
     @Test(arguments: [
         (["pub", "a b", "x"], "bad subject"),

@@ -5,7 +5,7 @@ import Testing
 /// 60 MB, most of it ICU's data. Checked on the built binary, linked either way: a dynamic build would name
 /// libFoundation.so or libFoundationInternationalization.so, a static one would hold their module names in
 /// its Swift metadata. FoundationEssentials (which swift-argument-parser uses) has no ICU and is allowed.
-@Suite("The fanout executable")
+@Suite("The fanout executable", .threadPerTest, .threadPerTest)
 struct ClientBinaryTests {
     @Test func linksNoFoundationWithICU() throws {
         let path = Daemon.binDirectory.appendingPathComponent("fanout").path

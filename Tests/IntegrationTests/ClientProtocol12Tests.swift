@@ -4,7 +4,7 @@ import Testing
 /// What the client library sends and understands of protocol 1.2, checked line by line against a scripted
 /// server: groups restored as groups after a reconnect, BMSG pushes, ASK with its ANSWER and DONE pushes, and
 /// answering the ASK pushes put to it.
-@Suite("Client wire exchanges of protocol 1.2", .timeLimit(.minutes(2)))
+@Suite("Client wire exchanges of protocol 1.2", .threadPerTest, .timeLimit(.minutes(2)))
 struct ClientProtocol12Tests {
     static let greeting = "+HELLO fanout/1 scripted auth=none epoch=e1\n"
 

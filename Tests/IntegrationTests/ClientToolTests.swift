@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("The fanout client", .timeLimit(.minutes(2)))
+@Suite("The fanout client", .threadPerTest, .timeLimit(.minutes(2)))
 struct ClientToolTests {
     @Test(arguments: [
         ("payload", "hello world"),

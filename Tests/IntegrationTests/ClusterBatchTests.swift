@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// PUBs read in one loop pass go to Redis as one run of the publish script per shard, grouped by subject.
-@Suite("Several nodes: batched publishing", .serialized, .timeLimit(.minutes(3)))
+@Suite("Several nodes: batched publishing", .threadPerTest, .serialized, .timeLimit(.minutes(3)))
 struct ClusterBatchTests {
     /// 1,000 PUBs on three subjects in one write: every PUB is answered in order, another node's subscriber
     /// gets each subject's messages with consecutive seqs in publishing order, and Redis ran the script far

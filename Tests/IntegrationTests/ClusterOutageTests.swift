@@ -10,7 +10,7 @@ import Testing
 /// one through wildcards; a publisher on node 0 publishes to subjects with and without history on every
 /// shard, each PUB waiting for its reply, while shard 0 is paused or restarted. "Back", for a subject, is the
 /// first PUB acknowledged with `+OK 2`: both nodes' subscriptions were in effect.
-@Suite("Shard outages", .serialized, .timeLimit(.minutes(3)))
+@Suite("Shard outages", .threadPerTest, .serialized, .timeLimit(.minutes(3)))
 struct ClusterOutageTests {
     enum Outage: String, CaseIterable, CustomTestStringConvertible {
         case pause, restartEmpty, restartWithAOF

@@ -4,7 +4,7 @@ import Testing
 
 /// Protocol 1.2 on three nodes over two Redis shards: a group's message goes to one member cluster-wide, and
 /// any bytes pass through Lua and streams unchanged.
-@Suite("Several nodes, 1.2", .serialized, .timeLimit(.minutes(3)))
+@Suite("Several nodes, 1.2", .threadPerTest, .serialized, .timeLimit(.minutes(3)))
 struct ClusterProtocol12Tests {
     /// Members of one group on every node, subjects on both shards: each message reaches exactly one member.
     @Test func aGroupsMessageGoesToOneMemberClusterWide() throws {

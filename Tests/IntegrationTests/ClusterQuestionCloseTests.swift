@@ -6,7 +6,7 @@ import Testing
 /// the asking node closes it (its cap of answers, its timeout, its asker gone), a late answer on another node
 /// gets `+OK 0`, as it would on the asking node; when every receiver on a node answered, that node forgets it
 /// on its own. `cluster_questions_held` in INFO counts what a node still holds.
-@Suite("Several nodes, closed questions", .serialized, .timeLimit(.minutes(3)))
+@Suite("Several nodes, closed questions", .threadPerTest, .serialized, .timeLimit(.minutes(3)))
 struct ClusterQuestionCloseTests {
     private func held(on node: Daemon) throws -> String? {
         let client = try node.client(timeout: 15)

@@ -4,7 +4,7 @@ import Testing
 
 /// Replays on a clustered node: read from the subject's stream no further than they send, and sent a slice per
 /// loop pass like a standalone replay, with live messages and the connection's commands behind them.
-@Suite("Several nodes: replays", .serialized, .timeLimit(.minutes(3)))
+@Suite("Several nodes: replays", .threadPerTest, .serialized, .timeLimit(.minutes(3)))
 struct ClusterReplayTests {
     /// 8,000 messages of about 900 bytes (7 MB): the reply, every message in order, and only then the reply to
     /// the command sent behind the LAST; a message published once the reply is here comes after the replay.

@@ -3,7 +3,7 @@ import Testing
 
 /// The `RESET` push on every transport and in the bundled client: a shard restarted without persistence
 /// forgets the subjects, their numbering restarts, and each subscriber hears so before the next message.
-@Suite("RESET on every transport", .serialized, .timeLimit(.minutes(2)))
+@Suite("RESET on every transport", .threadPerTest, .serialized, .timeLimit(.minutes(2)))
 struct ClusterResetTests {
     /// A subscriber dropped as a slow consumer while a run of messages from Redis is being written out leaves,
     /// and the others get that run once: the departure does not close and flush the run again from inside.

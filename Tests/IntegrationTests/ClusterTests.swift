@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Several nodes sharing subjects through Redis shards (`cluster:`), with real redis-server processes.
-@Suite("Several nodes", .serialized, .timeLimit(.minutes(3)))
+@Suite("Several nodes", .threadPerTest, .serialized, .timeLimit(.minutes(3)))
 struct ClusterTests {
     @Test func threeNodesOnTwoShardsDeliverOneOrderAndOneSeqPerSubject() throws {
         let rig = try ClusterRig(shards: 2, nodes: 3)

@@ -3,7 +3,7 @@ import Testing
 
 /// Settings that contradict each other are refused with the reason: at start (exit 78, the line of the
 /// setting that was written), and on reload, where the running configuration is kept.
-@Suite("Contradicting settings are refused", .timeLimit(.minutes(2)))
+@Suite("Contradicting settings are refused", .threadPerTest, .timeLimit(.minutes(2)))
 struct ConfigCrossCheckTests {
     private func configFile(_ text: String) throws -> (path: String, directory: URL) {
         let directory = FileManager.default.temporaryDirectory

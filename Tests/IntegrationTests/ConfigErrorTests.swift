@@ -3,7 +3,7 @@ import Testing
 
 /// A configuration that is wrong stops the real binary with exit 78 and a line that says where and what:
 /// unknown names (with the nearest known one), in the file and in the environment, and wrong values.
-@Suite("Configuration errors name the line and the setting", .timeLimit(.minutes(2)))
+@Suite("Configuration errors name the line and the setting", .threadPerTest, .timeLimit(.minutes(2)))
 struct ConfigErrorTests {
     private func configFile(_ text: String) throws -> (path: String, directory: URL) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-config-\(UUID().uuidString)")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The console's "From a terminal" line names the address this server listens on, not the default port.
-@Suite("The console's connect hint", .timeLimit(.minutes(1)))
+@Suite("The console's connect hint", .threadPerTest, .timeLimit(.minutes(1)))
 struct ConsoleHintTests {
     private func hint(_ daemon: Daemon) throws -> String {
         let page = try httpGet(port: try daemon.httpPort(), path: "/")

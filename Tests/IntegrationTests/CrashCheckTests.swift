@@ -6,7 +6,7 @@ import Testing
 /// acknowledged under `always` is replayed and no (subject, epoch, seq) names two payloads. The full run
 /// (hundreds of rounds) is in docs/testing.md; CI runs a few of each kind, with a fixed seed so that a failing
 /// round can be run again alone (`FANOUT_CRASH_SEED` picks another).
-@Suite("Crash-and-damage check of history on disk", .serialized, .timeLimit(.minutes(2)))
+@Suite("Crash-and-damage check of history on disk", .threadPerTest, .serialized, .timeLimit(.minutes(2)))
 struct CrashCheckTests {
     static var script: String {
         var root = URL(fileURLWithPath: #filePath)

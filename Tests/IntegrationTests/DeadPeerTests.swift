@@ -9,7 +9,7 @@ private func receiversOf(_ subject: String, _ publisher: LineClient) throws -> I
     return count
 }
 
-@Suite("Dead peers vanish", .timeLimit(.minutes(2)))
+@Suite("Dead peers vanish", .threadPerTest, .timeLimit(.minutes(2)))
 struct DeadPeerTests {
     @Test func closedSubscriberLeavesEverySet() throws {
         let daemon = try Daemon()

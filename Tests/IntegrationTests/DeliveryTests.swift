@@ -11,7 +11,7 @@ func readMessage(_ client: LineClient) throws -> (subject: String, seq: UInt64, 
     return (subject, seq, String(decoding: payload, as: UTF8.self))
 }
 
-@Suite("Delivery", .timeLimit(.minutes(2)))
+@Suite("Delivery", .threadPerTest, .timeLimit(.minutes(2)))
 struct DeliveryTests {
     @Test func protocolExample() throws {
         let daemon = try Daemon()

@@ -5,7 +5,7 @@ import Testing
 /// `FANOUTD_HISTORY_FAULTS`), a reload that drops a rule, damage found after a crash, a full disk at start.
 /// The promise each test holds: a (subject, epoch, seq) is never given to two different messages, and under
 /// `always` a `+OK` means the message is on disk.
-@Suite("History on disk under failures", .timeLimit(.minutes(3)), .serialized)
+@Suite("History on disk under failures", .threadPerTest, .timeLimit(.minutes(3)), .serialized)
 struct DiskHistoryFaultTests {
     static let mountReason = "needs root and mount -t tmpfs for a disk that really fills"
 

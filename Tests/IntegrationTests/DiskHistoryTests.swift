@@ -3,7 +3,7 @@ import Testing
 
 /// History on disk (`history_dir`): real processes stopped with SIGTERM or killed with SIGKILL and started
 /// again on the same directory, then asked to RESUME from positions taken before.
-@Suite("History on disk survives restarts", .timeLimit(.minutes(2)))
+@Suite("History on disk survives restarts", .threadPerTest, .timeLimit(.minutes(2)))
 struct DiskHistoryTests {
     /// A fresh directory under the system's temporary one, removed by `cleanUp`.
     private final class Scratch {

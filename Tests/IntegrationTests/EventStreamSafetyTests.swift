@@ -4,7 +4,7 @@ import Testing
 /// Every text that reaches an event stream is escaped: a CR, which ends a line in an event stream as LF does,
 /// never lets a client's bytes start a line of their own; and a stream, which can never answer, is never put
 /// a question.
-@Suite("Event streams carry only escaped text", .timeLimit(.minutes(2)))
+@Suite("Event streams carry only escaped text", .threadPerTest, .timeLimit(.minutes(2)))
 struct EventStreamSafetyTests {
     /// The lines of a raw event stream as an EventSource splits them: at CRLF, LF and a lone CR.
     private func eventSourceLines(_ lines: [String]) -> [String] {

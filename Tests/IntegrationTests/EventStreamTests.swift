@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("Server-Sent Events", .timeLimit(.minutes(2)))
+@Suite("Server-Sent Events", .threadPerTest, .timeLimit(.minutes(2)))
 struct EventStreamTests {
     /// A stream of a concrete subject and a pattern gets JSON events with resumable ids; `curl -N` with the
     /// last id as Last-Event-ID after a drop gets what was published meanwhile exactly once, then live ones.

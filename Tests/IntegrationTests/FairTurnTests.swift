@@ -3,7 +3,7 @@ import Testing
 
 /// A connection's commands run for at most `Server.turn` per loop pass: the rest wait in its input buffer while
 /// others are served, and go on by themselves on a later pass (`Fanout+Turns.swift`).
-@Suite("Fair turns", .timeLimit(.minutes(2)))
+@Suite("Fair turns", .threadPerTest, .timeLimit(.minutes(2)))
 struct FairTurnTests {
     @Test func aPipelinedFloodGoesOnAfterItsTurnsAndMissesNothing() throws {
         let daemon = try Daemon()

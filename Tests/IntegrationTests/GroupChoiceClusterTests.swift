@@ -4,7 +4,7 @@ import Testing
 
 /// A group's members on several nodes: every message goes to exactly one member cluster-wide, and each member
 /// should take an even share whatever node it is on.
-@Suite("Group choice on several nodes", .serialized, .timeLimit(.minutes(3)))
+@Suite("Group choice on several nodes", .threadPerTest, .serialized, .timeLimit(.minutes(3)))
 struct GroupChoiceClusterTests {
     /// Two members on each of two nodes, 2,000 jobs published on the first: each job reaches one member, and
     /// every member's share should be within 30% of the mean. First come, the node whose claims reached the

@@ -3,7 +3,7 @@ import Testing
 
 /// Who takes a group's message: never a member that may not see it, every idle member of a burst, and not a
 /// member that stopped reading while another takes work.
-@Suite("Group choice", .timeLimit(.minutes(3)))
+@Suite("Group choice", .threadPerTest, .timeLimit(.minutes(3)))
 struct GroupChoiceTests {
     /// Two users (tokens as in Fixtures/auth.yaml): `worker` sees everything, `guarded` everything but secret.>.
     private static let workerHash =

@@ -4,7 +4,7 @@ import Testing
 /// A group under sustained load spreads each run over as many members as the run's bytes fill 4 KiB turns, and
 /// carries its round robin on from run to run, so that every member still takes an even share and each message
 /// goes to exactly one member; an idle group spreads a burst message by message (`aBurstIsSpreadOverEveryMember`).
-@Suite("Group pacing", .timeLimit(.minutes(2)))
+@Suite("Group pacing", .threadPerTest, .timeLimit(.minutes(2)))
 struct GroupPacingIntegrationTests {
     @Test func runsBackToBackGoToAMemberEachInTurn() throws {
         let daemon = try Daemon()

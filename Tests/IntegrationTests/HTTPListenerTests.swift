@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("HTTP listener", .timeLimit(.minutes(2)))
+@Suite("HTTP listener", .threadPerTest, .timeLimit(.minutes(2)))
 struct HTTPListenerTests {
     /// `http_listen` and `metrics_listen` (its old name) both serve /healthz; both at once must agree.
     @Test func httpListenAndItsAlias() throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("HTTP publish", .timeLimit(.minutes(2)))
+@Suite("HTTP publish", .threadPerTest, .timeLimit(.minutes(2)))
 struct HTTPPublishTests {
     /// The body is the payload; the answer counts receivers and names the seq; errors carry the protocol's code.
     @Test func publishAndItsErrors() throws {

@@ -7,7 +7,8 @@ private let socketActivate = ["/usr/bin/systemd-socket-activate", "/bin/systemd-
 
 /// https_listen: what http_listen serves, over TLS, with a CA made by each test (`TestPKI`) and clients that
 /// trust only that CA and verify the certificate's IP address.
-@Suite("HTTPS listener", .enabled(if: hasOpenSSL, "the openssl command is not installed (apt-get install openssl)"),
+@Suite("HTTPS listener", .threadPerTest,
+       .enabled(if: hasOpenSSL, "the openssl command is not installed (apt-get install openssl)"),
        .timeLimit(.minutes(3)))
 struct HTTPSListenerTests {
     /// A daemon with http_listen on port 0 and https_listen on a free port, with the PKI's server certificate.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The history extension (protocol 1.1): epochs, RESUME and LAST, typed by hand as with `nc`.
-@Suite("History and resume", .timeLimit(.minutes(2)))
+@Suite("History and resume", .threadPerTest, .timeLimit(.minutes(2)))
 struct HistoryTests {
     private func historyDaemon(_ environment: [String: String] = [:]) throws -> Daemon {
         try Daemon(arguments: ["--config", try fixture("history.yaml")], environment: environment)

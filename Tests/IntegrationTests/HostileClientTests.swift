@@ -4,7 +4,7 @@ import Testing
 /// Clients that try to make the server do unbounded work or hold unbounded memory. Each attack is scaled to
 /// run in seconds; while it runs, another client's PING must be answered within a second (a correctness
 /// bound: the loop is not frozen), and the server must keep serving.
-@Suite("Hostile clients", .timeLimit(.minutes(3)))
+@Suite("Hostile clients", .threadPerTest, .timeLimit(.minutes(3)))
 struct HostileClientTests {
     /// Sends PING on `client` and returns the seconds until `+PONG`.
     private func pingSeconds(_ client: LineClient) throws -> Double {

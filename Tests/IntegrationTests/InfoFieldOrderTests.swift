@@ -3,7 +3,7 @@ import Testing
 
 /// INFO is read by scripts as well as people: its fields keep their names and their order, whichever part of
 /// the server gathers them.
-@Suite("INFO's fields and their order", .timeLimit(.minutes(2)))
+@Suite("INFO's fields and their order", .threadPerTest, .timeLimit(.minutes(2)))
 struct InfoFieldOrderTests {
     static let standaloneFields = [
         "version", "server_name", "uptime_s", "clients", "connection_objects", "subjects", "subscriptions",

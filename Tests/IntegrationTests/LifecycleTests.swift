@@ -26,7 +26,7 @@ func runDaemon(_ arguments: [String], environment: [String: String] = [:]) throw
     return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
 }
 
-@Suite("Lifecycle and configuration", .timeLimit(.minutes(3)))
+@Suite("Lifecycle and configuration", .threadPerTest, .timeLimit(.minutes(3)))
 struct LifecycleTests {
     @Test func sigtermTellsClientsAndExitsZero() throws {
         let daemon = try Daemon()

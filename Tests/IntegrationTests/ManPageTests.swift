@@ -4,7 +4,7 @@ import Testing
 /// The man pages keep up with the programs: fanoutd(8) names every option `fanoutd --help` shows and every
 /// verb the server's HELP lists (it lacked --hash-token and the verbs of 1.1 and 1.2); fanout(1) names every
 /// subcommand and every option of the common ones.
-@Suite("The man pages", .timeLimit(.minutes(2)))
+@Suite("The man pages", .threadPerTest, .timeLimit(.minutes(2)))
 struct ManPageTests {
     static let root: URL = {
         var url = URL(fileURLWithPath: #filePath)

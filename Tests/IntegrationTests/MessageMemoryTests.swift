@@ -5,7 +5,7 @@ import Testing
 /// payload does on TCP (`PayloadMemoryTests`): past the bound a message is refused with `-ERR limit` (its
 /// remaining frames read and dropped, the connection usable) and a body with 503, and memory held for
 /// requests and messages cut off by their connection's close goes back to the system.
-@Suite("Unfinished messages and bodies are inside max_memory", .timeLimit(.minutes(2)))
+@Suite("Unfinished messages and bodies are inside max_memory", .threadPerTestAlone, .timeLimit(.minutes(2)))
 struct MessageMemoryTests {
     static let bound = 32 << 20
     static let length = 1 << 20

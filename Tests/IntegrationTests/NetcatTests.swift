@@ -2,7 +2,7 @@ import FanoutTestSupport
 import Foundation
 import Testing
 
-@Suite("Netcat and hostile input", .timeLimit(.minutes(2)))
+@Suite("Netcat and hostile input", .threadPerTest, .timeLimit(.minutes(2)))
 struct NetcatTests {
     /// PROTOCOL.md's example, typed into the system's nc exactly as a person would.
     @Test func theProtocolExampleWithNetcat() throws {

@@ -43,7 +43,7 @@ private func publish(_ payload: String, origin: String, port: Int, subject: Stri
         + "Content-Type: text/plain\r\nContent-Length: \(payload.utf8.count)\r\n\r\n\(payload)"
 }
 
-@Suite("Origins and CORS on the HTTP listener", .timeLimit(.minutes(2)))
+@Suite("Origins and CORS on the HTTP listener", .threadPerTest, .timeLimit(.minutes(2)))
 struct OriginTests {
     /// A foreign page is refused with 403 `denied`, naming http_allowed_origins, on the WebSocket, the event
     /// stream and the publish alike, before anything happens: its publish reaches no subscriber. The listener's

@@ -5,7 +5,7 @@ import Testing
 /// length is a promise that decides admission (a header past the bound is refused with `-ERR limit`), the
 /// bound's drops weigh the bytes that arrived (unfinished lines too), and the memory of payloads cut off by
 /// their connection's close goes back to the system.
-@Suite("Unfinished payloads are inside max_memory", .timeLimit(.minutes(2)))
+@Suite("Unfinished payloads are inside max_memory", .threadPerTestAlone, .timeLimit(.minutes(2)))
 struct PayloadMemoryTests {
     /// The report, scaled down: under max_memory 32 MiB, 96 connections each send a 1 MiB BPUB but its last
     /// byte. Without the bound they held 96 MiB; now, past it, the largest holders are dropped and new headers

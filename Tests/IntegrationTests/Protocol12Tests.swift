@@ -3,7 +3,7 @@ import Testing
 
 /// PROTOCOL.md's 1.2 sections against a real fanoutd: groups, questions and any bytes, over TCP, the system's
 /// nc, WebSocket (websocket_checks.py), event streams and POST /publish.
-@Suite("Protocol 1.2", .timeLimit(.minutes(2)))
+@Suite("Protocol 1.2", .threadPerTest, .timeLimit(.minutes(2)))
 struct Protocol12Tests {
     static let http = ["--http-listen", "127.0.0.1:0"]
 

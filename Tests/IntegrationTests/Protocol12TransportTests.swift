@@ -7,7 +7,7 @@ private let sensorsToken = "sensor-secret-token"
 /// Protocol 1.2 where Protocol12Tests does not go: the permissions of QSUB, ASK and BPUB, the three shapes over
 /// unix sockets and TLS, and the limits that hold questions (answers count toward the asker's output limit;
 /// `max_open_questions` is server-wide).
-@Suite("Protocol 1.2: permissions, transports, limits", .timeLimit(.minutes(3)))
+@Suite("Protocol 1.2: permissions, transports, limits", .threadPerTest, .timeLimit(.minutes(3)))
 struct Protocol12TransportTests {
     private func login(_ daemon: Daemon, _ token: String) throws -> LineClient {
         let client = try LineClient(port: daemon.port)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("Protocol verbs over TCP", .timeLimit(.minutes(3)))
+@Suite("Protocol verbs over TCP", .threadPerTest, .timeLimit(.minutes(3)))
 struct ProtocolVerbTests {
     @Test func greetingAndEveryVerb() throws {
         let daemon = try Daemon(environment: ["FANOUTD_SERVER_NAME": "test-host"])

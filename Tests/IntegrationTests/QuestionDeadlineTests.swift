@@ -3,7 +3,7 @@ import Testing
 
 /// Question timers are reused from question to question: a reused one closes its new question at the new
 /// question's timeout, never at the old one's.
-@Suite("Question deadlines", .timeLimit(.minutes(1)))
+@Suite("Question deadlines", .threadPerTest, .timeLimit(.minutes(1)))
 struct QuestionDeadlineTests {
     @Test func aReusedTimerKeepsTheNewTimeout() throws {
         let daemon = try Daemon()

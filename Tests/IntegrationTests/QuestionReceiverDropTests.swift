@@ -3,7 +3,7 @@ import Testing
 
 /// An ASK holds its receivers unretained while it checks their backlogs, and a check may drop any of them
 /// (the largest backlog past max_memory): the dropped ones count as gone, and the server goes on.
-@Suite("Receivers dropped while a question is put", .timeLimit(.minutes(2)))
+@Suite("Receivers dropped while a question is put", .threadPerTest, .timeLimit(.minutes(2)))
 struct QuestionReceiverDropTests {
     @Test func receiversDroppedPastMaxMemoryCountAsGone() throws {
         let daemon = try Daemon(environment: [

@@ -3,7 +3,7 @@ import Testing
 
 /// The open questions are shared fairly: no connection holds more of them than the pool has left free, so
 /// connections that flood ASKs never take the whole of `max_open_questions` and a bystander can still ask.
-@Suite("Open questions are shared fairly", .timeLimit(.minutes(2)))
+@Suite("Open questions are shared fairly", .threadPerTest, .timeLimit(.minutes(2)))
 struct QuestionShareTests {
     /// The report, scaled down: 3 connections ask 60 questions each (180, over a pool of 100) of a subscriber
     /// that never answers. Each stops at its fair share, refused with `-ERR limit`; the pool keeps room, and

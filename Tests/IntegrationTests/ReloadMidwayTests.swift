@@ -4,7 +4,7 @@ import Testing
 
 /// A reload that lands while commands wait: the promise is that every command is checked against the
 /// configuration in force when it runs, whichever step of the reload runs it.
-@Suite("A reload midway", .serialized, .timeLimit(.minutes(2)))
+@Suite("A reload midway", .threadPerTest, .serialized, .timeLimit(.minutes(2)))
 struct ReloadMidwayTests {
     /// On a clustered node, an AUTH pipelined behind a PUB that waits on a hung Redis is held (replies keep their
     /// order). A SIGHUP that drops the cluster section and adds users restarts the engine, which fails the PUB

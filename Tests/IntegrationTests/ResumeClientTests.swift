@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `fanout sub` across lost connections, with protocol 1.1's history (RESUME, LAST) and without it.
-@Suite("Resuming subscribers", .timeLimit(.minutes(2)))
+@Suite("Resuming subscribers", .threadPerTest, .timeLimit(.minutes(2)))
 struct ResumeClientTests {
     @Test func aSubscriberCutTwentyTimesGetsEveryMessageOnceInOrder() throws {
         let daemon = try Daemon(arguments: ["--config", try fixture("resume.yaml")])

@@ -8,7 +8,7 @@ private let setprivPath = ["/usr/bin/setpriv", "/bin/setpriv"].first {
 /// config/fanoutd.yaml, as a new user runs it from a clone: `fanoutd --config config/fanoutd.yaml` as an
 /// ordinary user serves (it kept history in /var/lib/fanout, which only the packaged service may write, and
 /// exited 73). Run as `nobody` when the tests run as root.
-@Suite("The shipped configuration", .timeLimit(.minutes(1)))
+@Suite("The shipped configuration", .threadPerTest, .timeLimit(.minutes(1)))
 struct ShippedConfigTests {
     static let root: URL = {
         var url = URL(fileURLWithPath: #filePath)

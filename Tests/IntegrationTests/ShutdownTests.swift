@@ -3,7 +3,7 @@ import Testing
 
 /// Closing without waiting out the grace: a connection's fd is freed once its last line is safe (flushed,
 /// half-closed and acknowledged by the peer's kernel), and `shutdown_grace` only bounds peers that don't read.
-@Suite("Shutdown and graceful close", .timeLimit(.minutes(3)))
+@Suite("Shutdown and graceful close", .threadPerTest, .timeLimit(.minutes(3)))
 struct ShutdownTests {
     @Test func sigtermWithManyIdleClientsThatKeepTheirEndOpenExitsAtOnce() throws {
         let count = 500

@@ -114,7 +114,7 @@ func httpGet(port: Int, path: String) throws -> (status: String, body: [String])
     return (lines.first ?? "", Array(lines[(blank + 1)...]))
 }
 
-@Suite("Running under systemd", .timeLimit(.minutes(2)))
+@Suite("Running under systemd", .threadPerTest, .timeLimit(.minutes(2)))
 struct SystemdTests {
     @Test(.enabled(if: tool("systemd-analyze") != nil, "systemd-analyze is not installed (apt-get install systemd)"))
     func shippedUnitsVerifyAndScoreAtMostOne() throws {

@@ -53,7 +53,8 @@ final class TestPKI {
 
 private let hasOpenSSL = FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
 
-@Suite("TLS listeners", .enabled(if: hasOpenSSL, "the openssl command is not installed (apt-get install openssl)"),
+@Suite("TLS listeners", .threadPerTest,
+       .enabled(if: hasOpenSSL, "the openssl command is not installed (apt-get install openssl)"),
        .timeLimit(.minutes(3)))
 struct TLSTests {
     private func tlsDaemon(

@@ -51,7 +51,7 @@ private func login(_ daemon: Daemon, _ token: String) throws -> LineClient {
     return client
 }
 
-@Suite("Application tokens (JWT)", .timeLimit(.minutes(3)))
+@Suite("Application tokens (JWT)", .threadPerTest, .timeLimit(.minutes(3)))
 struct TokenAuthTests {
     @Test func eachAlgorithmAuthenticatesOverTCP() throws {
         let keys = try TokenKeys()

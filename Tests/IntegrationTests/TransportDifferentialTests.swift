@@ -4,7 +4,7 @@ import Testing
 /// Every transport says the same thing: one scripted session of every verb (1.0 to 1.3, errors, any bytes,
 /// questions both ways, a publish over HTTP) runs over TCP and over WebSocket framed every way, and each
 /// transcript must equal TCP's (`transport_differential.py`, raw sockets, so that the framing is exact).
-@Suite("Transports: the same replies and bytes on every one", .serialized, .timeLimit(.minutes(3)))
+@Suite("Transports: the same replies and bytes on every one", .threadPerTest, .serialized, .timeLimit(.minutes(3)))
 struct TransportDifferentialTests {
     static let http = ["--http-listen", "127.0.0.1:0"]
     /// A small max_payload, so that a refused BPUB (too long) is in the table.

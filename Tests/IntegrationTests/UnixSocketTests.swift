@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("Unix socket listener", .timeLimit(.minutes(3)))
+@Suite("Unix socket listener", .threadPerTest, .timeLimit(.minutes(3)))
 struct UnixSocketTests {
     @Test func roundTripWithTheConfiguredFileMode() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-unix-\(UUID().uuidString)")

@@ -3,7 +3,7 @@ import Testing
 
 /// One user's thousand connections and publish flood against another user's PINGs: the flood is held to the
 /// user's rate, every publish over it is answered `-ERR limit`, and the other user is served at once.
-@Suite("Per-user limits under a flood", .timeLimit(.minutes(3)))
+@Suite("Per-user limits under a flood", .threadPerTest, .timeLimit(.minutes(3)))
 struct UserLimitFloodTests {
     static let users = 1000
     static let rate = 100

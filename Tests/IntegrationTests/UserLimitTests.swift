@@ -3,7 +3,7 @@ import Testing
 
 /// Per-user limits through the daemon: over HTTP publish (429 `limit`), and over WebSocket and event streams
 /// (Fixtures/user_limit_checks.py), with the users of Fixtures/auth.yaml.
-@Suite("Per-user limits over HTTP and WebSocket", .timeLimit(.minutes(2)))
+@Suite("Per-user limits over HTTP and WebSocket", .threadPerTest, .timeLimit(.minutes(2)))
 struct UserLimitTests {
     static let refused = "publish rate for user sensors over user_publish_rate 1/s"
 

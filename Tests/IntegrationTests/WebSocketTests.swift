@@ -9,7 +9,7 @@ private func expectCheckPasses(_ check: String, daemon: Daemon, extra: [String] 
             "\(check): \((run.stdout + run.stderr).joined(separator: "\n"))", sourceLocation: sourceLocation)
 }
 
-@Suite("WebSocket", .timeLimit(.minutes(2)))
+@Suite("WebSocket", .threadPerTest, .timeLimit(.minutes(2)))
 struct WebSocketTests {
     static let http = ["--http-listen", "127.0.0.1:0"]
 

@@ -137,7 +137,7 @@ public final class RedisServerProcess: @unchecked Sendable {
 
     /// A loopback port nothing listens on now (the kernel's choice for a socket bound to port 0).
     public static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw RedisServerFailure("socket: \(errno)") }
         defer { close(fd) }
         var address = sockaddr_in()

@@ -10,7 +10,9 @@ final class LineClient: @unchecked Sendable {
 
     init(host: String = "127.0.0.1", port: Int, timeout: TimeInterval = 10, receiveBuffer: Int32? = nil) throws {
         let family = host.contains(":") ? AF_INET6 : AF_INET
-        fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec: a process another test starts meanwhile (Foundation's Process closes only the
+        // descriptors it was given) would keep this connection open in the server after `close()`.
+        fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
         if let receiveBuffer { setOption(SOL_SOCKET, SO_RCVBUF, receiveBuffer) }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
@@ -47,7 +49,7 @@ final class LineClient: @unchecked Sendable {
 
     /// Connects to a unix stream socket.
     init(unixPath: String, timeout: TimeInterval = 10) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var tv = timeval(tv_sec: Int(timeout), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_un()
