@@ -149,6 +149,10 @@ struct ClusterProtocol12Tests {
         try rig.waitUntilUp(nodeX, shard: 0)
         let leaving = try nodeX.client(timeout: 15)
         #expect(try leaving.command("QSUB workers jobs.x") == "+OK 1")
+        // QSUB answers before node X's subscription reaches Redis: hold its upstream only once it has.
+        try eventually("node X subscribed to jobs.x in Redis") {
+            try rig.shards[0].cli("PUBSUB", "NUMSUB", "fanout:m:jobs.x").hasSuffix("1")
+        }
         let watcherX = try nodeX.client(timeout: 15)
         let joining = try nodeY.client(timeout: 15)
         let publisher = try nodeY.client(timeout: 15)
