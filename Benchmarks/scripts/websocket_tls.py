@@ -4,7 +4,7 @@
     Benchmarks/scripts/websocket_tls.py fanout [--bin .build/release] [--subscribers 100] [--messages 20000]
                                                [--rounds 5] [--processes 2]
     Benchmarks/scripts/websocket_tls.py idle [--bin .build/release] [--count 5000] [--batch 250]
-    Benchmarks/scripts/websocket_tls.py openssl [--count 3000]
+    Benchmarks/scripts/websocket_tls.py openssl [--count 3000] [--num-tickets N]
 
 fanout: one fanoutd serving both listeners; each round runs plain then TLS: --subscribers WebSocket
 connections (spread over --processes client processes) subscribe to one subject, a TCP publisher sends
@@ -22,7 +22,8 @@ for ws and TCP).
 
 openssl: what OpenSSL itself holds per server-side connection, without fanoutd: --count handshakes in memory
 (Python's ssl module, which sets SSL_MODE_RELEASE_BUFFERS too), TLS 1.3 then TLS 1.2, with the client side
-freed, and the growth of this process's resident memory per connection.
+freed, and the growth of this process's resident memory per connection; --num-tickets sets how many TLS 1.3
+tickets the server side sends (OpenSSL's default is 2), to see what session state costs.
 """
 import argparse
 import asyncio
@@ -272,6 +273,8 @@ def openssl(args):
             server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             server.load_cert_chain(cert, key)
             server.maximum_version = version
+            if args.num_tickets is not None:
+                server.num_tickets = args.num_tickets
             client = ssl.create_default_context(cafile=cert)
             held = [openssl_connection(server, client) for _ in range(200)]
             before = rss_kib(os.getpid())
@@ -291,6 +294,7 @@ def main():
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--count", type=int, default=5000)
     parser.add_argument("--batch", type=int, default=250)
+    parser.add_argument("--num-tickets", type=int, default=None)
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(args.count, args.subscribers) * 2 + 1000), hard))
