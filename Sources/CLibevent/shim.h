@@ -113,4 +113,20 @@ static inline const char *fanout_tls_error(void) {
     return error ? error : "a function is missing from libssl, libcrypto or libevent_openssl";
 }
 
+/// Sets the priority of a bufferevent's read and write events, which libevent 2.1's bufferevent_priority_set
+/// refuses for any bufferevent but a plain socket's; an OpenSSL bufferevent (without an underlying one) does its
+/// I/O and its handshake in these two events. struct bufferevent (event2/bufferevent_struct.h, not included:
+/// it would make the type complete for Swift) begins with its event_base, its ops, then ev_read and ev_write.
+/// Returns -1, changing nothing, if the read event found there is not on the bufferevent's base and descriptor,
+/// or if an event is active at the moment.
+static inline int fanout_bufferevent_set_event_priority(struct bufferevent *bev, int priority) {
+    char *events = (char *)bev + 2 * sizeof(void *);
+    struct event *readEvent = (struct event *)events;
+    struct event *writeEvent = (struct event *)(events + event_get_struct_event_size());
+    if (event_get_base(readEvent) != bufferevent_get_base(bev) || event_get_fd(readEvent) != bufferevent_getfd(bev))
+        return -1;
+    if (event_priority_set(readEvent, priority) < 0) return -1;
+    return event_priority_set(writeEvent, priority);
+}
+
 #endif

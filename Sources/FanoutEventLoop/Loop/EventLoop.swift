@@ -25,6 +25,13 @@ public final class EventLoop {
     /// a socket still discards its unsent output at once.
     var pendingFlush: [CallbackContext<BufferedSocket>?] = []
     private var stopRequested = false
+    /// Server-side TLS sockets still in their handshake, whose events run at `handshakePriority`. While any
+    /// are, writes are also flushed within a pass (`flushWithinPass`). At most one per accepted TLS connection
+    /// (kept here, not in the socket, whose fields fill a 96-byte chunk).
+    var handshaking: Set<ObjectIdentifier> = []
+    /// A normal-priority event whose callback flushes pending writes, made active by the first socket queued
+    /// for a flush while handshakes are in progress (see `EventLoop+Priorities.swift`).
+    var flushEvent: OpaquePointer?
     /// Called after each pass's callbacks, before its writes are flushed: for work gathered over a pass
     /// (messages from Redis, fanned out in runs). Nil on a standalone server.
     public var afterEachPass: (() -> Void)?
@@ -36,11 +43,16 @@ public final class EventLoop {
         defer { event_config_free(config) }
         // One thread owns the base: no libevent locking, and timeouts use the cached monotonic clock.
         event_config_set_flag(config, Int32(EVENT_BASE_FLAG_NOLOCK.rawValue))
+        // After this many low-priority callbacks libevent polls again and runs the normal-priority ones first.
+        event_config_set_max_dispatch_interval(
+            config, nil, EventLoop.lowPriorityCallbacksPerTurn, EventLoop.handshakePriority)
         base = try nonNull("event_base_new", { event_base_new_with_config(config) })
+        try setUpPriorities()
     }
 
     deinit {
         lingering.removeAll()
+        if let flushEvent { event_free(flushEvent) }
         if let acknowledgementPoll { event_free(acknowledgementPoll) }
         event_base_free(base)
     }

@@ -40,6 +40,7 @@ extension BufferedSocket {
 
     func queueFlush() {
         guard writesDirectly, flushSlot == nil, !writeEventArmed else { return }
+        if !loop.handshaking.isEmpty && loop.pendingFlush.isEmpty { loop.flushWithinPass() }
         flushSlot = Int32(truncatingIfNeeded: loop.pendingFlush.count)
         loop.pendingFlush.append(CallbackContext(self))
     }

@@ -120,11 +120,13 @@ public final class BufferedSocket {
         }
         self.fd = fd
         installCallbacks()
+        if isTLS, case .server = side { loop.handshakeBegan(self) }
     }
 
     deinit {
         // Leave the loop's flush list: unsent output goes with the socket.
         if let slot = flushSlot { loop.pendingFlush[Int(slot)] = nil }
+        if isTLS { loop.handshakeEnded(self, done: false) }
         bufferevent_free(bev)
     }
 
@@ -254,6 +256,7 @@ public final class BufferedSocket {
     private func handleEvent(_ what: Int16) {
         let flags = Int32(what)
         if flags & BEV_EVENT_CONNECTED != 0 {
+            if isTLS { loop.handshakeEnded(self, done: true) }
             if writesDirectly {
                 writeEventArmed = false
                 if outputCount > 0 { queueFlush() }
