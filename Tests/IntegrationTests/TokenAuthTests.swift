@@ -51,6 +51,23 @@ private func login(_ daemon: Daemon, _ token: String) throws -> LineClient {
     return client
 }
 
+/// `token` (whose grant reads chat.room42 and chat.room42.> and writes chat.room42.in) authenticates a WebSocket
+/// by each way a browser presents it, an event stream by `?token=`, and an HTTP publish by Bearer, which the
+/// stream receives.
+private func expectAcceptedOverEveryHTTPWay(_ token: String, port: Int, publishing payload: String) throws {
+    for way in ["query", "bearer", "subprotocol"] {
+        let check = try ExternalProgram("python3", [try fixture("token_websocket.py"), String(port), way, token])
+            .finish(timeout: 30)
+        #expect(check.status == 0, "WebSocket with the token as \(way): \(check.stdout) \(check.stderr)")
+    }
+    let stream = try eventStream(port: port, query: "subject=chat.room42.in&token=\(token)")
+    _ = try stream.stdout.waitForLine(containing: ": +OK 1", timeout: 10)
+    let published = try curl(["-X", "POST", "-H", "Authorization: Bearer \(token)", "--data-binary", payload,
+                              "http://127.0.0.1:\(port)/publish/chat.room42.in"])
+    #expect(published.status == 200 && published.body.first?.hasPrefix(#"{"receivers":1"#) == true, "\(published)")
+    _ = try stream.stdout.waitForLine(containing: payload, timeout: 10)
+}
+
 @Suite("Application tokens (JWT)", .threadPerTest, .timeLimit(.minutes(3)))
 struct TokenAuthTests {
     @Test func eachAlgorithmAuthenticatesOverTCP() throws {
@@ -108,17 +125,7 @@ struct TokenAuthTests {
         let daemon = try keys.daemon()
         let port = try daemon.httpPort()
         let token = try keys.mint("HS256", keys.secret, #"{"sub":"web","aud":"fanout","exp":"+120",\#(roomGrant)}"#)
-        for way in ["query", "bearer", "subprotocol"] {
-            let check = try ExternalProgram("python3", [try fixture("token_websocket.py"), String(port), way, token])
-                .finish(timeout: 30)
-            #expect(check.status == 0, "WebSocket with the token as \(way): \(check.stdout) \(check.stderr)")
-        }
-        let stream = try eventStream(port: port, query: "subject=chat.room42.in&token=\(token)")
-        _ = try stream.stdout.waitForLine(containing: ": +OK 1", timeout: 10)
-        let published = try curl(["-X", "POST", "-H", "Authorization: Bearer \(token)", "--data-binary", "from-http",
-                                  "http://127.0.0.1:\(port)/publish/chat.room42.in"])
-        #expect(published.status == 200 && published.body.first?.hasPrefix(#"{"receivers":1"#) == true, "\(published)")
-        _ = try stream.stdout.waitForLine(containing: "from-http", timeout: 10)
+        try expectAcceptedOverEveryHTTPWay(token, port: port, publishing: "from-http")
         let denied = try curl(["-X", "POST", "-H", "Authorization: Bearer \(token)", "--data-binary", "x",
                                "http://127.0.0.1:\(port)/publish/chat.room42"])
         #expect(denied.status == 403, "\(denied)")
@@ -139,17 +146,7 @@ struct TokenAuthTests {
         let grant = #""fanout":{"subscribe":["chat.room42","chat.room42.>",\#(padding)],"publish":["chat.room42.in"]}"#
         let token = try keys.mint("HS256", keys.secret, #"{"sub":"big","aud":"fanout","exp":"+120",\#(grant)}"#)
         #expect(token.utf8.count > 20_000 && token.utf8.count < 32 * 1024, "\(token.utf8.count) bytes")
-        for way in ["query", "bearer", "subprotocol"] {
-            let check = try ExternalProgram("python3", [try fixture("token_websocket.py"), String(port), way, token])
-                .finish(timeout: 30)
-            #expect(check.status == 0, "WebSocket with a large token as \(way): \(check.stdout) \(check.stderr)")
-        }
-        let stream = try eventStream(port: port, query: "subject=chat.room42.in&token=\(token)")
-        _ = try stream.stdout.waitForLine(containing: ": +OK 1", timeout: 10)
-        let published = try curl(["-X", "POST", "-H", "Authorization: Bearer \(token)", "--data-binary", "large",
-                                  "http://127.0.0.1:\(port)/publish/chat.room42.in"])
-        #expect(published.status == 200, "\(published)")
-        _ = try stream.stdout.waitForLine(containing: "large", timeout: 10)
+        try expectAcceptedOverEveryHTTPWay(token, port: port, publishing: "large")
         let tooLong = try curl(["-H", "X-Padding: \(String(repeating: "p", count: 41 * 1024))",
                                 "http://127.0.0.1:\(port)/healthz"])
         #expect(tooLong.status == 431, "\(tooLong)")
