@@ -1,4 +1,4 @@
-// Application tokens (JWT) in the client, against scripted servers that send the pushes of PROTOCOL.md (AUTH):
+// Application tokens (JWT) in the client, against scripted servers that send the pushes of docs/protocol-summary.md ("Beyond the contract"):
 // the token function called on connect and on every reconnect, a refresh ahead of `exp` and on the
 // `-ERR auth-expired` push, a failed refresh surfaced and retried, the `-ERR denied revoked:` notice ending the
 // subscriptions it names, replies still matched when a push comes between a command and its reply, and a JWT
