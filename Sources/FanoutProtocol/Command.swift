@@ -39,6 +39,24 @@ public enum Command {
     /// `BPUB <subject> <length>` (1.2): the subject as sent (unchecked: a refused header still has its bytes
     /// read and dropped, so the server checks it) and the announced length.
     case bpub(subject: UnsafeRawBufferPointer, length: UInt64)
+    /// `WHO <subject> [<limit>]` (1.3): a validated concrete subject and how many members to list (100 when not
+    /// given; a larger limit than `Command.whoListMaximum` is read as that maximum).
+    case who(subject: String, limit: Int)
+    /// `KICK <client> [<reason>]` (1.3): whom to close, and the reason to tell them (nil when none was given).
+    case kick(target: KickTarget, reason: String?)
+
+    /// WHO's limit when none is given, and the most it lists.
+    public static let whoListDefault = 100
+    public static let whoListMaximum = 1000
+    /// The longest reason KICK passes on, in bytes.
+    public static let kickReasonMaximum = 256
+
+    /// Whom `KICK` closes: one client as `CLIENTS` or `WHO` shows it (`<id>`, or `<node>/<id>` on several
+    /// nodes), or every connection of a user (`user=<user>`).
+    public enum KickTarget: Equatable, Sendable {
+        case client(node: String?, id: UInt64)
+        case user(String)
+    }
 
     /// Where a resuming client stands on a subject: the epoch it numbered by and the last seq it has.
     public struct Position: Equatable, Sendable {
@@ -55,7 +73,7 @@ public enum Command {
     public enum Verb: String, CaseIterable, Sendable {
         case sub = "SUB", unsub = "UNSUB", pub = "PUB", ping = "PING", quit = "QUIT", help = "HELP", info = "INFO"
         case channels = "CHANNELS", clients = "CLIENTS", auth = "AUTH", resume = "RESUME", last = "LAST"
-        case qsub = "QSUB", ask = "ASK", answer = "ANSWER", bpub = "BPUB"
+        case qsub = "QSUB", ask = "ASK", answer = "ANSWER", bpub = "BPUB", who = "WHO", kick = "KICK"
 
         /// The verb's name, upper-case, as `HELP` lists it and configurations name it.
         public var name: String { rawValue }
@@ -111,6 +129,8 @@ public enum Command {
         case .ask: .ask
         case .answer: .answer
         case .bpub: .bpub
+        case .who: .who
+        case .kick: .kick
         }
     }
 }

@@ -96,7 +96,53 @@ public enum CommandParser {
             let arguments = words(line, after: cursor)
             guard arguments.count == 1 else { throw ProtocolError(.syntax, "AUTH takes exactly one token") }
             return .auth(token: String(decoding: arguments[0], as: UTF8.self))
+        case .who:
+            let arguments = words(line, after: cursor)
+            guard arguments.count == 1 || arguments.count == 2 else {
+                throw ProtocolError(.syntax, "WHO takes a subject and optionally a limit")
+            }
+            let subject = try concreteSubject(arguments[0])
+            guard arguments.count == 2 else { return .who(subject: subject, limit: Command.whoListDefault) }
+            guard let limit = DecimalDigits.parse(arguments[1]) else {
+                throw ProtocolError(.syntax, "WHO's limit must be unsigned decimal digits that fit in 64 bits")
+            }
+            return .who(subject: subject, limit: Int(min(limit, UInt64(Command.whoListMaximum))))
+        case .kick:
+            return try parseKick(line, after: cursor)
         }
+    }
+
+    /// `KICK <client> [<reason>]`: the client is `<id>`, `<node>/<id>` or `user=<user>`; the reason is the rest of
+    /// the line, printable and at most `Command.kickReasonMaximum` bytes, since the kicked client is sent it.
+    private static func parseKick(_ line: UnsafeRawBufferPointer, after verbEnd: Int) throws(ProtocolError) -> Command {
+        let targetStart = skipSeparators(line, from: verbEnd)
+        let targetEnd = wordEnd(line, from: targetStart)
+        let word = String(decoding: UnsafeRawBufferPointer(rebasing: line[targetStart..<targetEnd]), as: UTF8.self)
+        guard !word.isEmpty else { throw ProtocolError(.syntax, "KICK needs a client (<id>, <node>/<id> or user=<user>)") }
+        let target: Command.KickTarget
+        if word.hasPrefix("user=") {
+            let user = String(word.dropFirst(5))
+            guard !user.isEmpty else { throw ProtocolError(.syntax, "KICK user= needs a user name") }
+            target = .user(user)
+        } else {
+            let parts = word.split(separator: "/", omittingEmptySubsequences: false)
+            let digits = Array(parts[parts.count - 1].utf8)
+            guard parts.count <= 2, let id = digits.withUnsafeBytes({ DecimalDigits.parse($0) }),
+                  parts.count == 1 || !parts[0].isEmpty else {
+                throw ProtocolError(.syntax, "KICK's client is <id>, <node>/<id> or user=<user>, as CLIENTS and WHO show it")
+            }
+            target = .client(node: parts.count == 2 ? String(parts[0]) : nil, id: id)
+        }
+        let reasonStart = skipSeparators(line, from: targetEnd)
+        guard reasonStart < line.count else { return .kick(target: target, reason: nil) }
+        let reason = UnsafeRawBufferPointer(rebasing: line[reasonStart...])
+        guard reason.count <= Command.kickReasonMaximum else {
+            throw ProtocolError(.syntax, "KICK's reason is at most \(Command.kickReasonMaximum) bytes")
+        }
+        guard !reason.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw ProtocolError(.syntax, "KICK's reason is text without control bytes")
+        }
+        return .kick(target: target, reason: String(decoding: reason, as: UTF8.self))
     }
 
     /// `PUB <subject> <payload>`: the payload is every byte after the one separator after the subject.

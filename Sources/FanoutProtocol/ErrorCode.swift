@@ -32,6 +32,8 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     /// The connection's application token (JWT) expired: pushed once when it does, and again before the close
     /// unless an `AUTH` with a fresh token came within the grace. Never the reply to a command.
     public static let authExpired = ErrorCode("auth-expired")
+    /// Sent before closing a connection that an administrator's `KICK` named (1.3), with the reason given.
+    public static let kicked = ErrorCode("kicked")
 }
 
 /// A failure answered as one `-ERR <code> <text>` line.

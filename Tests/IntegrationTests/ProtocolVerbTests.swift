@@ -12,7 +12,7 @@ struct ProtocolVerbTests {
 
         #expect(try client.command("PING") == "+PONG")
         #expect(try client.command("ping hello there") == "+PONG hello there")
-        #expect(try client.command("HELP") == "+OK SUB UNSUB PUB PING QUIT HELP INFO CHANNELS CLIENTS AUTH RESUME LAST QSUB ASK ANSWER BPUB")
+        #expect(try client.command("HELP") == "+OK SUB UNSUB PUB PING QUIT HELP INFO CHANNELS CLIENTS AUTH RESUME LAST QSUB ASK ANSWER BPUB WHO KICK")
         #expect(try client.command("SUB news.* sport") == "+OK 2")
         #expect(try client.command("SUB news.*") == "+OK 2", "subscribing twice is a no-op")
         #expect(try client.command("CHANNELS") == "+OK 2 news.*=1 sport=1")

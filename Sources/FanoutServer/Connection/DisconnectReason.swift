@@ -30,6 +30,8 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
     case memoryBound(String)
     /// Its AUTH named a user that holds max_connections_per_user already.
     case userLimit(String)
+    /// An administrator's `KICK` named it, with this reason.
+    case kicked(String)
     /// A WebSocket's close handshake (the client's close, echoed) or a framing failure, with its close code.
     case webSocketClose(code: UInt16, reason: String)
 
@@ -49,6 +51,7 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .framingLost: "framing-lost"
         case .memoryBound(let detail): "memory-bound (\(detail))"
         case .userLimit(let detail): "user-limit (\(detail))"
+        case .kicked(let reason): "kicked (\(reason))"
         }
     }
 
@@ -63,6 +66,7 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .framingLost: ProtocolError(.syntax, "a BPUB payload must be followed by LF or CRLF; closing")
         case .memoryBound(let detail): ProtocolError(.limit, "disconnected: \(detail)")
         case .userLimit(let detail): ProtocolError(.limit, detail)
+        case .kicked(let reason): ProtocolError(.kicked, reason)
         case .quit, .eof, .socketError, .authFailures, .handshakeTimeout, .webSocketClose: nil
         }
     }
@@ -72,7 +76,7 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
     var logLevel: Logger.Level {
         switch self {
         case .slowConsumer, .idleTimeout, .socketError, .authTimeout, .authExpired, .handshakeTimeout, .framingLost,
-             .memoryBound, .userLimit:
+             .memoryBound, .userLimit, .kicked:
             .info
         // The failed AUTH was logged already, once per interval at most: a guesser must not fill the log here.
         case .quit, .eof, .shutdown, .authFailures, .webSocketClose: .debug

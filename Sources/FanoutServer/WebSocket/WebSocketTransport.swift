@@ -174,6 +174,10 @@ final class WebSocketTransport: TransportAdapter {
             // The reason names the user, and a close frame's reason must fit 123 bytes: the line says it all.
             if let farewell = reason.farewell { connection.write(farewell.line) }
             close(connection, code: WebSocketCloseCode.policyViolation, reason: "user-limit")
+        case .kicked:
+            // The administrator's reason may pass a close frame's 123 bytes: the line carries it.
+            if let farewell = reason.farewell { connection.write(farewell.line) }
+            close(connection, code: WebSocketCloseCode.policyViolation, reason: "kicked")
         }
         return true
     }
