@@ -35,9 +35,8 @@ enum PresenceRig {
     /// `line` with a leave's since_s written `*`: how long a membership lasted depends on the machine's speed,
     /// the rest of the payload does not. A join's since_s (always 0) is left as it is.
     static func timeless(_ line: String) -> String {
-        guard line.contains(" leave "), let range = line.range(of: #"since_s=[0-9]+"#, options: .regularExpression) else {
-            return line
-        }
+        guard line.contains(" leave "),
+              let range = line.range(of: #"since_s=[0-9]+"#, options: .regularExpression) else { return line }
         return line.replacingCharacters(in: range, with: "since_s=*")
     }
 

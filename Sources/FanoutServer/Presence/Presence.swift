@@ -133,7 +133,9 @@ final class Presence: PublishReceipts {
         ended.sort { $0.member.order < $1.member.order }
         let why = leaveReason(for: reason)
         let time = now
-        for (subject, room, member) in ended { left(subject, room: room, member, of: connection, reason: why, at: time) }
+        for (subject, room, member) in ended {
+            left(subject, room: room, member, of: connection, reason: why, at: time)
+        }
     }
 
     private func left(_ subject: String, room: PresenceRoom, _ member: PresenceRoom.Member,
