@@ -33,7 +33,8 @@ final class Presence: PublishReceipts {
     /// Whether any subject keeps presence: checked first by every hook.
     private(set) var isOn = false
     /// The kept subjects that have members. Worst case: one room per concrete subscription the server holds
-    /// (max_subscriptions per connection), each as `PresenceRoom` states; a room goes with its last member.
+    /// (max_subscriptions per connection), each as `PresenceRoom` states plus its entry here (the subject's text
+    /// and a reference); a room goes with its last member.
     private(set) var rooms: [String: PresenceRoom] = [:]
     /// Memberships over all rooms.
     private(set) var memberships = 0

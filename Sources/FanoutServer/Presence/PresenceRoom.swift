@@ -2,10 +2,11 @@
 /// a dictionary from connection id to slot. Joining and leaving are O(1); listing walks the links from the
 /// oldest, O(listed), never the dictionary (Swift dictionaries do not shrink: walking one is O(capacity)).
 ///
-/// Worst case: at most `maxBytesPerMember` bytes per member at the subject's peak (a slot, the slot array
-/// grown to at most twice its members, and a dictionary entry at a load as low as 3/8), plus a group name
-/// over 15 bytes held by each of its members; all of it freed when the subject's last member leaves (the
-/// room goes). A connection is a member of a subject at most once, so members ≤ connections.
+/// Worst case: at most `maxBytesPerMember` (136) bytes per member at the subject's peak (a 48-byte slot, the
+/// slot array grown to at most twice its members, and a 12-byte dictionary entry at a load as low as 3/8), plus
+/// a group name over 15 bytes held by each of its members, and `maxBytesPerRoom` for the room itself; all of it
+/// freed when the subject's last member leaves (the room goes). A connection is a member of a subject at most
+/// once, so members ≤ connections. `PresenceMemoryTests` measures both bounds.
 final class PresenceRoom {
     struct Member {
         let connectionID: UInt64
@@ -19,8 +20,10 @@ final class PresenceRoom {
         var next: Int32
     }
 
-    /// A slot's size is 48 bytes; see the type's comment for the rest.
+    /// See the type's comment.
     static let maxBytesPerMember = 2 * MemoryLayout<Member>.stride + 40
+    /// The room object, and its two structures' headers and smallest allocations, with one member.
+    static let maxBytesPerRoom = 384
 
     private var slots: ContiguousArray<Member> = []
     /// Free slots, chained through `next`; -1 ends the chain.
@@ -75,12 +78,11 @@ final class PresenceRoom {
         return listed
     }
 
-    /// Bytes the room's two structures hold now (slots and dictionary buckets), for the bound's test.
-    var footprint: Int {
-        // A native dictionary has a power-of-two bucket count with capacity = 3/4 of it; each bucket holds a key
-        // and a value, and one bit of occupancy.
-        let buckets = slotOf.capacity == 0 ? 0 : max(2, (slotOf.capacity * 4 + 2) / 3)
-        let entry = MemoryLayout<UInt64>.stride + MemoryLayout<Int32>.stride
-        return slots.capacity * MemoryLayout<Member>.stride + buckets * entry + buckets / 8
+    /// The heap blocks of the room's two structures (each a single reference), for the bound's test to measure
+    /// with `malloc_usable_size`; empty when it has no member (an empty array or dictionary is a shared static
+    /// object, not a heap block).
+    var storageObjects: [AnyObject] {
+        guard count > 0 else { return [] }
+        return [unsafeBitCast(slots, to: AnyObject.self), unsafeBitCast(slotOf, to: AnyObject.self)]
     }
 }
