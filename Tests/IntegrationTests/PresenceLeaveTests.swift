@@ -94,4 +94,40 @@ struct PresenceLeaveTests {
         #expect(info["presence_members"] == "0" && info["presence_subjects"] == "0")
         #expect(info["presence_events"] == "2000")
     }
+
+    /// A subscription a reload revokes ends the membership with reason=unsub; the leave names the user.
+    @Test func aRevokedSubscriptionLeavesWithReasonUnsub() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("presence-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("fanoutd.yaml")
+        let base = try String(contentsOfFile: try fixture("auth.yaml"), encoding: .utf8)
+        // The token is member-secret-token.
+        let hash = "sha256$7f29adb10d064a044bcbac73ff38f28d$"
+            + "e1d5dda749bde23415d968f3d6ce77f77094352db7d6e68834851ea4a1840c63"
+        let member = { (subscribe: String) in
+            base + """
+              member:
+                token_hash: "\(hash)"
+                subscribe: ["\(subscribe)"]
+            presence: ["chat.>"]
+
+            """
+        }
+        try member("chat.>").write(to: config, atomically: true, encoding: .utf8)
+        let daemon = try Daemon(arguments: ["--config", config.path])
+        let watcher = try daemon.client()
+        #expect(try watcher.command("AUTH reader-secret-token") == "+OK")
+        #expect(try watcher.command("SUB $presence.chat.room") == "+OK 1")
+        let client = try daemon.client()
+        #expect(try client.command("AUTH member-secret-token") == "+OK")
+        let id = try PresenceRig.id(of: client, asking: watcher)
+        #expect(try client.command("SUB chat.room") == "+OK 1")
+        #expect(try watcher.readLine() == "MSG $presence.chat.room 1 join id=\(id),user=member,since_s=0")
+        try member("other.>").write(to: config, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        #expect(try client.readLine().hasPrefix("-ERR denied revoked"))
+        #expect(PresenceRig.timeless(try watcher.readLine())
+            == "MSG $presence.chat.room 2 leave id=\(id),user=member,since_s=*,reason=unsub")
+    }
 }

@@ -10,6 +10,7 @@ struct PresenceTransportTests {
     @Test func aWebSocketMemberJoinsAndLeaves() throws {
         let daemon = try PresenceRig.daemon(arguments: ["--http-listen", "127.0.0.1:0"])
         let run = try runPythonCheck("presence_ws.py", "members", daemon: daemon).finish(timeout: 60)
-        #expect(run.status == 0 && run.stdout.contains("ok members"), "\((run.stdout + run.stderr).joined(separator: "\n"))")
+        #expect(run.status == 0 && run.stdout.contains("ok members"),
+                "\((run.stdout + run.stderr).joined(separator: "\n"))")
     }
 }
