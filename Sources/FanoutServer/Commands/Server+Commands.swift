@@ -83,8 +83,8 @@ extension Server {
         case .who(let subject, _):
             // Presence (1.3) is not served yet: no subject keeps any.
             connection.send(ProtocolError(.syntax, "no presence kept for \(subject)").line)
-        case .kick:
-            connection.send(ProtocolError(.denied, "KICK is not served yet").line)
+        case .kick(let target, let reason):
+            admin.kick(target, reason: reason, by: connection)
         case .pub, .bpub:
             break
         }
