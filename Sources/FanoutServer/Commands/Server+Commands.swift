@@ -34,6 +34,12 @@ extension Server {
         if case .bpub(let subject, let length) = command {
             return acceptBinary(subject: subject, length: length, from: connection)
         }
+        // Before the permission check: no grant lets a client publish a join or a leave.
+        if Self.publishesPresence(command) {
+            fanout.close()
+            replies.reply(ProtocolError.presencePublish.line, to: connection)
+            return .goOn
+        }
         // Without users nothing is refused: a PUB then never reaches the authenticator (a call and a retain).
         if configuration.auth.requiresAuth, let refusal = auth.refusal(of: command, by: connection) {
             fanout.close()
