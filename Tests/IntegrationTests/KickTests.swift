@@ -93,15 +93,17 @@ struct KickTests {
 
     /// Tokens: the claim `fanout.admin` true allows KICK, false (or absent) does not.
     @Test func tokenAdministratorClaim() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-kick-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("fanout-kick-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let secret = directory.appendingPathComponent("secret").path
         try "secret-of-the-kick-tests\n".write(toFile: secret, atomically: true, encoding: .utf8)
         func mint(_ subject: String, admin: Bool?) throws -> String {
             let claim = admin.map { #","fanout":{"subscribe":[">"],"admin":\#($0)}"# } ?? ""
-            let run = try ExternalProgram("python3", [try fixture("mint_token.py"), "HS256", secret,
-                                                      #"{"sub":"\#(subject)","exp":"+120"\#(claim)}"#]).finish(timeout: 30)
+            let claims = #"{"sub":"\#(subject)","exp":"+120"\#(claim)}"#
+            let run = try ExternalProgram("python3", [try fixture("mint_token.py"), "HS256", secret, claims])
+                .finish(timeout: 30)
             guard run.status == 0, let token = run.stdout.first else { throw TestFailure("mint: \(run.stderr)") }
             return token
         }
@@ -123,7 +125,8 @@ struct KickTests {
     @Test func kickedWebSocketClosesWith1008() throws {
         let daemon = try Daemon(arguments: ["--http-listen", "127.0.0.1:0"])
         let run = try runPythonCheck("kick_checks.py", "websocket", daemon: daemon).finish(timeout: 60)
-        #expect(run.status == 0 && run.stdout.contains("ok websocket"), "\((run.stdout + run.stderr).joined(separator: "\n"))")
+        #expect(run.status == 0 && run.stdout.contains("ok websocket"),
+                "\((run.stdout + run.stderr).joined(separator: "\n"))")
     }
 
     /// An event stream is a connection KICK can name: it gets an `error` event with the code `kicked`, and the

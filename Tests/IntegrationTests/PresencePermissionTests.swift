@@ -17,7 +17,8 @@ private final class TokenSecret {
     var path: String { directory.appendingPathComponent("secret").path }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-presence-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("fanout-presence-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try "secret-of-the-presence-tests\n".write(toFile: path, atomically: true, encoding: .utf8)
     }
@@ -27,7 +28,8 @@ private final class TokenSecret {
     /// An HS256 token for `subject` with `grant` as its `fanout` claim (JSON).
     func mint(_ subject: String, grant: String) throws -> String {
         let claims = #"{"sub":"\#(subject)","exp":"+120","fanout":\#(grant)}"#
-        let run = try ExternalProgram("python3", [try fixture("mint_token.py"), "HS256", path, claims]).finish(timeout: 30)
+        let run = try ExternalProgram("python3", [try fixture("mint_token.py"), "HS256", path, claims])
+            .finish(timeout: 30)
         guard run.status == 0, let token = run.stdout.first else { throw TestFailure("mint: \(run.stderr)") }
         return token
     }
@@ -47,7 +49,8 @@ private func expectEveryPublishRefused(_ daemon: Daemon, publisher: LineClient, 
     let headers = bearer.map { ["-H", "Authorization: Bearer \($0)"] } ?? []
     let port = try daemon.httpPort()
     for body in ["a join", "two\nlines"] {  // as PUB, and as BPUB
-        let answer = try curl(headers + ["-X", "POST", "--data-binary", body, "http://127.0.0.1:\(port)/publish/$presence.x"])
+        let answer = try curl(headers + ["-X", "POST", "--data-binary", body,
+                                         "http://127.0.0.1:\(port)/publish/$presence.x"])
         #expect(answer.status == 403, "\(answer)")
         #expect(answer.body.first == #"{"error":"denied","message":"clients cannot publish to $presence. subjects"}"#)
     }
@@ -94,7 +97,8 @@ struct PresencePermissionTests {
 
     /// A reload that takes away the rights on a subject revokes the subscription to its joins and leaves too.
     @Test func reloadRevokesPresenceSubscriptionsWithTheSubject() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-presence-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("fanout-presence-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = directory.appendingPathComponent("fanoutd.yaml")
@@ -107,7 +111,8 @@ struct PresencePermissionTests {
         try original.replacingOccurrences(of: "subscribe: [\">\"]", with: "subscribe: [\"weather\"]")
             .write(to: config, atomically: true, encoding: .utf8)
         daemon.signal(SIGHUP)
-        #expect(try reader.readLine() == "-ERR denied revoked: no longer allowed to subscribe to $presence.sensors.kitchen")
+        #expect(try reader.readLine()
+            == "-ERR denied revoked: no longer allowed to subscribe to $presence.sensors.kitchen")
         #expect(try reader.command("UNSUB") == "+OK 0", "only $presence.weather was left")
     }
 }
