@@ -120,6 +120,28 @@ struct KickTests {
         #expect(try unclaimed.readUntilClosed() == ["-ERR kicked token revoked"])
     }
 
+    /// A unix-socket client is kicked from its socket, and kicks a TCP client: one dispatcher for every transport.
+    @Test func unixSocketClientsKickAndAreKicked() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("fanout-kick-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("fanoutd.sock").path
+        let daemon = try Daemon(listen: ["127.0.0.1:0", "unix:\(path)"])
+        let tcp = try daemon.client()
+        let local = try LineClient(unixPath: path)
+        #expect(try local.readLine().hasPrefix("+HELLO fanout/1 "))
+        let listed = try listedClients(via: tcp)
+        let localID = try #require(listed.first { $0.transport == "unix" }?.id)
+        let tcpID = try #require(listed.first { $0.transport == "tcp" }?.id)
+        let victim = try daemon.client()
+        let victimID = try #require(try listedClients(via: tcp).map(\.id).first { $0 != localID && $0 != tcpID })
+        #expect(try local.command("KICK \(victimID) from the socket") == "+OK 1")
+        #expect(try victim.readUntilClosed() == ["-ERR kicked from the socket"])
+        #expect(try tcp.command("KICK \(localID)") == "+OK 1")
+        #expect(try local.readUntilClosed() == ["-ERR kicked by an administrator"])
+    }
+
     /// A WebSocket kicked by a TCP administrator, and one that kicks itself: the farewell as a text frame, then
     /// close code 1008.
     @Test func kickedWebSocketClosesWith1008() throws {
