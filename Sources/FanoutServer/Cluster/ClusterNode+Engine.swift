@@ -24,7 +24,8 @@ extension ClusterNode {
             endpoints: endpoints, rules: host.configuration.history.rules, idleExpiry: settings.idleExpiry,
             maxInFlight: settings.maxInFlight,
             timing: RedisShard.Timing(heartbeat: settings.heartbeat, deadAfter: settings.downAfter,
-                                     maxRetry: settings.downAfter)))
+                                     maxRetry: settings.downAfter),
+            presenceLease: settings.presenceLease))
         let node = ClusterNode(host: host, engine: engine, settings: settings)
         engine.deliveries = fanout
         // The server and its fan-out outlive the engine, which a callback may keep past its node.
