@@ -48,11 +48,13 @@ extension RedisEngine {
 
     /// A local connection became a member of `subject`: kept in the ledger, and written to the subject's shard
     /// (or, while it is away, when it comes back).
-    public func presenceJoined(_ subject: String, connection: UInt64, user: String?, group: String?) {
+    /// `ago`: how long it has been a member already (a member carried over to a new engine), zero for a join.
+    public func presenceJoined(_ subject: String, connection: UInt64, user: String?, group: String?,
+                               ago: Duration = .zero) {
         guard let ledger = presence else { return }
         let index = SubjectKeys.shard(of: subject, count: shards.count)
         ledger.joins &+= 1
-        let milliseconds = PresenceLedger.wallMilliseconds()
+        let milliseconds = PresenceLedger.wallMilliseconds() - Self.milliseconds(ago)
         let member = PresenceMember(client: "\(nodeID)/\(connection)", user: user, sinceSeconds: 0, group: group)
         let membership = PresenceLedger.Membership(
             subject: subject, connection: connection, score: Double(milliseconds) * 1000 + Double(ledger.joins % 1000),
@@ -216,7 +218,7 @@ extension RedisEngine {
     /// Every heartbeat: the lease on each shard that is up, and, on those up a whole lease, the check for nodes
     /// whose lease expired.
     private func presenceHeartbeat() {
-        guard let ledger = presence else { return }
+        guard let ledger = presence, wantsPresence() || !ledger.isEmpty else { return }
         let now = ContinuousClock.now
         for shard in shards where shard.isUp {
             renewLease(on: shard, afterOutage: false)

@@ -112,6 +112,9 @@ public final class RedisEngine {
     public var onPresenceLost: (String, PresenceMember) -> Void = { _, _ in }
     /// A member of this node written again after the node was declared lost: its join is to be announced again.
     public var onPresenceRejoined: (String, PresenceMember) -> Void = { _, _ in }
+    /// Whether this node keeps presence for any subject now (`presence:`, reloadable): without it and without
+    /// members, the heartbeat does no presence work.
+    public var wantsPresence: () -> Bool = { true }
 
     public init(loop: EventLoop, settings: Settings) {
         self.settings = settings
