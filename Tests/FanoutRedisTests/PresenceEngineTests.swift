@@ -150,4 +150,33 @@ struct PresenceEngineTests {
         try awaitCount(one, "chat.room", 1, loop)
         one.stop()
     }
+
+    @Test func aNodeDeclaredLostThatComesBackJoinsItsMembersAgain() throws {
+        let redis = try RedisServerProcess()
+        let loop = try EventLoop()
+        let paused = try node(redis, loop)
+        let survivor = try node(redis, loop)
+        var lost: [String] = []
+        var rejoined: [String] = []
+        survivor.onPresenceLost = { subject, member in lost.append("\(subject) \(member.client)") }
+        paused.onPresenceRejoined = { subject, member in rejoined.append("\(subject) \(member.text)") }
+        paused.presenceJoined("chat.room", connection: 4, user: nil, group: nil)
+        try awaitCount(survivor, "chat.room", 1, loop)
+        // The node stops renewing its lease (as one paused longer than the lease would), then renews again.
+        paused.presence?.heartbeat?.cancel()
+        try spin(loop, "declared lost") { lost.count == 1 }
+        #expect(lost == ["chat.room \(paused.nodeID)/4"])
+        #expect(try who(survivor, "chat.room", loop).count == 0)
+        paused.presence?.heartbeat?.schedule(after: .milliseconds(100))
+        try spin(loop, "joined again") { rejoined.count == 1 }
+        #expect(rejoined == ["chat.room id=\(paused.nodeID)/4,user=-,since_s=0"])
+        try awaitCount(survivor, "chat.room", 1, loop)
+        // Back under a live lease: not declared lost again.
+        let quiet = ContinuousClock.now + .milliseconds(1000)
+        try spin(loop, "quiet") { ContinuousClock.now >= quiet }
+        #expect(lost.count == 1 && rejoined.count == 1)
+        #expect(try who(survivor, "chat.room", loop).count == 1)
+        paused.stop()
+        survivor.stop()
+    }
 }
