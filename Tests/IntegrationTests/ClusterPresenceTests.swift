@@ -62,6 +62,11 @@ struct ClusterPresenceTests {
             // Each `<node>/<id>`, one per node, in join order (the members joined node by node).
             #expect(listed.map { String($0.split(separator: "/").first ?? "") } == ids)
             #expect(listed.allSatisfy { $0.split(separator: "/").count == 2 })
+            // WHO waits on Redis; what the connection sends after it is answered after it.
+            try asker.send("WHO chat.room 1\nPING after\nPUB chat.elsewhere x\n")
+            #expect(try asker.readLine().hasPrefix("+OK \(nodes) id=\(ids[0])/"))
+            #expect(try asker.readLine() == "+PONG after")
+            #expect(try asker.readLine().hasPrefix("+OK "))
         }
         // One member leaves: a leave with reason=unsub.
         #expect(try members[0].command("UNSUB chat.room") == "+OK 0")
