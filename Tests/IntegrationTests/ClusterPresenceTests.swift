@@ -182,4 +182,31 @@ struct ClusterPresenceTests {
         let after = try who(asker, "chat.room")
         #expect(after.count == 3 && after.ids == expected)
     }
+
+    @Test func aReloadThatRestartsTheEngineCarriesItsMembersOverUnderTheNodesNewID() throws {
+        let rig = try ClusterRig(shards: 1, nodes: 2, clusterExtra: Self.settings)
+        let oldID = try nodeID(rig.nodes[0])
+        let watcher = try rig.nodes[1].client(timeout: 15)
+        #expect(try watcher.command("SUB $presence.chat.room") == "+OK 1")
+        let member = try rig.nodes[0].client(timeout: 15)
+        #expect(try member.command("SUB chat.room") == "+OK 1")
+        #expect(try watcher.readLine().contains(" join id=\(oldID)/"))
+        // A changed cluster section: node 0 restarts its engine, under a new node id.
+        let yaml = try String(contentsOfFile: rig.configPath, encoding: .utf8)
+        try yaml.replacingOccurrences(of: "  heartbeat: 0.1\n", with: "  heartbeat: 0.1\n  max_in_flight: 999\n")
+            .write(toFile: rig.configPath, atomically: true, encoding: .utf8)
+        rig.nodes[0].signal(SIGHUP)
+        try eventually(timeout: 10, "a new node id") { try nodeID(rig.nodes[0]) != oldID }
+        let newID = try nodeID(rig.nodes[0])
+        // The member joins under the new id at once, and its old id leaves as a lost node's once the lease ran out.
+        let first = try #require(ReceivedMessage(try watcher.readLine()))
+        #expect(first.payload.hasPrefix("join id=\(newID)/") && first.payload.hasSuffix(",since_s=0"))
+        let second = try #require(ReceivedMessage(try watcher.readLine()))
+        #expect(second.payload.hasPrefix("leave id=\(oldID)/") && second.payload.hasSuffix(",reason=node-lost"))
+        let asker = try rig.nodes[1].client()
+        try eventually(timeout: 10, "one member, under the new id") {
+            let listed = try who(asker, "chat.room")
+            return listed.count == 1 && listed.ids.first?.hasPrefix(newID + "/") == true
+        }
+    }
 }
