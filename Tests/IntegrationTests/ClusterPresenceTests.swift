@@ -209,4 +209,34 @@ struct ClusterPresenceTests {
             return listed.count == 1 && listed.ids.first?.hasPrefix(newID + "/") == true
         }
     }
+
+    /// `fanoutd --check-config` of a cluster section: its exit status and what it printed (both streams).
+    func checkConfig(_ cluster: String) throws -> (status: Int32, output: String) {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("lease-\(UUID().uuidString).yaml").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try "cluster:\n  redis: [\"redis://127.0.0.1:1\"]\n\(cluster)".write(toFile: path, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = Daemon.executable
+        process.arguments = ["--config", path, "--check-config"]
+        let pipe = try CloexecPipe()
+        process.standardOutput = pipe.write
+        process.standardError = pipe.write
+        try process.run()
+        try pipe.write.close()
+        let output = String(decoding: pipe.read.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    @Test func theLeaseIsThreeSecondsOrThreeHeartbeatsAndNeverShorter() throws {
+        let standard = try checkConfig("")
+        #expect(standard.status == 0 && standard.output.contains("cluster_presence_lease: 3.0 seconds"), "\(standard)")
+        // A slow heartbeat keeps a valid default: three of its beats.
+        let slow = try checkConfig("  heartbeat: 2\n  down_after: 5\n")
+        #expect(slow.status == 0 && slow.output.contains("cluster_presence_lease: 6.0 seconds"), "\(slow)")
+        let set = try checkConfig("  presence_lease: 10\n")
+        #expect(set.status == 0 && set.output.contains("cluster_presence_lease: 10.0 seconds"), "\(set)")
+        let short = try checkConfig("  heartbeat: 0.5\n  presence_lease: 1\n")
+        #expect(short.status != 0 && short.output.contains("presence_lease: must be at least 3 heartbeats"), "\(short)")
+    }
 }
