@@ -115,7 +115,8 @@ try:
             if int(reply.split()[1]) >= index + 1:
                 break
         waits.append((time.perf_counter() - joined) * 1000)
-    print(f"joins {len(waits)} on node 1, WHO on node 2 ({build}): p50 {statistics.median(waits):.3f} ms, p99 {percentile(waits, 99):.3f} ms, "
+    print(f"joins {len(waits)} on node 1, WHO on node 2 ({build}): p50 {statistics.median(waits):.3f} ms, "
+          f"p99 {percentile(waits, 99):.3f} ms, "
           f"max {max(waits):.3f} ms; WHO round trip alone p50 {statistics.median(round_trips):.3f} ms")
 finally:
     for process in reversed(processes):

@@ -21,8 +21,9 @@ final class PresenceLedger {
     }
 
     /// Per shard, `<id> <subject>` -> membership. Worst case: one entry per membership of a local connection
-    /// in a kept subject (each subject at most 245 bytes, `PresenceText.longestSubject`); about 250 bytes plus
-    /// twice the subject's length per entry. Nothing while the node keeps no presence.
+    /// in a kept subject (each subject at most 245 bytes, `PresenceText.longestSubject`); per entry about 250
+    /// bytes (the entry at the dictionary's load, three string buffers) plus twice the subject's length plus the
+    /// user's and group's names. Nothing while the node keeps no presence.
     var memberships: [[String: Membership]]
     /// Joins so far, for the order within a millisecond.
     var joins: UInt64 = 0

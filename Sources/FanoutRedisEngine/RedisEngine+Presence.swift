@@ -67,7 +67,8 @@ extension RedisEngine {
     public func presenceLeft(_ subject: String, connection: UInt64) {
         guard let ledger = presence else { return }
         let index = SubjectKeys.shard(of: subject, count: shards.count)
-        guard ledger.memberships[index].removeValue(forKey: PresenceLedger.key(connection, subject)) != nil else { return }
+        let key = PresenceLedger.key(connection, subject)
+        guard ledger.memberships[index].removeValue(forKey: key) != nil else { return }
         removeMemberships([(subject, String(connection))], on: shards[index])
     }
 

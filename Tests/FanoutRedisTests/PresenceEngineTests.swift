@@ -34,7 +34,9 @@ struct PresenceEngineTests {
     func awaitCount(_ engine: RedisEngine, _ subject: String, _ count: Int, _ loop: EventLoop) throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while try who(engine, subject, loop).count != count {
-            guard ContinuousClock.now < deadline else { throw RedisServerFailure("WHO \(subject) never counted \(count)") }
+            guard ContinuousClock.now < deadline else {
+                throw RedisServerFailure("WHO \(subject) never counted \(count)")
+            }
         }
     }
 

@@ -25,7 +25,9 @@ extension ClusterNode: PresenceDirectory {
         let ticket = pending.firstTicket + UInt64(pending.slots.count)
         pending.slots.append(nil)
         engine.presenceWho(subject, limit: limit) { [weak replies, weak pending] result in
-            guard let replies, let pending, let connection = pending.connection, connection.socket != nil else { return }
+            guard let replies, let pending, let connection = pending.connection, connection.socket != nil else {
+                return
+            }
             let line: String
             switch result {
             case .success(let answer):
