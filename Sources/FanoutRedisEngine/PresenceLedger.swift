@@ -13,8 +13,9 @@ final class PresenceLedger {
     struct Membership {
         let subject: String
         let connection: UInt64
-        /// Join order across nodes: wall-clock milliseconds × 1000 plus this node's join count mod 1000, so a
-        /// node's joins within one millisecond keep their order (exact in a Double until the year 2255).
+        /// Join order across nodes: wall-clock milliseconds × 1000, or one more than this node's previous join
+        /// when that is higher, so a node's joins keep their order whatever their rate (`nextScore`; exact in a
+        /// Double until the year 2255).
         let score: Double
         /// `<join ms> <member text with since_s=0>`, as `fanout:{<subject>}:whom` keeps it.
         let info: String
@@ -25,8 +26,8 @@ final class PresenceLedger {
     /// bytes (the entry at the dictionary's load, three string buffers) plus twice the subject's length plus the
     /// user's and group's names. Nothing while the node keeps no presence.
     var memberships: [[String: Membership]]
-    /// Joins so far, for the order within a millisecond.
-    var joins: UInt64 = 0
+    /// The score of this node's latest join.
+    var lastScore: Double = 0
     /// Per shard: when it last came up here. Lost nodes are looked for on a shard only once it has been up a
     /// whole lease, so that the other nodes had time to reconnect and renew theirs after an outage.
     var upSince: [ContinuousClock.Instant?]
@@ -61,6 +62,13 @@ final class PresenceLedger {
     }
 
     static func key(_ connection: UInt64, _ subject: String) -> String { "\(connection) \(subject)" }
+
+    /// The next join's score: its millisecond × 1000, past the previous join's. More than 1,000 joins in one
+    /// millisecond run ahead of the clock by a fraction of a millisecond each, caught up as soon as they slow.
+    func nextScore(milliseconds: Int64) -> Double {
+        lastScore = max(Double(milliseconds) * 1000, lastScore + 1)
+        return lastScore
+    }
 
     var isEmpty: Bool { memberships.allSatisfy(\.isEmpty) }
 }

@@ -53,11 +53,10 @@ extension RedisEngine {
                                ago: Duration = .zero) {
         guard let ledger = presence else { return }
         let index = SubjectKeys.shard(of: subject, count: shards.count)
-        ledger.joins &+= 1
         let milliseconds = PresenceLedger.wallMilliseconds() - Self.milliseconds(ago)
         let member = PresenceMember(client: "\(nodeID)/\(connection)", user: user, sinceSeconds: 0, group: group)
         let membership = PresenceLedger.Membership(
-            subject: subject, connection: connection, score: Double(milliseconds) * 1000 + Double(ledger.joins % 1000),
+            subject: subject, connection: connection, score: ledger.nextScore(milliseconds: milliseconds),
             info: "\(milliseconds) \(member.text)")
         ledger.memberships[index][PresenceLedger.key(connection, subject)] = membership
         writeMemberships([membership], on: shards[index])

@@ -181,4 +181,31 @@ struct PresenceEngineTests {
         paused.stop()
         survivor.stop()
     }
+
+    @Test func aThousandMembersOfALostNodeAreTakenAPageAtATimeInJoinOrder() throws {
+        let redis = try RedisServerProcess()
+        let loop = try EventLoop()
+        let lost = try node(redis, loop)
+        let survivor = try node(redis, loop)
+        var announced: [String] = []
+        var pages: [Int] = []
+        var lastPass = -1
+        var passes = 0
+        loop.afterEachPass = { passes += 1 }
+        survivor.onPresenceLost = { _, member in
+            if passes != lastPass { pages.append(0); lastPass = passes }
+            pages[pages.count - 1] += 1
+            announced.append(member.client)
+        }
+        for id in 1...1000 { lost.presenceJoined("room.\(id % 7)", connection: UInt64(id), user: nil, group: nil) }
+        try awaitCount(survivor, "room.0", 142, loop)
+        lost.stopPresence()
+        lost.stop()
+        try spin(loop, "a thousand leaves") { announced.count == 1000 }
+        #expect(announced == (1...1000).map { "\(lost.nodeID)/\($0)" }, "not in join order")
+        #expect(pages.allSatisfy { $0 <= RedisEngine.presencePage }, "leaves per reply: \(pages)")
+        for subject in 0..<7 { #expect(try who(survivor, "room.\(subject)", loop).count == 0) }
+        loop.afterEachPass = nil
+        survivor.stop()
+    }
 }
