@@ -53,6 +53,8 @@ struct ClusterPresenceTests {
             let member = try node.client(timeout: 15)
             #expect(try member.command("SUB chat.room") == "+OK 1")
             members.append(member)
+            // Join order across nodes is to the millisecond of their clocks: the joins are a few apart.
+            Thread.sleep(forTimeInterval: 0.005)
         }
         for node in rig.nodes {
             let asker = try node.client()
