@@ -212,6 +212,24 @@ struct ClusterPresenceTests {
         }
     }
 
+    /// A reload that stops keeping a subject forgets its members on that node and in the engine too, so that
+    /// another node's WHO no longer counts them (it does not wait for the node to die).
+    @Test func aReloadThatStopsKeepingASubjectTakesItsMembersOutOfEveryNodesWHO() throws {
+        let rig = try ClusterRig(shards: 1, nodes: 2, clusterExtra: Self.settings)
+        let member = try rig.nodes[0].client(timeout: 15)
+        #expect(try member.command("SUB chat.room") == "+OK 1")
+        let asker = try rig.nodes[1].client()
+        try eventually(timeout: 10, "node 1 counts node 0's member") { try who(asker, "chat.room").count == 1 }
+        let yaml = try String(contentsOfFile: rig.configPath, encoding: .utf8)
+        try yaml.replacingOccurrences(of: "presence: [\"chat.>\"]", with: "presence: [\"other.>\"]")
+            .write(toFile: rig.configPath, atomically: true, encoding: .utf8)
+        rig.nodes[0].signal(SIGHUP)
+        try eventually(timeout: 10, "node 1 no longer counts the forgotten member") {
+            try who(asker, "chat.room").count == 0
+        }
+        #expect(try member.command("PING") == "+PONG", "the member itself stays connected and subscribed")
+    }
+
     /// `fanoutd --check-config` of a cluster section: its exit status and what it printed (both streams).
     func checkConfig(_ cluster: String) throws -> (status: Int32, output: String) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("lease-\(UUID().uuidString).yaml").path
