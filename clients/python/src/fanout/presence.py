@@ -119,7 +119,7 @@ def presence_subject(subject: str) -> str:
     cannot be one, before anything is sent."""
     check_subject(subject, wildcards=True)
     if subject.startswith(PRESENCE_PREFIX):
-        raise BadSubject(f"{subject!r}: name the subject itself; its joins and leaves are on {subject!r}")
+        raise BadSubject(f"{subject!r}: name the subject itself, not its $presence. subject")
     if len(subject) > LONGEST_SUBJECT:
         raise BadSubject(f"{subject!r}: a subject that keeps presence is at most {LONGEST_SUBJECT} bytes")
     return PRESENCE_PREFIX + subject
