@@ -2,7 +2,7 @@
 """What presence (1.3) costs, measured in one run: the SUB/UNSUB rate and the memory per member with presence
 off and on, and the fan-out of joins and leaves to 1,000 watchers beside the same fan-out of an ordinary PUB.
 
-    Benchmarks/scripts/presence.py [--rounds 5] [--only rate,memory,fanout] [--fanoutd PATH]
+    Benchmarks/scripts/presence.py [--rounds 5] [--only rate,memory,fanout,crowd] [--fanoutd PATH]
 
 fanoutd (`--log-level warning`, FANOUTD_MAX_CONNECTIONS 10100, otherwise its defaults) runs pinned to core 0;
 this script is the load generator and pins itself to core 1. Server CPU is the on-CPU time of all its threads
@@ -27,8 +27,14 @@ fanout   1,000 watchers, each subscribed to $presence.fan.room and to fan.msg. P
          (each its own read, so its own run, as each presence event is; a tenth, as each costs milliseconds).
          In an order that swaps per round; each ends when every watcher has every line. Events per second,
          server CPU µs per event and ns per delivery, and the ratios presence / PUB.
+crowd    10,000 members of crowd.room close their sockets in one go, on a server that keeps presence for it
+         (10,000 leaves published) and on one with `presence: []`, alternating. A bystander PINGs 1 ms apart
+         from a process of its own, each wait timed by the wall clock and as the server's loop thread's CPU
+         time meanwhile; the departure ends when INFO shows the crowd gone (and the 20,000 events published).
+         Per mode: the departure's wall and loop time, the PINGs during it, their p99 and max.
 """
 import argparse
+import multiprocessing
 import os
 import re
 import selectors
@@ -371,6 +377,85 @@ def fanout(fanoutd, rounds, watchers=1000, pairs=2000):
         print("%-44s %10.2f %9.2f" % (label, med(results["presence"], "rate") / med(results[base], "rate"),
                                       med(results["presence"], "us") / med(results[base], "us")))
 
+# MARK: a crowd closing
+
+def loop_ns(pid):
+    """On-CPU nanoseconds of the server's loop thread (its main thread)."""
+    with open(f"/proc/{pid}/task/{pid}/schedstat") as schedstat:
+        return int(schedstat.read().split()[0])
+
+
+def pinger(port, pid, stopping, replies):
+    """The bystander, a process of its own: PINGs 1 ms apart until `stopping`, then sends back each PING's
+    (sent at, wall ms, loop ms)."""
+    sock = greet(port)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    waits = []
+    number = 0
+    replies.put("ready")
+    while not stopping.is_set():
+        number += 1
+        before, sent = loop_ns(pid), time.perf_counter()
+        assert command(sock, f"PING {number}") == f"+PONG {number}"
+        waits.append((sent, (time.perf_counter() - sent) * 1000, (loop_ns(pid) - before) / 1e6))
+        time.sleep(0.001)
+    replies.put(waits)
+
+
+def crowd(fanoutd, rounds, count=10_000):
+    results = {"off": [], "on": []}
+    for n in range(rounds):
+        for mode in (["off", "on"] if n % 2 == 0 else ["on", "off"]):
+            server, port = start(fanoutd, 'presence: ["crowd.>"]\n' if mode == "on" else "presence: []\n")
+            members = []
+            for index in range(0, count, 500):
+                batch = [connect(port) for _ in range(500)]
+                for sock in batch:
+                    assert sock.recv(4096).startswith(b"+HELLO ")
+                    sock.sendall(b"SUB crowd.room\n")
+                for sock in batch:
+                    assert sock.recv(4096) == b"+OK 1\n"
+                members += batch
+            probe = greet(port)
+            # Spawned, not forked: a forked child would hold the members' sockets open past their close.
+            spawn = multiprocessing.get_context("spawn")
+            stopping, replies = spawn.Event(), spawn.Queue()
+            bystander = spawn.Process(target=pinger, args=(port, server.pid, stopping, replies))
+            bystander.start()
+            assert replies.get(timeout=30) == "ready"
+            started, loop_before = time.perf_counter(), loop_ns(server.pid)
+            for sock in members:
+                sock.close()
+            want = {"clients": "2"} if mode == "off" else {"clients": "2", "presence_events": str(2 * count)}
+            deadline = time.monotonic() + TIMEOUT
+            while time.monotonic() < deadline:
+                info = dict(w.split("=", 1) for w in command(probe, "INFO").split()[1:] if "=" in w)
+                if all(info.get(key) == value for key, value in want.items()):
+                    break
+                time.sleep(0.005)
+            wall, loop = (time.perf_counter() - started) * 1000, (loop_ns(server.pid) - loop_before) / 1e6
+            stopping.set()
+            waits = replies.get(timeout=30)
+            bystander.join(10)
+            during = [(w, l) for t, w, l in waits if t >= started]
+            walls = sorted(w for w, _ in during)
+            loops = sorted(l for _, l in during)
+            results[mode].append({"wall": wall, "loop": loop, "pings": len(during),
+                                  "p99": walls[min(len(walls) - 1, len(walls) * 99 // 100)], "max": walls[-1],
+                                  "loop_p99": loops[min(len(loops) - 1, len(loops) * 99 // 100)],
+                                  "loop_max": loops[-1]})
+            probe.close()
+            stop(server)
+    print(f"\nA crowd closing: {count:,} members of one subject close their sockets in one go; a bystander PINGs "
+          f"1 ms apart; {rounds} rounds, medians")
+    print("%-34s %9s %9s %6s %8s %8s %11s %11s" % ("", "wall ms", "loop ms", "pings", "p99 ms", "max ms",
+                                                    "loop p99 ms", "loop max ms"))
+    for mode, label in (("off", "presence: [] (no leaves)"), ("on", "presence on (10,000 leaves)")):
+        runs = results[mode]
+        print("%-34s %9.0f %9.0f %6.0f %8.1f %8.1f %11.1f %11.1f" % (
+            label, med(runs, "wall"), med(runs, "loop"), med(runs, "pings"), med(runs, "p99"), med(runs, "max"),
+            med(runs, "loop_p99"), med(runs, "loop_max")))
+
 
 def med(runs, key):
     return statistics.median(run[key] for run in runs)
@@ -379,14 +464,14 @@ def med(runs, key):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--only", default="rate,memory,fanout")
+    parser.add_argument("--only", default="rate,memory,fanout,crowd")
     parser.add_argument("--fanoutd", default=os.path.join(ROOT, ".build", "release", "fanoutd"))
     options = parser.parse_args()
     os.sched_setaffinity(0, {1})
     print(f"fanoutd: {options.fanoutd} (core 0); generator: this script (core 1)")
     try:
         for name in options.only.split(","):
-            {"rate": rate, "memory": memory, "fanout": fanout}[name](options.fanoutd, options.rounds)
+            {"rate": rate, "memory": memory, "fanout": fanout, "crowd": crowd}[name](options.fanoutd, options.rounds)
     finally:
         for process in list(servers):
             process.kill()
