@@ -124,6 +124,10 @@ struct Sub: ParsableCommand {
                 printError("server says \(error.code) \(error.text)")
             case .tokenRefreshFailed(let why):
                 printError("token refresh failed: \(why); retrying")
+            case .kicked(let reason):
+                // Final: the client does not reconnect; stderr says why and the exit status is 1.
+                output.flush()
+                session.fail(.kicked(reason))
             case .connected:
                 break
             }
