@@ -103,6 +103,9 @@ extension Setting {
                     + "0 = off"),
         Setting("user_publish_burst", .wholeNumber, "none",
                 "publishes one user may make at once before user_publish_rate holds; none = the rate"),
+        Setting("presence", .texts, "[]",
+                reload: "joins from then on; members of subjects no longer kept are forgotten without leaves",
+                "subject patterns whose concrete subjects keep presence: WHO, joins and leaves on $presence.<subject>"),
     ]
 
     /// The keys of one `history:` rule.

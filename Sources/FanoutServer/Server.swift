@@ -12,7 +12,7 @@ import Logging
 /// Create the server on that thread too.
 public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuardHost, LifecycleHost,
     HistoryUpkeepHost, DurableAcknowledgementsHost, ReplaysHost, ServerMetricsHost, QuestionHost, ClusterHost,
-    ReplyOrderHost, AuthHost, HTTPFrontHost {
+    ReplyOrderHost, AuthHost, HTTPFrontHost, PresenceHost {
     public internal(set) var configuration: ServerConfiguration
     var logger: Logger
     let loop: EventLoop
@@ -37,6 +37,8 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
     let fanout = Fanout<Server>()
     /// SUB, UNSUB and QSUB, the engine's interest in them, and the index's sweep after departures.
     lazy var subscriptions = Subscriptions(host: self, index: index)
+    /// WHO, and the joins and leaves of kept subjects (`presence`).
+    private(set) lazy var presence = Presence(host: self)
     /// INFO, CLIENTS and CHANNELS.
     lazy var admin = Admin(host: self, index: index)
     /// What only several nodes have (questions across nodes, groups' claims, shards); nil on a standalone
@@ -189,6 +191,8 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
     func tearDown() {
         // Free sockets before the loop they belong to.
         fanout.finish()
+        // The shutdown's leaves reach history (and the engine) before the engine stops.
+        presence.publishRemaining()
         cluster?.stop()
         replays.endAwaitingDrain()
         // Questions hold their askers unretained: they go first.
@@ -203,6 +207,7 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
         historyUpkeep.tearDown()
         replays.tearDown()
         subscriptions.tearDown()
+        presence.tearDown()
         admin.tearDown()
         auth.tearDown()
         durable.tearDown()

@@ -113,6 +113,7 @@ struct ConfigLoader {
         if let value = try reader.int("user_publish_rate") { server.userLimits.publishRate = value == 0 ? nil : value }
         if let value = try reader.int("user_publish_burst") { server.userLimits.publishBurst = value }
         if let list = try reader.strings("tls_listen") { server.tls.listen = list }
+        if let patterns = try reader.strings("presence") { server.presence.patterns = patterns }
         if let text = try reader.string("tls_cert") { server.tls.certificate = text }
         if let text = try reader.string("tls_key") { server.tls.key = text }
         if let text = try reader.string("tls_client_ca") { server.tls.clientCA = text.isEmpty ? nil : text }

@@ -198,6 +198,7 @@ struct Fanoutd: ParsableCommand {
             max_connections_per_user: \(server.userLimits.maxConnectionsPerUser.map(String.init) ?? "0 (off)")
             user_publish_rate: \(server.userLimits.publishRate.map(String.init) ?? "0 (off)")
             user_publish_burst: \(server.userLimits.publishRate == nil ? "off" : String(server.userLimits.burst))
+            presence: \(server.presence.patterns.isEmpty ? "none" : server.presence.patterns.joined(separator: ", "))
             unix_socket_mode: 0\(String(server.listeners.unixSocketMode, radix: 8))
             tls_listen: \(server.tls.listen.isEmpty ? "off" : server.tls.listen.joined(separator: ", "))
             tls_client_ca: \(server.tls.clientCA ?? "off (no client certificates required)")

@@ -15,6 +15,7 @@ struct InfoFieldOrderTests {
         "token_auth", "tokens_expired", "token_refreshes", "token_failures",
         "max_connections_per_user", "user_publish_rate", "user_publish_burst", "user_connection_refusals",
         "user_publish_refusals",
+        "presence_subjects", "presence_members", "presence_events",
     ]
 
     @Test func aStandaloneServerListsItsFieldsInOrder() throws {

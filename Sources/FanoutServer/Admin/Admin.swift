@@ -30,6 +30,8 @@ protocol AdminHost: AnyObject {
     var auth: Authenticator { get }
     /// The per-user limits' refusals.
     var userLimits: UserLimits { get }
+    /// Kept subjects, members and events (INFO).
+    var presence: Presence { get }
     func holdCommands(of connection: ClientConnection) -> Bool
     func releaseCommands(of connection: ClientConnection)
 }
@@ -99,7 +101,7 @@ final class Admin {
             ("tokens_expired", stats.tokensExpired),
             ("token_refreshes", stats.tokenRefreshes),
             ("token_failures", stats.tokenFailures),
-        ] + host.userLimits.infoFields(host.configuration.userLimits)
+        ] + host.userLimits.infoFields(host.configuration.userLimits) + host.presence.infoFields()
         return InfoFields.text(fields + InfoFields.fields((host.cluster?.infoFields() ?? []) + host.historyUpkeep.diskInfoFields()))
     }
 

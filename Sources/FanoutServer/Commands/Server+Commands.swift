@@ -80,9 +80,8 @@ extension Server {
                           from: connection)
         case .answer(let id, let payload):
             questions.answer(id: id, payload: payload, from: connection)
-        case .who(let subject, _):
-            // Presence (1.3) is not served yet: no subject keeps any.
-            connection.send(ProtocolError(.syntax, "no presence kept for \(subject)").line)
+        case .who(let subject, let limit):
+            presence.who(subject, limit: limit, for: connection)
         case .kick:
             connection.send(ProtocolError(.denied, "KICK is not served yet").line)
         case .pub, .bpub:

@@ -19,6 +19,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var auth = AuthSettings()
     /// Which subjects keep history, and how much in all.
     public var history = HistorySettings()
+    /// Which subjects keep presence (WHO, joins and leaves).
+    public var presence = PresenceSettings()
     /// Redis shards shared with other nodes; nil (the default) for a standalone node.
     public var cluster: ClusterSettings?
     /// The name in the greeting line (default: this machine's host name).
@@ -38,6 +40,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             + history.problems() + (cluster?.problems() ?? [])
         found += listeners.httpsProblems(tls)
         found += userLimits.problems()
+        found += presence.problems()
         if cluster != nil && history.directory != nil {
             found.append("history_dir: not with a cluster section: several nodes keep their history in Redis " +
                          "(remove history_dir, or set it to off)")

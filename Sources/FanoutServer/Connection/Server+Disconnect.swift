@@ -30,7 +30,7 @@ extension Server {
         questions.connectionLeft(connection)
         // Its subscriptions leave the counts; the index's weak sets no longer yield it, and the sweep reclaims
         // their dead entries' memory, amortised over enough departures to cost O(1) each.
-        subscriptions.connectionLeft(connection)
+        subscriptions.connectionLeft(connection, reason: reason)
         auth.connectionLeft(connection)
         if fanout.run.isOpen || questions.isCheckingReceivers { fanout.retired.append(connection) }
         connections[connection.id] = nil

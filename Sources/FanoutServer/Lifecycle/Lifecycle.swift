@@ -17,6 +17,7 @@ protocol LifecycleHost: AnyObject {
     var http: HTTPFront { get }
     var auth: Authenticator { get }
     var subscriptions: Subscriptions { get }
+    var presence: Presence { get }
     var engine: any Engine { get }
     var localHistory: any LocalHistory { get }
     var isStandalone: Bool { get }

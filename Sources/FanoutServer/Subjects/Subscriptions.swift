@@ -23,6 +23,8 @@ protocol SubscriptionsHost: AnyObject {
     func releaseCommands(of connection: ClientConnection)
     /// The replies an engine that answers later still owes.
     var replies: ReplyOrder { get }
+    /// Told of every change to a subscription, for the members of kept subjects.
+    var presence: Presence { get }
 }
 
 /// SUB, UNSUB and QSUB: subscriptions live in two directions, the subject index (pattern → weak members) and
@@ -111,6 +113,12 @@ final class Subscriptions {
         } else {
             index.subscribe(connection, to: pattern)
         }
+        // A member that changes mode leaves (unsub) and joins again with its new group.
+        let presence = host.presence
+        if presence.isOn {
+            presence.unsubscribed(pattern, by: connection)
+            presence.subscribed([pattern], group: group, by: connection)
+        }
     }
 
     /// `UNSUB`: drops the named patterns the connection holds (all of them when none are named).
@@ -132,6 +140,8 @@ final class Subscriptions {
         }
         host.connections.subscriptionCount += patterns.count
         engineSubscriptionsChanged(patterns, adding: true)
+        let presence = host.presence
+        if presence.isOn { presence.subscribed(patterns, group: group, by: connection) }
         if wasUnsubscribed && !patterns.isEmpty { host.updateReadTimeout(of: connection) }
     }
 
@@ -140,6 +150,7 @@ final class Subscriptions {
     @discardableResult
     func remove(_ patterns: [String], for connection: ClientConnection) -> Int {
         var dropped = 0
+        let presence = host.presence
         for pattern in patterns where connection.subscriptions.remove(pattern) != nil {
             if let group = self.group(of: pattern, for: connection) {
                 setGroup(nil, of: pattern, for: connection)
@@ -149,6 +160,7 @@ final class Subscriptions {
             }
             dropped += 1
             engineSubscriptionsChanged(CollectionOfOne(pattern), adding: false)
+            if presence.isOn { presence.unsubscribed(pattern, by: connection) }
         }
         host.connections.subscriptionCount -= dropped
         stale += dropped
@@ -160,7 +172,9 @@ final class Subscriptions {
     /// A departing connection's subscriptions leave the count and the engine's interest. The index is not
     /// touched: its weak sets stop yielding the connection as soon as it is gone, and the sweep reclaims the
     /// entries (scheduled here), amortised over enough departures to cost O(1) each.
-    func connectionLeft(_ connection: ClientConnection) {
+    /// Its memberships of kept subjects end with leaves that give `reason`.
+    func connectionLeft(_ connection: ClientConnection, reason: DisconnectReason) {
+        host.presence.connectionLeft(connection, reason: reason)
         engineSubscriptionsChanged(connection.subscriptions, adding: false)
         host.connections.subscriptionCount -= connection.subscriptions.count
         stale += connection.subscriptions.count
