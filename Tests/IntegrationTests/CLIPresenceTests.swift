@@ -6,6 +6,126 @@ import Testing
 /// kicked `fanout sub` says so and exits without reconnecting.
 @Suite("The fanout client with presence", .threadPerTest, .timeLimit(.minutes(3)))
 struct CLIPresenceTests {
+    /// A daemon keeping presence for `chat.>`.
+    private func presenceDaemon() throws -> Daemon {
+        try Daemon(environment: ["FANOUTD_PRESENCE": "chat.>"])
+    }
+
+    /// The `<client>` of a member word (`id=7,user=-,...`).
+    private func client(of member: String) throws -> String {
+        guard member.hasPrefix("id="), let comma = member.firstIndex(of: ",") else {
+            throw TestFailure("not a member: \(member)")
+        }
+        return String(member[member.index(member.startIndex, offsetBy: 3)..<comma])
+    }
+
+    // MARK: who
+
+    @Test func whoListsTwoMembersOnePerLineOldestFirstWithTheCountOnStderr() throws {
+        let daemon = try presenceDaemon()
+        let server = "127.0.0.1:\(daemon.port)"
+        let first = try daemon.client()
+        #expect(try first.command("SUB chat.room1") == "+OK 1")
+        let second = try daemon.client()
+        #expect(try second.command("QSUB workers chat.room1") == "+OK 1")
+        let wildcard = try daemon.client()
+        #expect(try wildcard.command("SUB chat.*") == "+OK 1", "a wildcard makes no one a member")
+
+        let listed = try FanoutTool.run(["who", "--server", server, "chat.room1"], timeout: 30)
+        #expect(listed.status == 0)
+        #expect(listed.stderr == ["fanout: 2 members"])
+        try #require(listed.stdout.count == 2, "\(listed.stdout)")
+        let (older, newer) = (listed.stdout[0], listed.stdout[1])
+        #expect(older.hasPrefix("id=") && older.contains(",user=-,since_s=") && !older.contains("group="))
+        #expect(newer.hasPrefix("id=") && newer.contains(",user=-,since_s=") && newer.hasSuffix(",group=workers"))
+        let ids = try [older, newer].map { try #require(UInt64(try client(of: $0))) }
+        #expect(ids[0] < ids[1], "join order: the first subscriber first")
+
+        let piped = try FanoutTool.run(["who", "--server", server, "--limit", "1", "chat.room1"], timeout: 30)
+        #expect(piped.stdout == [older], "the limit lists the oldest")
+        #expect(piped.stderr == ["fanout: 2 members, 1 listed"])
+
+        let json = try FanoutTool.run(["who", "--server", server, "--json", "chat.room1"], timeout: 30)
+        #expect(json.status == 0)
+        let parsed = try JSONSerialization.jsonObject(with: Data(json.stdout.joined().utf8))
+        let object = try #require(parsed as? [String: Any])
+        #expect(object["count"] as? Int == 2)
+        let members = try #require(object["members"] as? [[String: Any]])
+        #expect(members.map { $0["id"] as? String } == ids.map { String($0) }, "ids as strings")
+        #expect(members.allSatisfy { $0["user"] is NSNull })
+        #expect(members.map { $0["group"] as? String } == [nil, "workers"])
+
+        first.close()
+        try eventually("the closed member is gone") {
+            try FanoutTool.run(["who", "--server", server, "chat.room1"], timeout: 30).stdout == [newer]
+        }
+    }
+
+    @Test func whoOfASubjectWithoutPresenceOrOfAPatternFails() throws {
+        let daemon = try presenceDaemon()
+        let server = "127.0.0.1:\(daemon.port)"
+        let unkept = try FanoutTool.run(["who", "--server", server, "news.uk"], timeout: 30)
+        #expect(unkept.status == 1)
+        #expect(unkept.stderr == ["fanout: server error: syntax no presence kept for news.uk"])
+        #expect(unkept.stdout.isEmpty)
+        let pattern = try FanoutTool.run(["who", "--server", server, "chat.*"], timeout: 30)
+        #expect(pattern.status == 64, "refused before connecting")
+        let negative = try FanoutTool.run(["who", "--server", server, "--limit", "-1", "chat.room1"], timeout: 30)
+        #expect(negative.status == 64)
+    }
+
+    // MARK: sub --presence
+
+    @Test func subPresencePrintsEachJoinAndLeaveAsItHappens() throws {
+        let daemon = try presenceDaemon()
+        let server = "127.0.0.1:\(daemon.port)"
+        let watcher = try FanoutTool(["sub", "--server", server, "--presence", "chat.room1"])
+        try waitForSubscribers(daemon, subject: "$presence.chat.room1")
+
+        let member = try daemon.client()
+        #expect(try member.command("SUB chat.room1") == "+OK 1")
+        // Each event reaches the pipe while the watcher keeps running: nothing is held back for more output.
+        let join = try watcher.stdout.waitForLine(containing: " join ", timeout: 10)
+        #expect(join.hasPrefix("chat.room1 join id=") && join.hasSuffix(",user=-,since_s=0"), "\(join)")
+        let id = try client(of: String(join.dropFirst("chat.room1 join ".count)))
+
+        #expect(try member.command("UNSUB chat.room1") == "+OK 0")
+        let unsub = try watcher.stdout.waitForLine(containing: " leave ", timeout: 10)
+        #expect(unsub.hasPrefix("chat.room1 leave id=\(id),user=-,since_s=") && unsub.hasSuffix(",reason=unsub"),
+                "\(unsub)")
+
+        #expect(try member.command("SUB chat.room1") == "+OK 1")
+        _ = try watcher.stdout.waitForLine(containing: " join ", after: 1, timeout: 10)
+        member.close()
+        let closed = try watcher.stdout.waitForLine(containing: " leave ", after: 1, timeout: 10)
+        #expect(closed.hasPrefix("chat.room1 leave id=\(id),user=-,since_s=") && closed.hasSuffix(",reason=closed"))
+        #expect(watcher.stdout.all.count == 4, "one line per event: \(watcher.stdout.all)")
+        #expect(watcher.process.isRunning)
+    }
+
+    @Test func subPresenceAsJSONCarriesTheEventsFieldsAndSeq() throws {
+        let daemon = try presenceDaemon()
+        let server = "127.0.0.1:\(daemon.port)"
+        let watcher = try FanoutTool(["sub", "--server", server, "--presence", "--format", "json", "--count", "2",
+                                      "chat.>"])
+        try waitForSubscribers(daemon, subject: "$presence.chat.>")
+        let member = try daemon.client()
+        #expect(try member.command("QSUB g chat.a") == "+OK 1")
+        member.close()
+        let result = watcher.finish(timeout: 20)
+        #expect(result.status == 0)
+        try #require(result.stdout.count == 2, "\(result.stdout) \(result.stderr)")
+        let events = try result.stdout.map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(events.map { $0["subject"] as? String } == ["chat.a", "chat.a"])
+        #expect(events.map { $0["event"] as? String } == ["join", "leave"])
+        #expect(events.map { $0["seq"] as? Int } == [1, 2], "numbered like any message")
+        #expect(events.map { $0["group"] as? String } == ["g", "g"])
+        #expect(events[0]["reason"] == nil && events[1]["reason"] as? String == "closed")
+        #expect(events[0]["since_s"] as? Int == 0 && events[0]["user"] is NSNull)
+    }
+
     @Test func presenceOptionsAreChecked() throws {
         #expect(try FanoutTool.run(["sub", "--format", "event", "x"]).status == 64, "event goes with --presence")
         #expect(try FanoutTool.run(["sub", "--presence", "--group", "g", "x"]).status == 64)
