@@ -175,4 +175,17 @@ struct CLIPresenceTests {
         #expect(result.stderr == ["fanout: kicked by the server: spamming the room"], "no reconnect, one line")
         withExtendedLifetime(connection) {}
     }
+
+    @Test func aKickedAnswerExitsWithoutReconnecting() throws {
+        let server = try ScriptedServer()
+        let answer = try FanoutTool(["answer", "--server", "127.0.0.1:\(server.port)", "svc.time", "--", "true"])
+        let connection = try server.accept()
+        try connection.send("+HELLO fanout/1 scripted auth=none\n")
+        #expect(try connection.readLine() == "SUB svc.time")
+        try connection.send("+OK 1\n-ERR kicked by an administrator\n")
+        let result = answer.finish(timeout: 20)
+        #expect(result.status == 1)
+        #expect(result.stderr == ["fanout: kicked by the server: by an administrator"])
+        withExtendedLifetime(connection) {}
+    }
 }
