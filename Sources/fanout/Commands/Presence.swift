@@ -10,7 +10,7 @@ struct Who: ParsableCommand {
             Prints one member per line on stdout, as WHO gives it (id=<client>,user=<user>,since_s=<n>, and \
             group=<g> for a group member), oldest first, and the count on stderr, so that a pipe sees the \
             members only:
-              fanout who chat.room1                   id=7,user=alice,since_s=12 ...
+              fanout who chat.room1             id=7,user=alice,since_s=12 ...
               fanout who chat.room1 | grep user=alice
               fanout who --json chat.room1 | jq .count
             stderr says "fanout: 2 members", or "fanout: 1234 members, 100 listed" when there are more than \
@@ -64,9 +64,9 @@ struct Kick: ParsableCommand {
         discussion: """
             Prints how many connections were closed (0 when none matched). Each is told \
             "-ERR kicked <reason>" and closed; its leaves say reason=kicked.
-              fanout kick 7                           the client with id 7, as fanout clients or who shows it
-              fanout kick n1/7                        on several nodes, the node's own clients only
-              fanout kick user=alice spamming the room   every connection of the user, with a reason
+              fanout kick 7                     id 7, as fanout clients or who shows it
+              fanout kick n1/7                  on several nodes: sent to a connection of n1
+              fanout kick user=alice spamming   every connection of alice, with a reason
             The reason is the rest of the arguments, joined by spaces (at most 256 bytes; the server's \
             default is "by an administrator"). Exit status 1 when the server refuses (denied, syntax).
             """

@@ -16,7 +16,7 @@ struct Sub: ParsableCommand {
               fanout sub --last 10 orders               the newest 10 kept, then live ones
               fanout sub --group workers jobs.>         share jobs with the other members of the group
               fanout sub --format raw --count 1 blobs.x > blob   one payload's bytes, exactly
-              fanout sub --presence chat.room1          joins and leaves: chat.room1 join id=7,user=alice,since_s=0
+              fanout sub --presence chat.room1          joins and leaves, one per line
 
             Formats: payload prints each payload and a LF; raw prints the payload's bytes and nothing else; \
             line prints the protocol's push (MSG, or BMSG with its length, bytes and LF for a payload with a \
