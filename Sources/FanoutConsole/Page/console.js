@@ -53,6 +53,7 @@ async function start() {
   $("server").textContent = `fanout/1 ${greeting.serverName} auth=${greeting.authRequired ? "required" : "none"}${greeting.epoch ? " epoch=" + greeting.epoch : ""}`;
   if (greeting.authRequired && !token) { await client.close(); client = null; askToken("This server needs a token"); return; }
   $("auth").className = ""; setStatus("connected", "up");
+  await learnKickRight();
   for (const pattern of [...subscriptions.keys()]) follow(pattern);
   poll(); timer = setInterval(poll, 1000);
 }
@@ -60,7 +61,7 @@ async function start() {
 $("auth-form").onsubmit = async (event) => { event.preventDefault(); token = $("auth-token").value.trim(); if (!token) return;
   sessionStorage.setItem("fanout-token", token); $("auth-error").textContent = ""; $("auth-token").value = "";
   if (!client) { start(); return; }
-  try { await client.request("AUTH " + token); $("auth").className = ""; } catch (error) { $("auth-error").textContent = failure(error); }
+  try { await client.request("AUTH " + token); $("auth").className = ""; await learnKickRight(); } catch (error) { $("auth-error").textContent = failure(error); }
 };
 $("auth-cancel").onclick = () => { $("auth").className = ""; };
 $("token-button").onclick = () => askToken("Token", "A users-file token or a JWT; on a live connection it is sent with AUTH.");
@@ -120,8 +121,61 @@ function clients(reply) {
   if (typeof reply !== "string") { $("clients-note").textContent = failure(reply).includes("admin") ? "Listing clients needs an admin user." : failure(reply); $("clients").innerHTML = ""; return; }
   $("clients-note").textContent = "";
   $("clients").innerHTML = reply.split(" ").slice(1).map((entry) => { const f = {}; for (const p of entry.split(",")) { const i = p.indexOf("="); f[p.slice(0, i)] = p.slice(i + 1); }
-    return `<tr><td>${esc(f.id)}</td><td>${esc(f.user || "")}</td><td>${esc(f.addr)}</td><td>${esc(f.transport || "")}</td><td>${esc(f.subs)}</td><td>${esc(f.pending)}</td><td>${esc(f.age_s)} s</td></tr>`; }).join("");
+    return `<tr data-client="${esc(f.id)}"><td>${esc(f.id)}</td><td>${esc(f.user || "")}</td><td>${esc(f.addr)}</td><td>${esc(f.transport || "")}</td><td>${esc(f.subs)}</td><td>${esc(f.pending)}</td><td>${esc(f.age_s)} s</td><td>${kickButton(f.id)}</td></tr>`; }).join("");
 }
+
+// KICK (1.3): a button per client row and per member, shown only on a connection that may kick. The console
+// learns that by sending `KICK 0`, which closes nothing (no connection has id 0) and is refused (-ERR denied)
+// to a connection that is not an administrator.
+let mayKick = false;
+async function learnKickRight() {
+  mayKick = await client.request("KICK 0").then(() => true, () => false);
+  document.body.dataset.mayKick = String(mayKick);
+}
+function kickButton(target) { return mayKick ? `<button type="button" class="kick" data-kick="${esc(target)}">Kick</button>` : ""; }
+async function kick(target) {
+  const note = $("members-note");
+  try { const closed = await client.request("KICK " + target); note.textContent = `Kicked ${target}: ${closed} connection(s) closed at ${now()}.`; note.className = "note"; }
+  catch (error) { note.textContent = failure(error); note.className = "note error"; }
+  clients(await client.request("CLIENTS").catch((e) => e));
+}
+document.addEventListener("click", (event) => { const button = event.target.closest("button.kick"); if (button && client) kick(button.dataset.kick); });
+
+// The members of one subject (1.3): WHO lists them, oldest first, then the joins and leaves the server publishes
+// on $presence.<subject> keep the list. The presence subscription is made before WHO is asked, so no event falls
+// between; one that reaches the page after the listing it is already in sets the same member again, or removes
+// one already gone, and leaves the list as it is.
+let members = new Map(), membersSubject = null, membersSub = null;
+function parseMember(word) {
+  const f = {}; for (const p of word.split(",")) { const i = p.indexOf("="); if (i > 0) f[p.slice(0, i)] = p.slice(i + 1); }
+  if (!f.id) return null;
+  return { id: f.id, user: f.user || "-", since: Date.now() - Number(f.since_s || 0) * 1000, group: f.group || "", reason: f.reason };
+}
+function applyPresence(payload) {
+  const space = payload.indexOf(" "), kind = payload.slice(0, space), member = parseMember(payload.slice(space + 1));
+  if (!member) return;
+  if (kind === "join") { if (!members.has(member.id)) members.set(member.id, member); }
+  else if (kind === "leave") members.delete(member.id);
+  drawMembers();
+}
+function drawMembers() {
+  $("members").innerHTML = [...members.values()].map((m) => `<tr data-client="${esc(m.id)}"><td>${esc(m.id)}</td><td>${esc(m.user)}</td><td>${Math.max(0, Math.round((Date.now() - m.since) / 1000))} s</td><td>${esc(m.group)}</td><td>${kickButton(m.id)}</td></tr>`).join("");
+}
+async function showMembers(subject) {
+  if (membersSub) { const old = membersSub; membersSub = null; old.unsubscribe().catch(() => {}); }
+  members = new Map(); membersSubject = subject; drawMembers();
+  const note = $("members-note");
+  try {
+    const sub = client.subscribe("$presence." + subject); await sub.ready; membersSub = sub;
+    (async () => { try { for await (const m of sub) if (membersSubject === subject) applyPresence(m.text); } catch (error) { /* unsubscribed */ } })();
+    const words = (await client.request("WHO " + subject + " 1000")).split(" "), count = Number(words[0]);
+    for (const word of words.slice(1)) { const m = parseMember(word); if (m) members.set(m.id, m); }
+    drawMembers();
+    note.textContent = `${count} member(s) of ${subject}` + (count > members.size ? `, the first ${members.size} listed` : "") + "; joins and leaves follow live.";
+    note.className = "note";
+  } catch (error) { note.textContent = failure(error); note.className = "note error"; }
+}
+$("members-form").onsubmit = (event) => { event.preventDefault(); const subject = $("members-subject").value.trim(); if (subject && client) showMembers(subject); };
 
 // One subscription per pattern; its messages are drawn as they come.
 async function follow(pattern) {

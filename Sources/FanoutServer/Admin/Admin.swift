@@ -3,6 +3,7 @@ import FanoutEngine
 import FanoutEventLoop
 import FanoutProtocol
 import FanoutSubjects
+import Logging
 
 /// What the admin commands read in the server: INFO reports on every part of it, CHANNELS scans the index
 /// while the asking connection's later commands are held.
@@ -34,9 +35,12 @@ protocol AdminHost: AnyObject {
     var presence: Presence { get }
     func holdCommands(of connection: ClientConnection) -> Bool
     func releaseCommands(of connection: ClientConnection)
+    /// KICK closes connections, and logs who kicked whom.
+    var logger: Logger { get }
+    func disconnect(_ connection: ClientConnection, reason: DisconnectReason)
 }
 
-/// INFO, CLIENTS and CHANNELS: what an operator asks of a running server. Listings are bounded
+/// INFO, CLIENTS, CHANNELS and KICK: what an operator asks of a running server. Listings are bounded
 /// (`listingLimit`), and a CHANNELS scan goes a slice per loop pass (`Admin+Channels.swift`).
 final class Admin {
     unowned let host: any AdminHost

@@ -4,7 +4,7 @@ import FanoutProtocol
 ///
 /// - PUB to a subject needs a matching `publish` pattern and no matching `publishDeny` pattern.
 /// - SUB to a pattern needs a `subscribe` pattern that covers it (every subject it can match), and is refused
-///   when a `subscribeDeny` pattern covers it whole.
+///   when a `subscribeDeny` pattern covers it whole; SUB to `$presence.<rest>` needs the same rights on `<rest>`.
 /// - A permitted wildcard subscription that overlaps a denied subject never delivers from it: messages whose
 ///   subject matches `subscribeDeny` are filtered out when the receivers are collected.
 public struct Permissions: Sendable, Equatable {
@@ -32,13 +32,22 @@ public struct Permissions: Sendable, Equatable {
             && !publishDeny.contains { Subject.matches(pattern: $0, subject: subject) }
     }
 
+    /// A `$presence.<rest>` pattern (1.3) is checked as `<rest>`: who is in a subject is for those who may read
+    /// it (`$presence.>` needs rights on `>`). A pattern that reaches presence subjects only through a leading
+    /// wildcard (`>`, `*.chat.x`) is checked as written.
     public func maySubscribe(_ pattern: String) -> Bool {
-        subscribe.contains { Self.covers($0, pattern) } && !subscribeDeny.contains { Self.covers($0, pattern) }
+        let checked = PresenceText.memberSubject(of: pattern) ?? pattern
+        return subscribe.contains { Self.covers($0, checked) } && !subscribeDeny.contains { Self.covers($0, checked) }
     }
 
-    /// Whether a message on `subject` must be withheld from this user.
+    /// Whether a message on `subject` must be withheld from this user. A join or leave on `$presence.<rest>`
+    /// is withheld when `<rest>` is: who is in a denied subject is not for a wildcard subscriber to read. Only a
+    /// subject starting with `$` costs the second look.
     public func withholds(_ subject: String) -> Bool {
         subscribeDeny.contains { Subject.matches(pattern: $0, subject: subject) }
+            || (subject.utf8.first == UInt8(ascii: "$") && PresenceText.memberSubject(of: subject).map {
+                rest in subscribeDeny.contains { Subject.matches(pattern: $0, subject: rest) }
+            } == true)
     }
 
     /// Whether every subject `inner` can match is matched by `outer` (both valid patterns).

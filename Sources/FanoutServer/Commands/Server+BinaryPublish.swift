@@ -16,6 +16,7 @@ extension Server {
         } catch {
             refusal = error
         }
+        if refusal == nil, PresenceText.isEventSubject(subject) { refusal = ProtocolError.presencePublish }
         if refusal == nil, length > UInt64(maxPayload) {
             refusal = ProtocolError(.tooLong, "payload of \(length) bytes exceeds max_payload=\(maxPayload)")
         }

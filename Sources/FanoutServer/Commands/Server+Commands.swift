@@ -34,6 +34,12 @@ extension Server {
         if case .bpub(let subject, let length) = command {
             return acceptBinary(subject: subject, length: length, from: connection)
         }
+        // Before the permission check: no grant lets a client publish a join or a leave.
+        if Self.publishesPresence(command) {
+            fanout.close()
+            replies.reply(ProtocolError.presencePublish.line, to: connection)
+            return .goOn
+        }
         // Without users nothing is refused: a PUB then never reaches the authenticator (a call and a retain).
         if configuration.auth.requiresAuth, let refusal = auth.refusal(of: command, by: connection) {
             fanout.close()
@@ -82,8 +88,8 @@ extension Server {
             questions.answer(id: id, payload: payload, from: connection)
         case .who(let subject, let limit):
             presence.who(subject, limit: limit, for: connection)
-        case .kick:
-            connection.send(ProtocolError(.denied, "KICK is not served yet").line)
+        case .kick(let target, let reason):
+            admin.kick(target, reason: reason, by: connection)
         case .pub, .bpub:
             break
         }
