@@ -135,6 +135,32 @@ struct CLIPresenceTests {
 
     // MARK: kick
 
+    @Test func kickClosesAMemberWhoseSubSaysSoAndWhoseLeaveSaysKicked() throws {
+        let daemon = try presenceDaemon()
+        let server = "127.0.0.1:\(daemon.port)"
+        let watcher = try FanoutTool(["sub", "--server", server, "--presence", "chat.room1"])
+        try waitForSubscribers(daemon, subject: "$presence.chat.room1")
+        // A subscriber that reconnects after a lost connection (the default): a kick must end it all the same.
+        let victim = try FanoutTool(["sub", "--server", server, "chat.room1"])
+        let join = try watcher.stdout.waitForLine(containing: " join ", timeout: 10)
+        let id = try client(of: String(join.dropFirst("chat.room1 join ".count)))
+
+        let kick = try FanoutTool.run(["kick", "--server", server, id, "spamming", "the", "room"], timeout: 30)
+        #expect(kick.status == 0, "auth off: every connection may kick (\(kick.stderr))")
+        #expect(kick.stdout == ["1"])
+        let ended = victim.finish(timeout: 20)
+        #expect(ended.status == 1)
+        #expect(ended.stderr == ["fanout: kicked by the server: spamming the room"])
+        let leave = try watcher.stdout.waitForLine(containing: " leave ", timeout: 10)
+        #expect(leave.hasPrefix("chat.room1 leave id=\(id),user=-,since_s=") && leave.hasSuffix(",reason=kicked"),
+                "\(leave)")
+
+        let after = try FanoutTool.run(["who", "--server", server, "chat.room1"], timeout: 30)
+        #expect(after.stdout.isEmpty && after.stderr == ["fanout: 0 members"], "the kicked sub did not come back")
+        let none = try FanoutTool.run(["kick", "--server", server, id], timeout: 30)
+        #expect(none.status == 0 && none.stdout == ["0"], "no connection matched")
+    }
+
     @Test func kickSendsTheClientAndReasonAndPrintsTheCount() throws {
         let server = try ScriptedServer()
         let kick = try FanoutTool(["kick", "--server", "127.0.0.1:\(server.port)", "user=alice", "spamming", "the",

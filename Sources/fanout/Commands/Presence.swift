@@ -65,7 +65,7 @@ struct Kick: ParsableCommand {
             Prints how many connections were closed (0 when none matched). Each is told \
             "-ERR kicked <reason>" and closed; its leaves say reason=kicked.
               fanout kick 7                     id 7, as fanout clients or who shows it
-              fanout kick n1/7                  on several nodes: sent to a connection of n1
+              fanout kick n1/7                  on several nodes, sent to a node n1 client
               fanout kick user=alice spamming   every connection of alice, with a reason
             The reason is the rest of the arguments, joined by spaces (at most 256 bytes; the server's \
             default is "by an administrator"). Exit status 1 when the server refuses (denied, syntax).
