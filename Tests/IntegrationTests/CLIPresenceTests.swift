@@ -161,6 +161,28 @@ struct CLIPresenceTests {
         #expect(none.status == 0 && none.stdout == ["0"], "no connection matched")
     }
 
+    /// Users file (auth.yaml): only the administrator's `fanout kick` closes anything; `user=` closes them all.
+    @Test func kickNeedsAnAdministratorAndUserClosesEveryConnectionOfTheUser() throws {
+        let daemon = try Daemon(arguments: ["--config", try fixture("auth.yaml")])
+        let server = "127.0.0.1:\(daemon.port)"
+        let sensors = try (0..<2).map { _ in
+            let client = try daemon.client()
+            #expect(try client.command("AUTH sensor-secret-token") == "+OK")
+            return client
+        }
+        let denied = try FanoutTool.run(["kick", "--server", server, "--token", "sensor-secret-token", "user=reader"],
+                                        timeout: 30)
+        #expect(denied.status == 1)
+        #expect(denied.stderr == ["fanout: server error: denied KICK needs an administrator"])
+        let kicked = try FanoutTool.run(["kick", "--server", server, "--token", "reader-secret-token", "user=sensors",
+                                         "misbehaving"], timeout: 30)
+        #expect(kicked.status == 0)
+        #expect(kicked.stdout == ["2"])
+        for connection in sensors {
+            #expect(try connection.readUntilClosed() == ["-ERR kicked misbehaving"])
+        }
+    }
+
     @Test func kickSendsTheClientAndReasonAndPrintsTheCount() throws {
         let server = try ScriptedServer()
         let kick = try FanoutTool(["kick", "--server", "127.0.0.1:\(server.port)", "user=alice", "spamming", "the",
