@@ -111,7 +111,8 @@ extension Setting {
     /// The keys of one `history:` rule.
     public static let historyRuleKeys = ["subjects", "max_messages", "max_age"]
     /// The keys of the `cluster:` section.
-    public static let clusterKeys = ["redis", "redis_password_file", "idle_expiry", "max_in_flight", "heartbeat", "down_after"]
+    public static let clusterKeys = ["redis", "redis_password_file", "idle_expiry", "max_in_flight", "heartbeat", "down_after",
+                                      "presence_lease"]
     /// The keys of one user under `users:`.
     public static let userKeys = ["token_hash", "token_hash_file", "publish", "publish_deny", "subscribe",
                                   "subscribe_deny", "admin"]

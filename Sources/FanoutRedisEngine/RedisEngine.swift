@@ -20,14 +20,17 @@ public final class RedisEngine {
         public var idleExpiry: Duration
         public var maxInFlight: Int
         public var timing: RedisShard.Timing
+        /// How long a node's presence members outlive its last lease renewal (`presence_lease`).
+        public var presenceLease: Duration
 
         public init(endpoints: [RedisEndpoint], rules: [HistoryRule], idleExpiry: Duration, maxInFlight: Int = 1000,
-                    timing: RedisShard.Timing = .init()) {
+                    timing: RedisShard.Timing = .init(), presenceLease: Duration = .seconds(3)) {
             self.endpoints = endpoints
             self.rules = rules
             self.idleExpiry = idleExpiry
             self.maxInFlight = maxInFlight
             self.timing = timing
+            self.presenceLease = presenceLease
         }
     }
 
@@ -103,6 +106,15 @@ public final class RedisEngine {
     public var onShardStatus: (RedisShard) -> Void = { _ in }
     /// A subject (or a shard) continues under a new epoch: its numbering restarted.
     public var onNewEpoch: (String, String) -> Void = { _, _ in }
+    /// Presence across nodes (`RedisEngine+Presence.swift`): nil until `startPresence`.
+    var presence: PresenceLedger?
+    /// A lost node's member this node took from Redis: its leave (`reason=node-lost`) is to be announced.
+    public var onPresenceLost: (String, PresenceMember) -> Void = { _, _ in }
+    /// A member of this node written again after the node was declared lost: its join is to be announced again.
+    public var onPresenceRejoined: (String, PresenceMember) -> Void = { _, _ in }
+    /// Whether this node keeps presence for any subject now (`presence:`, reloadable): without it and without
+    /// members, the heartbeat does no presence work.
+    public var wantsPresence: () -> Bool = { true }
 
     public init(loop: EventLoop, settings: Settings) {
         self.settings = settings
@@ -185,7 +197,9 @@ public final class RedisEngine {
         switch shard.status {
         case .up:
             holdForGapFilling(on: shard)
+            presenceShardUp(shard)
         case .down, .connecting:
+            presenceShardDown(shard)
             for waiter in shardStates[shard.index].disconnected() { waiter(false) }
             let filling = shardStates[shard.index].fillingThroughGlobs
             shardStates[shard.index].fillingThroughGlobs.removeAll()

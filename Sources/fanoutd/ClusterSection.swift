@@ -10,6 +10,7 @@ import FanoutServer
 ///       max_in_flight: 1000    # PUBs in flight per shard before -ERR unavailable
 ///       heartbeat: 0.5         # seconds between checks of each shard's connections
 ///       down_after: 2          # seconds of silence before a shard counts as down
+///       presence_lease: 3      # seconds a node's presence members outlive its last heartbeat
 ///
 /// Absent: the node is standalone (the in-memory engine).
 enum ClusterSection {
@@ -63,6 +64,8 @@ enum ClusterSection {
         if let expiry = try seconds("idle_expiry") { settings.idleExpiry = expiry }
         if let heartbeat = try seconds("heartbeat") { settings.heartbeat = heartbeat }
         if let downAfter = try seconds("down_after") { settings.downAfter = downAfter }
+        // Unset, the lease is 3 seconds, or 3 heartbeats when they are longer: a slow heartbeat stays valid.
+        settings.presenceLease = try seconds("presence_lease") ?? max(settings.presenceLease, settings.heartbeat * 3)
         if case .scalar(let text)? = fields["max_in_flight"] {
             guard let value = Int(text) else { throw problem("max_in_flight", "expected a whole number, found '\(text)'") }
             settings.maxInFlight = value
@@ -83,6 +86,7 @@ enum ClusterSection {
             cluster_max_in_flight: \(settings.maxInFlight)
             cluster_heartbeat: \(settings.heartbeat)
             cluster_down_after: \(settings.downAfter)
+            cluster_presence_lease: \(settings.presenceLease)
             """
     }
 }

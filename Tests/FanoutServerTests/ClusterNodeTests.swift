@@ -32,7 +32,11 @@ struct ClusterNodeTests {
         #expect(fields["cluster_shards"] == "1")
         #expect(fields["shard0"] == "127.0.0.1:1")
         #expect(fields["cluster_questions_held"] == "0")
+        #expect(fields["cluster_presence_members"] == "0")
+        // Presence asks the node, as its directory, for every node's members while it runs.
+        #expect(server.presence.directory === node)
         node.stop()
+        #expect(server.presence.directory == nil)
         #expect(server.cluster == nil)
         #expect(server.engine === server.localHistory)
         #expect(!server.fanout.claimsGroups)

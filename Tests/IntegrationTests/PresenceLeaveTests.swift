@@ -43,6 +43,23 @@ struct PresenceLeaveTests {
         #expect(infoFields(try watcher.command("INFO"))["slow_consumers"] == "1")
     }
 
+    /// A member an administrator kicks is told why, closed, and leaves with reason=kicked; the kicker's +OK comes
+    /// before the leave it watches (auth is off here, so any connection may KICK).
+    @Test func aKickedMemberLeavesWithReasonKicked() throws {
+        let daemon = try PresenceRig.daemon()
+        let watcher = try daemon.client()
+        #expect(try watcher.command("SUB $presence.chat.kick") == "+OK 1")
+        let member = try daemon.client()
+        let id = try PresenceRig.id(of: member, asking: watcher)
+        #expect(try member.command("SUB chat.kick") == "+OK 1")
+        #expect(try watcher.readLine() == "MSG $presence.chat.kick 1 join id=\(id),user=-,since_s=0")
+        #expect(try watcher.command("KICK \(id) flooding the room") == "+OK 1")
+        #expect(try member.readLine() == "-ERR kicked flooding the room")
+        #expect(try member.readLineOrEOF() == nil)
+        #expect(PresenceRig.timeless(try watcher.readLine())
+            == "MSG $presence.chat.kick 2 leave id=\(id),user=-,since_s=*,reason=kicked")
+    }
+
     /// SIGTERM closes every member with reason=shutdown: their leaves are published before the server stops,
     /// and reach history on disk, read back after a restart.
     @Test func shutdownLeavesReachHistoryOnDisk() throws {

@@ -39,6 +39,13 @@ class ShuttingDown extends ServerError {
 }
 class IdleTimeout extends ServerError {
 }
+/** The push `-ERR kicked <reason>` (1.3): an administrator closed this connection with KICK. Final: the client
+ * does not reconnect, and its subscriptions and later commands end with this error. */
+class Kicked extends ServerError {
+    get reason() {
+        return this.text;
+    }
+}
 const byCode = {
     "unknown-command": UnknownCommand,
     syntax: Syntax,
@@ -51,6 +58,7 @@ const byCode = {
     "slow-consumer": SlowConsumer,
     "shutting-down": ShuttingDown,
     "idle-timeout": IdleTimeout,
+    kicked: Kicked,
 };
 /** Codes the server sends only when it closes the connection on its own, never as a reply. */
 const closingCodes = new Set(["slow-consumer", "shutting-down", "idle-timeout"]);
@@ -73,7 +81,7 @@ class Closed extends FanoutError {
 class ProtocolViolation extends FanoutError {
 }
 
-return { FanoutError, ServerError, UnknownCommand, Syntax, BadSubject, TooLong, Limit, Denied, AuthRequired, Unavailable, SlowConsumer, ShuttingDown, IdleTimeout, closingCodes, serverError, CannotConnect, ConnectionLost, Closed, ProtocolViolation };
+return { FanoutError, ServerError, UnknownCommand, Syntax, BadSubject, TooLong, Limit, Denied, AuthRequired, Unavailable, SlowConsumer, ShuttingDown, IdleTimeout, Kicked, closingCodes, serverError, CannotConnect, ConnectionLost, Closed, ProtocolViolation };
 })();
 const module_keepalive_js = (() => {
 // fanoutd drops a connection that holds no subscription after idle_unsubscribed_timeout (60 s by default)
@@ -441,6 +449,160 @@ function checkWord(what, token) {
 }
 
 return { checkSubject, checkPattern, checkGroup, checkCount, checkOneLine, checkWord };
+})();
+const module_presence_js = (() => {
+// Presence (1.3): the members of a subject as WHO lists them, and the joins and leaves the server publishes on
+// `$presence.<subject>`, read into typed values; the commands WHO and KICK as lines, checked before they are sent.
+const { BadSubject, Syntax } = module_errors_js;
+const { decode } = module_protocol_js;
+const { checkCount, checkPattern, checkSubject, checkWord } = module_subjects_js;
+/** The prefix of the subjects that carry joins and leaves; a client may subscribe to them, never publish. */
+const presencePrefix = "$presence.";
+/** The longest subject that keeps presence: its `$presence.` subject must still be a subject (255 bytes). */
+const longestSubject = 255 - presencePrefix.length;
+/** The longest KICK reason the server takes, in bytes of UTF-8: the kicked client is sent it. */
+const kickReasonMax = 256;
+/** `key=value` fields separated by commas; null when a field has no `=`. */
+function fields(word) {
+    const out = new Map();
+    for (const field of word.split(",")) {
+        const equals = field.indexOf("=");
+        if (equals < 0)
+            return null;
+        out.set(field.slice(0, equals), field.slice(equals + 1));
+    }
+    return out;
+}
+function member(named) {
+    const client = named.get("id") ?? "";
+    const user = named.get("user") ?? "";
+    const since = named.get("since_s") ?? "";
+    if (!client || !user || !/^\d+$/.test(since))
+        throw new Error("a member needs id=, user= and since_s=<digits>");
+    return { client, user: user === "-" ? null : user, sinceSeconds: Number(since), group: named.get("group") || null };
+}
+/** Reads one member word of WHO's reply or of a join or leave; fields this version does not know are ignored,
+ * so that a later server may add some. Throws when id, user or since_s is missing. */
+function parseMember(word) {
+    const named = fields(word);
+    if (named === null)
+        throw new Error(`not a member: ${word.slice(0, 80)}`);
+    return member(named);
+}
+/** WHO's reply after `+OK `: `<count> <member> ...`. */
+function parseWho(text) {
+    const words = text.split(" ").filter(Boolean);
+    if (!/^\d+$/.test(words[0] ?? ""))
+        throw new Error("WHO's reply starts with the count");
+    return { count: Number(words[0]), members: words.slice(1).map(parseMember) };
+}
+/** Reads a message of `$presence.<subject>`: `join <member>` or `leave <member>,reason=<r>`; throws when it is
+ * neither. */
+function parseEvent(subject, seq, payload) {
+    const text = typeof payload === "string" ? payload : decode(payload);
+    const space = text.indexOf(" ");
+    const kind = text.slice(0, space);
+    const named = space < 0 || (kind !== "join" && kind !== "leave") ? null : fields(text.slice(space + 1));
+    if (named === null)
+        throw new Error(`not a join or leave: ${text.slice(0, 80)}`);
+    const reason = kind === "leave" ? named.get("reason") || null : null;
+    if (kind === "leave" && reason === null)
+        throw new Error(`a leave without its reason: ${text.slice(0, 80)}`);
+    const memberSubject = subject.startsWith(presencePrefix) ? subject.slice(presencePrefix.length) : subject;
+    return { kind: kind, member: member(named), reason, subject: memberSubject, seq };
+}
+/** `$presence.<subject>` for a subject or pattern (`chat.>` watches every room); BadSubject for what cannot be
+ * one, before anything is sent. */
+function presenceSubject(subject) {
+    checkPattern(subject);
+    if (subject.startsWith(presencePrefix)) {
+        throw new BadSubject("bad-subject", `${subject}: name the subject itself, not its $presence. subject`);
+    }
+    if (subject.length > longestSubject) {
+        throw new BadSubject("bad-subject", `a subject that keeps presence is at most ${longestSubject} bytes`);
+    }
+    return presencePrefix + subject;
+}
+function whoLine(subject, limit) {
+    checkSubject(subject);
+    if (limit === undefined)
+        return `WHO ${subject}`;
+    checkCount("a WHO limit", limit, 0);
+    return `WHO ${subject} ${limit}`;
+}
+/** `KICK <client> [<reason>]`: the client as CLIENTS or WHO shows it (`7`, `node1/7`), or `user=<user>` for all of
+ * a user's connections; the reason printable, at most 256 bytes. */
+function kickLine(target, reason) {
+    const word = String(target);
+    checkWord("a KICK client", word);
+    if (reason === undefined || reason.trim() === "")
+        return `KICK ${word}`;
+    if (/[\x00-\x1f\x7f]/.test(reason) || new TextEncoder().encode(reason).length > kickReasonMax) {
+        throw new Syntax("syntax", `a KICK reason is at most ${kickReasonMax} bytes, without control characters`);
+    }
+    return `KICK ${word} ${reason.trim()}`;
+}
+/**
+ * The joins and leaves of a subject (or of every subject a pattern matches), as PresenceEvents: `for await (const
+ * event of presence)`, or one at a time with `nextEvent(timeoutMs)`. A plain subscription of `$presence.<subject>`
+ * underneath (`subscription`): a concrete subject resumes after a reconnect from the last seq seen, and what was
+ * missed is reported as a "resumed" event with `missed`, or "reset": then read the member list again with `who`.
+ * A message that is neither a join nor a leave is skipped and counted in `malformed`. Leaving the loop
+ * unsubscribes.
+ */
+class PresenceSubscription {
+    constructor(subscription, warn) {
+        this.subscription = subscription;
+        this.warn = warn;
+        /** Messages skipped as neither a join nor a leave. */
+        this.malformed = 0;
+    }
+    /** Settles when the server has confirmed the subscription. */
+    get ready() {
+        return this.subscription.ready;
+    }
+    event(message) {
+        try {
+            return parseEvent(message.subject, message.seq, message.payload);
+        }
+        catch (error) {
+            this.malformed++;
+            this.warn(`fanout: skipped ${message.subject} seq ${message.seq}: ${error.message}`);
+            return null;
+        }
+    }
+    async next() {
+        for (;;) {
+            const result = await this.subscription.next();
+            if (result.done)
+                return { value: undefined, done: true };
+            const event = this.event(result.value);
+            if (event)
+                return { value: event, done: false };
+        }
+    }
+    /** The next join or leave, or an error after `timeoutMs`. */
+    async nextEvent(timeoutMs = 5000) {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+            const event = this.event(await this.subscription.nextMessage(Math.max(0, deadline - Date.now())));
+            if (event)
+                return event;
+        }
+    }
+    async return() {
+        await this.unsubscribe();
+        return { value: undefined, done: true };
+    }
+    [Symbol.asyncIterator]() {
+        return this;
+    }
+    async unsubscribe() {
+        await this.subscription.unsubscribe();
+    }
+}
+
+return { presencePrefix, parseMember, parseWho, parseEvent, presenceSubject, whoLine, kickLine, PresenceSubscription };
 })();
 const module_questions_js = (() => {
 // Questions (1.2): the ones this client asks, open until their DONE, and the responders answering the ones
@@ -989,6 +1151,7 @@ const module_client_js = (() => {
 const { CannotConnect, Closed, closingCodes, ConnectionLost, ProtocolViolation, ServerError, serverError, } = module_errors_js;
 const { defaultKeepAlive, KeepAlive } = module_keepalive_js;
 const { Message } = module_messages_js;
+const { kickLine, parseWho, PresenceSubscription, presenceSubject, whoLine } = module_presence_js;
 const { Questions, responderLine } = module_questions_js;
 const { concat, decode, defaultMaxLine, encode, isWildcard, matches, NEWLINE, parseFields, parseGreeting, parseReset, parseResumeReply, publishCommand, publishLine, toBytes, } = module_protocol_js;
 const { reportLines, ResumeState } = module_resume_js;
@@ -1047,6 +1210,9 @@ class Client {
          * comes. Kept here, not on the entry, so that every other reply costs one comparison and entries keep one
          * shape. */
         this.handshakeAuth = null;
+        /** Set by the push `-ERR kicked <reason>`: the connection's end is final, no reconnect follows (it would undo
+         * the administrator's kick), and every later command rejects with it. */
+        this.kicked = null;
         if (typeof options.token === "string")
             checkWord("a token", options.token);
         else if (options.token !== undefined && typeof options.token !== "function") {
@@ -1151,7 +1317,7 @@ class Client {
         this.tokens?.pause();
         this.greeted?.reject(new ConnectionLost(`connection lost: ${reason}`));
         this.greeted = null;
-        const error = this.closed ? new Closed("client closed") : new ConnectionLost(`connection to ${this.address} lost before the reply (${reason}); the command is not sent again, `
+        const error = this.closed ? new Closed("client closed") : this.kicked ?? new ConnectionLost(`connection to ${this.address} lost before the reply (${reason}); the command is not sent again, `
             + "and may or may not have taken effect");
         const pending = this.pending.slice(this.pendingHead);
         this.pending = [];
@@ -1165,10 +1331,10 @@ class Client {
         if (this.closed || this.greeting === null || this.reconnecting)
             return;
         this.emit({ kind: "disconnected", detail: reason });
-        if (this.backoff === null) {
+        if (this.backoff === null || this.kicked) {
             this.keepAlive.stop();
             for (const subscription of this.subscriptions) {
-                subscription.end(new ConnectionLost(`connection to ${this.address} lost: ${reason}`));
+                subscription.end(this.kicked ?? new ConnectionLost(`connection to ${this.address} lost: ${reason}`));
             }
             this.wakeWaiters();
         }
@@ -1243,6 +1409,8 @@ class Client {
     send(line, reader, internal = false, binary = false) {
         if (this.closed)
             return Promise.reject(new Closed("client closed"));
+        if (this.kicked)
+            return Promise.reject(this.kicked);
         const transport = this.transport;
         if (!transport || (!internal && !this.ready)) {
             return Promise.reject(new ConnectionLost(`not connected to ${this.address}`));
@@ -1256,6 +1424,8 @@ class Client {
     async connected() {
         if (this.closed)
             throw new Closed("client closed");
+        if (this.kicked)
+            throw this.kicked;
         if (this.ready)
             return;
         if (!this.transport && !this.reconnecting)
@@ -1399,6 +1569,11 @@ class Client {
             this.emit({ kind: "auth-expired", detail: error.message });
             if (!words.startsWith("closing"))
                 this.tokens?.refreshNow();
+        }
+        else if (code === "kicked") {
+            // A push, never a reply (PROTOCOL.md, Presence): the server closes the connection after it.
+            this.kicked = error;
+            this.emit({ kind: "kicked", detail: words });
         }
         else if (code === "denied" && words.startsWith("revoked")) {
             this.emit({ kind: "revoked", detail: error.message });
@@ -1676,6 +1851,26 @@ class Client {
     get token() {
         return this.tokens ? this.tokens.token : this.staticToken;
     }
+    // Presence (1.3)
+    /** The members of a concrete subject the server keeps presence for, in join order: `count` in all, `members`
+     * at most `limit` of them (the server's default 100 when not given, at most 1000). Rejects with Syntax when
+     * the server keeps no presence for the subject, Denied without subscribe rights on it. */
+    async who(subject, limit) {
+        return this.command(whoLine(subject, limit), parseWho);
+    }
+    /** Closes a connection (`7`, or `node1/7` as WHO and CLIENTS show it) or, with `user=<user>`, all of a user's
+     * connections; each is told `-ERR kicked <reason>` and its leaves say `reason=kicked`. Resolves to how many
+     * were closed (0 when none matched). Needs an administrator's token when the server has auth on. */
+    async kick(client, reason) {
+        return this.command(kickLine(client, reason), "int");
+    }
+    /** The joins and leaves of `subject` (a pattern such as `chat.>` watches every subject it matches) as typed
+     * events, from now on: `for await (const event of client.presence("chat.room1"))`. A subscription of
+     * `$presence.<subject>` underneath, resumed after a reconnect like any other; `ready` settles once the
+     * server confirmed it. Throws BadSubject for a bad subject, and nothing is sent. */
+    presence(subject) {
+        return new PresenceSubscription(this.subscribe(presenceSubject(subject)), (line) => this.logger.warn(line));
+    }
     // Server state and the end
     /** The server's INFO as an object; numbers as numbers. */
     async info() {
@@ -1729,7 +1924,7 @@ class Client {
     }
     emit(event) {
         if (["disconnected", "gap", "server-closing", "revoked", "resubscribe-failed", "auth-expired",
-            "token-failed"].includes(event.kind)) {
+            "token-failed", "kicked"].includes(event.kind)) {
             this.logger.warn(`fanout: ${event.kind}: ${event.detail}`);
         }
         try {
@@ -1857,12 +2052,13 @@ return { messageFrame, webSocketOpener };
 const module_exports_js = (() => {
 // What both entry points export besides `connect`.
 const { Client } = module_client_js;
-const { AuthRequired, BadSubject, CannotConnect, Closed, ConnectionLost, Denied, FanoutError, IdleTimeout, Limit, ProtocolViolation, ServerError, ShuttingDown, SlowConsumer, Syntax, TooLong, Unavailable, UnknownCommand, } = module_errors_js;
+const { AuthRequired, BadSubject, CannotConnect, Closed, ConnectionLost, Denied, FanoutError, IdleTimeout, Kicked, Limit, ProtocolViolation, ServerError, ShuttingDown, SlowConsumer, Syntax, TooLong, Unavailable, UnknownCommand, } = module_errors_js;
 const { Message, Question } = module_messages_js;
 const { TokenError } = module_tokens_js;
 const { Subscription } = module_subscription_js;
+const { PresenceSubscription } = module_presence_js;
 
-return { Client, AuthRequired, BadSubject, CannotConnect, Closed, ConnectionLost, Denied, FanoutError, IdleTimeout, Limit, ProtocolViolation, ServerError, ShuttingDown, SlowConsumer, Syntax, TooLong, Unavailable, UnknownCommand, Message, Question, TokenError, Subscription };
+return { Client, AuthRequired, BadSubject, CannotConnect, Closed, ConnectionLost, Denied, FanoutError, IdleTimeout, Kicked, Limit, ProtocolViolation, ServerError, ShuttingDown, SlowConsumer, Syntax, TooLong, Unavailable, UnknownCommand, Message, Question, TokenError, Subscription, PresenceSubscription };
 })();
 const module_browser_js = (() => {
 // The browser entry point: the WebSocket at fanoutd's `/ws` is the only transport.

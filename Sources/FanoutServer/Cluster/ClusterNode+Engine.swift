@@ -24,7 +24,8 @@ extension ClusterNode {
             endpoints: endpoints, rules: host.configuration.history.rules, idleExpiry: settings.idleExpiry,
             maxInFlight: settings.maxInFlight,
             timing: RedisShard.Timing(heartbeat: settings.heartbeat, deadAfter: settings.downAfter,
-                                     maxRetry: settings.downAfter)))
+                                     maxRetry: settings.downAfter),
+            presenceLease: settings.presenceLease))
         let node = ClusterNode(host: host, engine: engine, settings: settings)
         engine.deliveries = fanout
         // The server and its fan-out outlive the engine, which a callback may keep past its node.
@@ -51,6 +52,7 @@ extension ClusterNode {
         }
         host.cluster = node
         host.engine = engine
+        node.startPresence()
         fanout.claimsGroups = true
         if host.connections.subscriptionCount > 0 { fanout.engineChanged() }
         // Messages from Redis come one by one as hiredis reads them: a pass's messages of one subject form one
@@ -76,6 +78,7 @@ extension ClusterNode {
     /// Stops the engine and hands the host back its local engine; the node is no longer the host's.
     func stop() {
         let fanout = host.fanout
+        stopPresence()
         // While the node is still the server's: the PUBs and replays waiting on Redis are answered now
         // (`-ERR unavailable`, outcome unknown), in order, and commands held behind them run.
         engine.stop()

@@ -20,6 +20,8 @@ extension ClusterNode {
             ("cluster_group_handbacks_taken", String(groupHandBacksTaken)),
             ("cluster_group_handbacks_dropped", String(groupHandBacksDropped)),
             ("cluster_questions_held", String(host.questions.remote.count)),
+            ("cluster_presence_members", String(engine.presenceMembershipsHeld)),
+            ("cluster_presence_lost", String(engine.presenceLostAnnounced)),
         ]
         let now = ContinuousClock.now
         for shard in engine.shards {

@@ -20,6 +20,9 @@ protocol ClusterHost: AnyObject {
     var engine: any Engine { get set }
     var localHistory: any LocalHistory { get }
     var cluster: ClusterNode? { get set }
+    /// Presence, whose directory the node becomes (`ClusterNode+Presence.swift`), and the users it names.
+    var presence: Presence { get }
+    var auth: Authenticator { get }
 }
 
 /// A node's part in a cluster (`cluster:`), besides the engine seam the publish path uses: what only several

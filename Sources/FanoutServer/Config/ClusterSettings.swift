@@ -19,6 +19,9 @@ public struct ClusterSettings: Sendable, Equatable {
     public var heartbeat: Duration = .milliseconds(500)
     /// Silence after which a shard counts as down: its PUBs answer `-ERR unavailable` and it is reconnected.
     public var downAfter: Duration = .seconds(2)
+    /// How long a node's presence members outlive its last lease renewal (each heartbeat renews it): a node
+    /// silent this long is lost, and one survivor announces its members' leaves (`reason=node-lost`).
+    public var presenceLease: Duration = .seconds(3)
 
     public init() {}
 
@@ -48,6 +51,9 @@ public struct ClusterSettings: Sendable, Equatable {
         if maxInFlight < 1 { found.append("cluster: max_in_flight: must be at least 1") }
         if heartbeat < .milliseconds(10) { found.append("cluster: heartbeat: must be at least 0.01 seconds") }
         if downAfter <= heartbeat { found.append("cluster: down_after: must be longer than heartbeat") }
+        if presenceLease < heartbeat * 3 {
+            found.append("cluster: presence_lease: must be at least 3 heartbeats (\(heartbeat * 3))")
+        }
         return found
     }
 }

@@ -66,6 +66,15 @@ final class Presence: PublishReceipts {
         for (subject, room) in rooms where !matchesRule(subject) {
             memberships -= room.count
             rooms[subject] = nil
+            // Forgotten here, and in the engine too: on several nodes the others would list them until this
+            // node dies.
+            guard let directory else { continue }
+            for member in room.oldestMembers(room.count) {
+                let user = host.connections[member.connectionID].flatMap { host.auth.userName(of: $0) }
+                let shown = PresenceMember(client: client(member.connectionID), user: user, sinceSeconds: 0,
+                                           group: member.group)
+                directory.left(subject, member: shown, connectionID: member.connectionID)
+            }
         }
     }
 

@@ -45,7 +45,7 @@ async def transport_of(ws, client):
 
 async def members(http, tcp):
     """A member and a watcher over WebSocket, and a watcher over TCP: the same numbered joins and leaves reach
-    both watchers, for a QUIT and for the client's own close frame."""
+    both watchers, for a QUIT, for the client's own close frame, and for a KICK sent by the TCP watcher."""
     url = f"ws://127.0.0.1:{http}/ws"
     watcher = await greeted(url)
     await watcher.send("SUB $presence.chat.ws")
@@ -59,7 +59,7 @@ async def members(http, tcp):
         return timeless((await asyncio.wait_for(reader.readline(), TIMEOUT)).decode().rstrip("\n"))
 
     seq = 0
-    for farewell in ["QUIT", "close"]:
+    for farewell in ["QUIT", "close", "kick"]:
         member = await greeted(url)
         await member.send("QSUB g chat.ws" if farewell == "close" else "SUB chat.ws")
         expect(await recv(member) == "+OK 1", "member SUB")
@@ -76,9 +76,16 @@ async def members(http, tcp):
         if farewell == "QUIT":
             await member.send("QUIT")
             expect(await recv(member) == "+OK bye", "QUIT reply")
+        elif farewell == "kick":
+            writer.write(f"KICK {client} spam\n".encode())
+            expect(await tcp_line() == "+OK 1", "KICK reply, before the leave")
+            expect(await recv(member) == "-ERR kicked spam", "the kicked member is told why")
+            await asyncio.wait_for(member.wait_closed(), TIMEOUT)
+            expect(member.close_code == 1008, f"close code {member.close_code}")
         else:
             await member.close()
-        leave = f"MSG $presence.chat.ws {seq + 2} leave id={client},user=-,since_s=*{group},reason=closed"
+        reason = "kicked" if farewell == "kick" else "closed"
+        leave = f"MSG $presence.chat.ws {seq + 2} leave id={client},user=-,since_s=*{group},reason={reason}"
         expect(timeless(await recv(watcher)) == leave, f"ws watcher leave, expected {leave!r}")
         expect(await tcp_line() == leave, "tcp watcher leave")
         seq += 2

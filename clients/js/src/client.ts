@@ -2,10 +2,12 @@
 // subscriptions resume after a reconnect with no duplicate and with exact counts of what was missed.
 
 import {
-    CannotConnect, Closed, closingCodes, ConnectionLost, FanoutError, ProtocolViolation, ServerError, serverError,
+    CannotConnect, Closed, closingCodes, ConnectionLost, FanoutError, Kicked, ProtocolViolation, ServerError,
+    serverError,
 } from "./errors.js";
 import { defaultKeepAlive, KeepAlive } from "./keepalive.js";
 import { AskResult, FanoutEvent, Message } from "./messages.js";
+import { kickLine, parseWho, PresenceSubscription, presenceSubject, Who, whoLine } from "./presence.js";
 import { AskOptions, Handler, Questions, Responder, responderLine } from "./questions.js";
 import {
     concat, decode, defaultMaxLine, encode, Frame, Greeting, isWildcard, matches, NEWLINE, parseFields,
@@ -120,6 +122,9 @@ export class Client implements SubscriptionOwner {
      * comes. Kept here, not on the entry, so that every other reply costs one comparison and entries keep one
      * shape. */
     private handshakeAuth: { entry: Pending; refused: ServerError | null } | null = null;
+    /** Set by the push `-ERR kicked <reason>`: the connection's end is final, no reconnect follows (it would undo
+     * the administrator's kick), and every later command rejects with it. */
+    private kicked: Kicked | null = null;
 
     /** Use `connect()`. */
     constructor(readonly address: string, private readonly open: Opener, private readonly options: ClientOptions) {
@@ -226,7 +231,7 @@ export class Client implements SubscriptionOwner {
         this.tokens?.pause();
         this.greeted?.reject(new ConnectionLost(`connection lost: ${reason}`));
         this.greeted = null;
-        const error: FanoutError = this.closed ? new Closed("client closed") : new ConnectionLost(
+        const error: FanoutError = this.closed ? new Closed("client closed") : this.kicked ?? new ConnectionLost(
             `connection to ${this.address} lost before the reply (${reason}); the command is not sent again, `
             + "and may or may not have taken effect");
         const pending = this.pending.slice(this.pendingHead);
@@ -238,10 +243,10 @@ export class Client implements SubscriptionOwner {
         this.questions.lost(error);
         if (this.closed || this.greeting === null || this.reconnecting) return;
         this.emit({ kind: "disconnected", detail: reason });
-        if (this.backoff === null) {
+        if (this.backoff === null || this.kicked) {
             this.keepAlive.stop();
             for (const subscription of this.subscriptions) {
-                subscription.end(new ConnectionLost(`connection to ${this.address} lost: ${reason}`));
+                subscription.end(this.kicked ?? new ConnectionLost(`connection to ${this.address} lost: ${reason}`));
             }
             this.wakeWaiters();
         } else {
@@ -311,6 +316,7 @@ export class Client implements SubscriptionOwner {
     /** Writes one command now; the promise settles with its reply. */
     private send(line: string | Uint8Array, reader: Reader, internal = false, binary = false): Promise<any> {
         if (this.closed) return Promise.reject(new Closed("client closed"));
+        if (this.kicked) return Promise.reject(this.kicked);
         const transport = this.transport;
         if (!transport || (!internal && !this.ready)) {
             return Promise.reject(new ConnectionLost(`not connected to ${this.address}`));
@@ -324,6 +330,7 @@ export class Client implements SubscriptionOwner {
     /** Waits, up to the timeout, for a connection that is restored and ready for commands. */
     private async connected(): Promise<void> {
         if (this.closed) throw new Closed("client closed");
+        if (this.kicked) throw this.kicked;
         if (this.ready) return;
         if (!this.transport && !this.reconnecting) throw new ConnectionLost(`not connected to ${this.address}`);
         let timer: ReturnType<typeof setTimeout> | undefined;
@@ -454,6 +461,10 @@ export class Client implements SubscriptionOwner {
             // `closing` if no fresh token came; the reconnect after that fetches one anyway.
             this.emit({ kind: "auth-expired", detail: error.message });
             if (!words.startsWith("closing")) this.tokens?.refreshNow();
+        } else if (code === "kicked") {
+            // A push, never a reply (PROTOCOL.md, Presence): the server closes the connection after it.
+            this.kicked = error as Kicked;
+            this.emit({ kind: "kicked", detail: words });
         } else if (code === "denied" && words.startsWith("revoked")) {
             this.emit({ kind: "revoked", detail: error.message });
             this.revoked(words.slice(words.lastIndexOf(" to ") + 4).split(" ").filter(Boolean), error);
@@ -717,6 +728,30 @@ export class Client implements SubscriptionOwner {
         return this.tokens ? this.tokens.token : this.staticToken;
     }
 
+    // Presence (1.3)
+
+    /** The members of a concrete subject the server keeps presence for, in join order: `count` in all, `members`
+     * at most `limit` of them (the server's default 100 when not given, at most 1000). Rejects with Syntax when
+     * the server keeps no presence for the subject, Denied without subscribe rights on it. */
+    async who(subject: string, limit?: number): Promise<Who> {
+        return this.command(whoLine(subject, limit), parseWho);
+    }
+
+    /** Closes a connection (`7`, or `node1/7` as WHO and CLIENTS show it) or, with `user=<user>`, all of a user's
+     * connections; each is told `-ERR kicked <reason>` and its leaves say `reason=kicked`. Resolves to how many
+     * were closed (0 when none matched). Needs an administrator's token when the server has auth on. */
+    async kick(client: string | number, reason?: string): Promise<number> {
+        return this.command(kickLine(client, reason), "int");
+    }
+
+    /** The joins and leaves of `subject` (a pattern such as `chat.>` watches every subject it matches) as typed
+     * events, from now on: `for await (const event of client.presence("chat.room1"))`. A subscription of
+     * `$presence.<subject>` underneath, resumed after a reconnect like any other; `ready` settles once the
+     * server confirmed it. Throws BadSubject for a bad subject, and nothing is sent. */
+    presence(subject: string): PresenceSubscription {
+        return new PresenceSubscription(this.subscribe(presenceSubject(subject)), (line) => this.logger.warn(line));
+    }
+
     // Server state and the end
 
     /** The server's INFO as an object; numbers as numbers. */
@@ -771,7 +806,7 @@ export class Client implements SubscriptionOwner {
 
     private emit(event: FanoutEvent): void {
         if (["disconnected", "gap", "server-closing", "revoked", "resubscribe-failed", "auth-expired",
-            "token-failed"].includes(event.kind)) {
+            "token-failed", "kicked"].includes(event.kind)) {
             this.logger.warn(`fanout: ${event.kind}: ${event.detail}`);
         }
         try {

@@ -30,6 +30,14 @@ export class SlowConsumer extends ServerError {}
 export class ShuttingDown extends ServerError {}
 export class IdleTimeout extends ServerError {}
 
+/** The push `-ERR kicked <reason>` (1.3): an administrator closed this connection with KICK. Final: the client
+ * does not reconnect, and its subscriptions and later commands end with this error. */
+export class Kicked extends ServerError {
+    get reason(): string {
+        return this.text;
+    }
+}
+
 const byCode: Record<string, new (code: string, text: string) => ServerError> = {
     "unknown-command": UnknownCommand,
     syntax: Syntax,
@@ -42,6 +50,7 @@ const byCode: Record<string, new (code: string, text: string) => ServerError> = 
     "slow-consumer": SlowConsumer,
     "shutting-down": ShuttingDown,
     "idle-timeout": IdleTimeout,
+    kicked: Kicked,
 };
 
 /** Codes the server sends only when it closes the connection on its own, never as a reply. */

@@ -41,10 +41,11 @@ export interface AskResult {
 
 /** A connection event, for `onEvent`. `report` is set for "resumed" and "reset". "auth-expired": the server's
  * push of that name; "token-refreshed": a fresh token was accepted by AUTH; "token-failed": the token function
- * failed or the server refused its token (retried with backoff). */
+ * failed or the server refused its token (retried with backoff); "kicked": the push `-ERR kicked <reason>` (the
+ * reason in `detail`), after which the client does not reconnect. */
 export interface FanoutEvent {
     kind: "connected" | "disconnected" | "reconnecting" | "resumed" | "reset" | "gap" | "server-closing" | "revoked"
-        | "resubscribe-failed" | "slow-consumer" | "auth-expired" | "token-refreshed" | "token-failed";
+        | "resubscribe-failed" | "slow-consumer" | "auth-expired" | "token-refreshed" | "token-failed" | "kicked";
     detail: string;
     report?: ResumeReport;
 }

@@ -31,6 +31,7 @@ const expected = [
     // Four receivers counts of 1 and four jobs, each handled once, interleaved as they come.
     [/^(1\n|worker [12] resizes image-\d\.png\n){8}$/, /image-1[^]*image-2[^]*image-3[^]*image-4/],
     [/^asked 1, answered 1\n\S+ utc: \d{4}-\d\d-\d\dT/],
+    [/^join 1\n1 true\nleave closed\n$/],
     [/^cannot connect: /, /\npublished to lobby\nrefused: .*"chat\.chat room".*\nrefused: .*"chat\.a\\nPUB admin x"/],
     [/^PONG over the WebSocket\n$/],
 ];
@@ -38,7 +39,8 @@ const expected = [
 test("every example in the README runs as written", { timeout: 120000 }, async (t) => {
     const blocks = jsBlocks(join(root, "README.md"));
     assert.equal(blocks.length, expected.length, "an example without its expectation here, or one gone");
-    const daemon = await startDaemon();
+    // Presence kept for the presence example's chat.room1.
+    const daemon = await startDaemon({ config: 'presence: ["chat.>"]\n' });
     t.after(() => daemon.stop());
     const app = appFolder();
     t.after(() => rmSync(app, { recursive: true, force: true }));

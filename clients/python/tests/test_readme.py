@@ -26,7 +26,8 @@ class ReadmeTests(unittest.IsolatedAsyncioTestCase):
     async def test_every_python_example_runs_against_fanoutd(self):
         found = list(blocks())
         self.assertGreaterEqual(len(found), 6)
-        async with Daemon() as daemon:
+        # Presence kept for the presence example's chat.room1.
+        async with Daemon('presence: ["chat.>"]\n') as daemon:
             for where, code in found:
                 with self.subTest(example=where):
                     program = code.replace("127.0.0.1:7411", daemon.address)

@@ -1,6 +1,6 @@
 """What users write, checked by `mypy --strict` in test_types: it must type-check as it is."""
 import asyncio
-from typing import List
+from typing import Dict, List, Optional
 
 import fanout
 import fanout.blocking
@@ -28,6 +28,27 @@ async def main() -> None:
         print(counts, receivers, answers)
 
 
+async def presence() -> None:
+    client = await fanout.connect("127.0.0.1:7411")
+    members: Dict[str, fanout.Member] = {}
+    async with client.presence("chat.room1") as events:
+        who: fanout.Who = await client.who("chat.room1", limit=1000)
+        members.update((member.client, member) for member in who.members)
+        async for event in events:
+            if event.kind == "join":
+                members[event.member.client] = event.member
+            else:
+                members.pop(event.member.client, None)
+            reason: Optional[str] = event.reason
+            print(event.seq, event.subject, reason, event.member.user, event.member.since_s, len(members))
+            break
+    try:
+        closed: int = await client.kick("user=alice", "spamming")
+        print(closed)
+    except fanout.Kicked as kicked:
+        print(kicked.reason)
+
+
 async def fetch_token() -> str:
     return "eyJhbGciOiJIUzI1NiJ9.e30.c2ln"  # from the application's backend
 
@@ -51,6 +72,11 @@ def blocking() -> None:
         flushed: int = client.flush()
         uptime: int = client.info().uptime_s
         print(flushed, uptime)
+        who: fanout.Who = client.who("chat.room1")
+        with client.presence("chat.room1") as events:
+            for event in events:
+                print(event.kind, who.count)
+                break
 
 
 if __name__ == "__main__":

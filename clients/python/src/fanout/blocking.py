@@ -13,6 +13,7 @@ from typing import (Any, Awaitable, Callable, Coroutine, Iterable, Iterator, Lis
 
 from . import client as aio
 from .messages import AskResult, Event, Info, Message, Question
+from .presence import PresenceEvent, PresenceSubscription as AsyncPresenceSubscription, Who
 from .protocol import Payload
 from .backoff import Backoff
 from .questions import Handler
@@ -112,6 +113,53 @@ class Subscription:
         self._runner.run(self._inner.__aexit__(kind, error, traceback))
 
 
+class PresenceSubscription:
+    """The joins and leaves of a subject: `for event in presence`, as a Subscription (leaving the loop ends
+    it; `with client.presence(...) as presence:` ends it with the block); see the asyncio PresenceSubscription."""
+
+    def __init__(self, runner: _LoopThread, inner: AsyncPresenceSubscription) -> None:
+        self._runner = runner
+        self._inner = inner
+        self.subscription = Subscription(runner, inner.subscription)
+
+    @property
+    def malformed(self) -> int:
+        """Messages skipped as neither a join nor a leave."""
+        return self._inner.malformed
+
+    @property
+    def active(self) -> bool:
+        return self._inner.active
+
+    def __iter__(self) -> Iterator[PresenceEvent]:
+        try:
+            while True:
+                try:
+                    yield self._runner.run(self._inner._next())
+                except StopAsyncIteration:
+                    return
+        finally:
+            if not self._runner.loop.is_closed():
+                self._runner.loop.call_soon_threadsafe(self._inner.subscription._left)
+
+    def next(self, timeout: Optional[float] = None) -> PresenceEvent:
+        """The next join or leave, waiting at most `timeout` seconds (then the built-in TimeoutError)."""
+        try:
+            return self._runner.run(self._inner.next(timeout))
+        except StopAsyncIteration:
+            raise StopIteration from None
+
+    def unsubscribe(self) -> None:
+        self.subscription.unsubscribe()
+
+    def __enter__(self) -> "PresenceSubscription":
+        return self
+
+    def __exit__(self, kind: Optional[Type[BaseException]], error: Optional[BaseException],
+                 traceback: Optional[TracebackType]) -> None:
+        self.subscription.__exit__(kind, error, traceback)
+
+
 class Responder:
     """A handler answering the questions put to a subject; `stop()` withdraws it and returns once the server
     has dropped the subscription."""
@@ -194,6 +242,20 @@ class Client:
             await responder.ready
             return responder
         return Responder(self._runner, self._runner.run(register()))
+
+    def who(self, subject: str, limit: Optional[int] = None) -> Who:
+        """The members of a subject the server keeps presence for; see the asyncio client."""
+        return self._runner.run(self._inner.who(subject, limit))
+
+    def kick(self, client: Union[str, int], reason: Optional[str] = None) -> int:
+        """Closes a connection (or `user=<user>`: all of a user's); returns how many were closed."""
+        return self._runner.run(self._inner.kick(client, reason))
+
+    def presence(self, subject: str) -> PresenceSubscription:
+        """The joins and leaves of a subject or pattern, as PresenceEvents; see the asyncio client."""
+        async def run() -> AsyncPresenceSubscription:
+            return await self._inner.presence(subject)
+        return PresenceSubscription(self._runner, self._runner.run(run()))
 
     def info(self) -> Info:
         """The server's INFO; see `Info` for typed fields."""

@@ -10,9 +10,10 @@ from typing import Any, Awaitable, Callable, Deque, Dict, Iterable, List, Option
 
 from .address import Address
 from .backoff import Backoff
-from .errors import (CLOSING_CODES, CannotConnect, Closed, ConnectionLost, FanoutError, ProtocolViolation,
+from .errors import (CLOSING_CODES, CannotConnect, Closed, ConnectionLost, FanoutError, Kicked, ProtocolViolation,
                      ServerError, server_error)
 from .messages import AskResult, Event, Info, Message, new_message
+from .presence import PresenceSubscribing, Who, kick_line, parse_who, presence_subject, who_line
 from .protocol import (DEFAULT_MAX_LINE, PUSH_HEADER_ROOM, Frame, Greeting, Payload, Reset, ResumeReply, as_bytes,
                        check_count, check_group, check_line, check_subject, check_word, fields, is_wildcard, matches,
                        publish_command)
@@ -99,6 +100,9 @@ class Client:
         self._keeping_alive: Optional[asyncio.TimerHandle] = None
         # Set when the server closes the connection for idleness, which the reconnect then does not warn of.
         self._quiet_close = False
+        # Set by the push `-ERR kicked <reason>`: the connection's end is final, no reconnect follows, and
+        # every later command raises it.
+        self._kicked: Optional[Kicked] = None
         self._loop = asyncio.get_running_loop()
 
     # Connecting
@@ -172,7 +176,7 @@ class Client:
             self._tokens.pause()  # the reconnect fetches a fresh token and schedules its refresh
         if self._greeted is not None and not self._greeted.done():
             self._greeted.set_exception(ConnectionLost(f"connection lost: {reason}"))
-        error: FanoutError = Closed("client closed") if self._closed else ConnectionLost(
+        error: FanoutError = Closed("client closed") if self._closed else self._kicked or ConnectionLost(
             f"connection to {self.address} lost before the reply ({reason}); the command is not sent again, "
             "and may or may not have taken effect")
         pending, self._pending = self._pending, deque()
@@ -195,9 +199,11 @@ class Client:
             return  # a reconnect attempt failed half way; its loop tries again
         self._emit(Event("disconnected", reason), quiet=self._quiet_close)
         self._quiet_close = False
-        if self._backoff is None:
+        if self._backoff is None or self._kicked is not None:
+            if self._keeping_alive is not None:
+                self._keeping_alive.cancel()
             for subscription in self._subscriptions:
-                subscription._end(ConnectionLost(f"connection to {self.address} lost: {reason}"))
+                subscription._end(self._kicked or ConnectionLost(f"connection to {self.address} lost: {reason}"))
         else:
             self._reconnecting = asyncio.ensure_future(self._reconnect())
 
@@ -253,6 +259,8 @@ class Client:
         wire = self._wire
         if self._closed:
             raise Closed("client closed")
+        if self._kicked is not None:
+            raise self._kicked
         if wire is None or (not internal and not self._ready.is_set()):
             raise ConnectionLost(f"not connected to {self.address}")
         future = asyncio.get_running_loop().create_future()
@@ -265,6 +273,8 @@ class Client:
         """Waits, up to the timeout, for a connection that is restored and ready for commands."""
         if self._closed:
             raise Closed("client closed")
+        if self._kicked is not None:
+            raise self._kicked
         if not self._ready.is_set():
             if self._wire is None and (self._reconnecting is None or self._reconnecting.done()):
                 raise ConnectionLost(f"not connected to {self.address}")
@@ -441,6 +451,11 @@ class Client:
             self._emit(Event("auth-expired", str(error)))
             if not words.startswith("closing") and self._tokens is not None:
                 self._tokens.refresh_now()
+        elif code == "kicked":
+            # A push, never a reply (PROTOCOL.md, Presence): the server closes the connection after it, and
+            # coming back would undo the administrator's kick.
+            self._kicked = Kicked(words)
+            self._emit(Event("kicked", words))
         elif code == "denied" and words.startswith("revoked"):
             self._emit(Event("revoked", str(error)))
             self._revoked(words.rpartition(" to ")[2].split(), error)
@@ -667,6 +682,8 @@ class Client:
         if wire is None or not self._ready.is_set():
             if self._closed:
                 raise Closed("client closed")
+            if self._kicked is not None:
+                raise self._kicked
             raise ConnectionLost(f"not connected to {self.address}")
         wire.write(publish_command(subject, payload if type(payload) is bytes else as_bytes(payload), self.max_line))
         pending = self._pending
@@ -818,6 +835,31 @@ class Client:
             wire.sent = False
         self._keeping_alive = self._loop.call_later(self.keepalive, self._keep_alive)
 
+    # Presence (1.3)
+
+    async def who(self, subject: str, limit: Optional[int] = None) -> Who:
+        """The members of a concrete subject the server keeps presence for, in join order: `count` in all,
+        `members` at most `limit` of them (the server's default 100 when None, at most 1000). Raises Syntax
+        when the server keeps no presence for the subject, Denied without subscribe rights on it."""
+        line = who_line(subject, limit)
+        who: Who = await self._command(line, parse_who)
+        return who
+
+    async def kick(self, client: Union[str, int], reason: Optional[str] = None) -> int:
+        """Closes a connection (`7`, or `node1/7` as WHO and CLIENTS show it) or, with `user=<user>`, all of a
+        user's connections; each is told `-ERR kicked <reason>` and its leaves say `reason=kicked`. Returns how
+        many were closed (0 when none matched). Needs an administrator's token when the server has auth on
+        (else Denied)."""
+        closed: int = await self._command(kick_line(client, reason), _INT)
+        return closed
+
+    def presence(self, subject: str) -> PresenceSubscribing:
+        """The joins and leaves of `subject` (a pattern such as `chat.>` watches every subject it matches) as
+        typed PresenceEvents, from now on: `async for event in await client.presence("chat.room1")`, or
+        `async with client.presence(...) as events:`. A subscription of `$presence.<subject>` underneath,
+        resumed after a reconnect like any other. A bad subject raises BadSubject, and nothing is sent."""
+        return PresenceSubscribing(self._subscribe((presence_subject(subject),), None))
+
     # Server state and the end
 
     async def info(self) -> Info:
@@ -879,7 +921,7 @@ class Client:
 
     def _emit(self, event: Event, quiet: bool = False) -> None:
         if not quiet and event.kind in ("disconnected", "gap", "server-closing", "revoked", "resubscribe-failed",
-                                        "overflow", "auth-expired", "token-failed"):
+                                        "overflow", "auth-expired", "token-failed", "kicked"):
             log.warning("fanout: %s: %s", event.kind, event.detail)
         if self.on_event is not None:
             try:

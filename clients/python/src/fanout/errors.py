@@ -66,10 +66,21 @@ class IdleTimeout(ServerError):
     code = "idle-timeout"
 
 
+class Kicked(ServerError):
+    """The push `-ERR kicked <reason>` (1.3): an administrator closed this connection with KICK. Final: the
+    client does not reconnect, and its subscriptions and later commands end with this error."""
+
+    code = "kicked"
+
+    @property
+    def reason(self) -> str:
+        return self.text
+
+
 _BY_CODE: Dict[str, Type[ServerError]] = {
     cls.code: cls
     for cls in (UnknownCommand, Syntax, BadSubject, TooLong, Limit, Denied, AuthRequired, Unavailable,
-                SlowConsumer, ShuttingDown, IdleTimeout)
+                SlowConsumer, ShuttingDown, IdleTimeout, Kicked)
 }
 
 # Codes the server sends only when it closes the connection on its own, never as a reply.

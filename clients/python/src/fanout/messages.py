@@ -62,7 +62,8 @@ class AskResult:
 
 
 EventKind = Literal["connected", "disconnected", "reconnecting", "resumed", "reset", "gap", "server-closing",
-                    "revoked", "resubscribe-failed", "overflow", "auth-expired", "token-refreshed", "token-failed"]
+                    "revoked", "resubscribe-failed", "overflow", "auth-expired", "token-refreshed", "token-failed",
+                    "kicked"]
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,8 @@ class Event:
     """A connection event, for `on_event`: `kind` is one of EventKind's words ("overflow": a subscription's
     queue was full and new messages are being dropped; "auth-expired": the server's push of that name;
     "token-refreshed": a fresh token was accepted by AUTH; "token-failed": the token function failed or the
-    server refused its token, retried with backoff). `detail` says more in words; `report` is set for
+    server refused its token, retried with backoff; "kicked": the push `-ERR kicked <reason>`, the reason in
+    `detail`, after which the client does not reconnect). `detail` says more in words; `report` is set for
     "resumed" and "reset"."""
 
     kind: EventKind
