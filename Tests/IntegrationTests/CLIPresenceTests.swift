@@ -103,6 +103,37 @@ struct CLIPresenceTests {
         #expect(watcher.process.isRunning)
     }
 
+    /// Two nodes: `fanout who` on either lists the member as `<node>/<id>` (a string in JSON too), and `fanout
+    /// kick` of that name works on the member's node and is refused, exit 1, on the other.
+    @Test func whoAndKickAcrossTwoNodesNameTheMemberWithItsNode() throws {
+        let rig = try ClusterRig(shards: 1, nodes: 2, clusterExtra: ClusterPresenceTests.settings)
+        let (home, other) = (rig.nodes[0], rig.nodes[1])
+        let node = try ClusterPresenceTests().nodeID(home)
+        let member = try home.client(timeout: 15)
+        #expect(try member.command("SUB chat.room1") == "+OK 1")
+        let asker = try other.client(timeout: 15)
+        try eventually("the other node lists the member") { try asker.command("WHO chat.room1").hasPrefix("+OK 1 ") }
+
+        let listed = try FanoutTool.run(["who", "--server", "127.0.0.1:\(other.port)", "chat.room1"], timeout: 30)
+        try #require(listed.stdout.count == 1, "\(listed)")
+        #expect(listed.stdout[0].hasPrefix("id=\(node)/") && listed.stdout[0].contains(",user=-,since_s="))
+        let name = try client(of: listed.stdout[0])
+        let json = try FanoutTool.run(["who", "--server", "127.0.0.1:\(other.port)", "--json", "chat.room1"],
+                                      timeout: 30)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.joined().utf8))
+            as? [String: Any])
+        #expect(object["count"] as? Int == 1)
+        #expect((object["members"] as? [[String: Any]])?.first?["id"] as? String == name)
+
+        let elsewhere = try FanoutTool.run(["kick", "--server", "127.0.0.1:\(other.port)", name], timeout: 30)
+        #expect(elsewhere.status == 1)
+        #expect(elsewhere.stderr.first?.hasPrefix("fanout: server error: syntax \(name) is a client of node \(node)")
+                == true, "\(elsewhere.stderr)")
+        let kicked = try FanoutTool.run(["kick", "--server", "127.0.0.1:\(home.port)", name], timeout: 30)
+        #expect(kicked.status == 0 && kicked.stdout == ["1"], "\(kicked)")
+        #expect(try member.readUntilClosed() == ["-ERR kicked by an administrator"])
+    }
+
     @Test func subPresenceAsJSONCarriesTheEventsFieldsAndSeq() throws {
         let daemon = try presenceDaemon()
         let server = "127.0.0.1:\(daemon.port)"
