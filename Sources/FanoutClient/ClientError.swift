@@ -16,6 +16,9 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     case protocolViolation(String)
     /// The request cannot be sent as given (a payload a line cannot carry, for a verb that needs a line).
     case invalid(String)
+    /// The server closed this connection with `KICK` (protocol 1.3) and gave this reason: the client is closed
+    /// for good, with no reconnect, and every command in flight or issued after fails with this.
+    case kicked(String)
 
     public var description: String {
         switch self {
@@ -26,6 +29,7 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case .closed: "client closed"
         case .protocolViolation(let line): "unexpected line from server: \(line)"
         case .invalid(let why): why
+        case .kicked(let reason): "kicked by the server: \(reason)"
         }
     }
 }
@@ -62,6 +66,9 @@ public enum ClientEvent: Equatable, Sendable {
     case authExpired(ProtocolError)
     /// A fresh token could not be had (the source failed) or the server refused it; retried with backoff.
     case tokenRefreshFailed(String)
+    /// The server pushed `-ERR kicked <reason>` (protocol 1.3): an administrator closed this connection. The
+    /// client is closed (no `.disconnected`, no reconnect follow): this is its last event.
+    case kicked(reason: String)
 }
 
 /// One message as delivered to a subscriber.

@@ -180,7 +180,7 @@ extension FanoutClient {
         case .connecting: held.append((body, fail))
         case .idle: fail(.disconnected("not connected"))
         case .waitingToReconnect: fail(.disconnected("reconnecting"))
-        case .closed: fail(.closed)
+        case .closed: fail(kickedReason.map(ClientError.kicked) ?? .closed)
         }
     }
 }

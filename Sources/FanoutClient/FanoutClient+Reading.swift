@@ -41,6 +41,9 @@ extension FanoutClient {
                 return .goOn
             }
             greeted(serverName: name, epoch: fields["epoch"])
+        case .failure(let error) where error.code == .kicked:
+            // A push, never a reply (PROTOCOL.md, Presence): the farewell before the server closes.
+            wasKicked(reason: error.text)
         case .failure(let error) where phase == .connecting && serverName != nil:
             completeHead(.failure(.server(error)))
         case .failure(let error) where phase == .connecting:

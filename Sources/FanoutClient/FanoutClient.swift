@@ -19,8 +19,9 @@ import FanoutProtocol
 ///
 /// This file holds the state; each concern is an extension in a file of its own: `+Commands` (issuing),
 /// `+Connecting` (the connection's life), `+Reading` (lines from the server), `+Replies` (matching replies
-/// to commands), `+Restore` (subscriptions after a reconnect) and `+Watchdog` (deadlines). The state is
-/// internal rather than private so that those files share it; the module is the boundary.
+/// to commands), `+Restore` (subscriptions after a reconnect), `+Watchdog` (deadlines), `+Presence` (WHO,
+/// KICK and joins and leaves) and `+Kicked` (the end of a kicked connection). The state is internal rather than
+/// private so that those files share it; the module is the boundary.
 public final class FanoutClient: BufferedSocketDelegate {
     public let address: SocketAddress
     public let options: ClientOptions
@@ -78,6 +79,9 @@ public final class FanoutClient: BufferedSocketDelegate {
     /// The retry of a failed token refresh, and how many failed in a row (for its backoff).
     var tokenRetry: LoopTimer?
     var tokenFailures = 0
+    /// The reason the server gave when it kicked this connection (`-ERR kicked <reason>`); nil until then. A
+    /// kicked client stays closed: see `FanoutClient+Kicked.swift`.
+    public internal(set) var kickedReason: String?
 
     public init(loop: EventLoop, address: SocketAddress, options: ClientOptions = ClientOptions()) {
         self.loop = loop

@@ -113,7 +113,7 @@ enum ExitStatus {
 
     static func code(for error: ClientError) -> Int32 {
         switch error {
-        case .server: serverError
+        case .server, .kicked: serverError
         case .timeout: timeout
         case .cannotConnect, .disconnected, .closed, .protocolViolation: connection
         case .invalid: usage

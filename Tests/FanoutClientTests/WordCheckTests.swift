@@ -141,6 +141,18 @@ final class FakePeer {
         guard connection >= 0 else { throw PeerError("accept failed") }
     }
 
+    /// Whether a connection (a second one, after `accept`) waits to be accepted within `milliseconds`.
+    func hasWaitingConnection(within milliseconds: Int32) -> Bool {
+        var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, milliseconds) == 1
+    }
+
+    /// Closes the accepted connection, as a server does after its last line.
+    func hangUp() {
+        if connection >= 0 { Glibc.close(connection) }
+        connection = -1
+    }
+
     func write(_ text: String) {
         _ = Array(text.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }

@@ -46,7 +46,8 @@ struct ManPageTests {
 
     @Test func fanoutsPageNamesEverySubcommandAndCommonOption() throws {
         let text = try page("fanout.1")
-        for subcommand in ["sub", "pub", "ask", "answer", "info", "channels", "clients", "ping", "bench"] {
+        let subcommands = ["sub", "pub", "ask", "answer", "who", "kick", "info", "channels", "clients", "ping", "bench"]
+        for subcommand in subcommands {
             #expect(text.contains(".BR \(subcommand) ") || text.contains(".B \(subcommand)\n"),
                     "fanout.1 has \(subcommand)")
             let help = try FanoutTool.run(["help", subcommand])

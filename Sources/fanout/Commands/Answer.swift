@@ -116,6 +116,9 @@ struct Answer: ParsableCommand {
                 printError("could not resubscribe to \(patterns.joined(separator: " ")): \(error)")
             case .serverClosing(let error):
                 printError("server is closing the connection: \(error.code) \(error.text)")
+            case .kicked(let reason):
+                // Final: the client does not reconnect, and neither does the tool.
+                session.fail(.kicked(reason))
             default:
                 break
             }

@@ -16,12 +16,23 @@ struct Sub: ParsableCommand {
               fanout sub --last 10 orders               the newest 10 kept, then live ones
               fanout sub --group workers jobs.>         share jobs with the other members of the group
               fanout sub --format raw --count 1 blobs.x > blob   one payload's bytes, exactly
+              fanout sub --presence chat.room1          joins and leaves, one per line
 
             Formats: payload prints each payload and a LF; raw prints the payload's bytes and nothing else; \
             line prints the protocol's push (MSG, or BMSG with its length, bytes and LF for a payload with a \
             LF in it); json prints one object per line, with "payload" for UTF-8 text without LF and \
             "payload_base64" for any other bytes. Output is written as each read from the server is handled, \
             so a pipe sees every message as it arrives.
+
+            With --presence the subjects' joins and leaves are printed instead of their messages (a \
+            subscription to $presence.SUBJECT; patterns allowed), one line each: the subject, a space and the \
+            event as the server publishes it (format event, the default with --presence):
+              chat.room1 join id=7,user=alice,since_s=0
+              chat.room1 leave id=7,user=alice,since_s=12,reason=closed
+            --format json gives {"subject":"chat.room1","seq":3,"event":"leave","id":"7","user":"alice",\
+            "since_s":12,"reason":"closed"} (user null without one, group for a group member); payload, raw \
+            and line print the messages of $presence.SUBJECT as they are. An event this version cannot read \
+            is noted on stderr.
 
             With --group NAME the patterns are subscribed as a member of that group (QSUB): each message goes \
             to one member of the group, not to all of them. A member's messages are not checked for gaps.
@@ -39,6 +50,8 @@ struct Sub: ParsableCommand {
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case payload, line, json, raw
+        /// With `--presence`: `<subject> join|leave <member>...`.
+        case event
     }
 
     @OptionGroup var connection: ConnectionOptions
@@ -47,10 +60,14 @@ struct Sub: ParsableCommand {
     var subjects: [String]
 
     @Option(name: .long, help: """
-        payload (the message bytes and a LF), raw (the bytes alone), line (the MSG or BMSG push) or json \
-        (subject, seq, payload or payload_base64).
+        payload (the message bytes and a LF), raw (the bytes alone), line (the MSG or BMSG push), json \
+        (subject, seq, payload or payload_base64), or with --presence event (its default: the subject and the \
+        join or leave) and json (the event's fields).
         """)
-    var format: Format = .payload
+    var format: Format?
+
+    @Flag(name: .long, help: "Print the subjects' joins and leaves (subscribe to $presence.SUBJECT).")
+    var presence = false
 
     @Option(name: .long, help: ArgumentHelp(
         "Subscribe as a member of this group: each message goes to one member only.", valueName: "name"))
@@ -71,6 +88,13 @@ struct Sub: ParsableCommand {
         guard !subjects.isEmpty else { throw ValidationError("give at least one subject") }
         try checkWord { () throws(ClientError) in try CommandWords.checkPatterns(subjects) }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if format == .event && !presence { throw ValidationError("--format event goes with --presence") }
+        if presence {
+            if group != nil { throw ValidationError("--presence does not go with --group") }
+            try checkWord { () throws(ClientError) in
+                try CommandWords.checkPatterns(subjects.map(PresenceText.eventSubject))
+            }
+        }
         if let group {
             try validateGroupName(group)
             if last != nil { throw ValidationError("--last subscribes plainly: it does not go with --group") }
@@ -90,7 +114,10 @@ struct Sub: ParsableCommand {
         let output = StandardOutput()
         var received = 0
         let limit = count
-        let format = self.format
+        let format = self.format ?? (presence ? .event : .payload)
+        // Joins and leaves read as such (event, json); the other formats print the $presence. messages as they are.
+        let typedPresence = presence && (format == .event || format == .json)
+        let patterns = presence ? subjects.map(PresenceText.eventSubject) : subjects
         let server = connection.serverText
         client.onEvent = { event in
             switch event {
@@ -124,11 +151,15 @@ struct Sub: ParsableCommand {
                 printError("server says \(error.code) \(error.text)")
             case .tokenRefreshFailed(let why):
                 printError("token refresh failed: \(why); retrying")
+            case .kicked(let reason):
+                // Final: the client does not reconnect; stderr says why and the exit status is 1.
+                output.flush()
+                session.fail(.kicked(reason))
             case .connected:
                 break
             }
         }
-        client.onMessage = { message in
+        client.onMessage = typedPresence ? nil : { message in
             guard limit.map({ received < $0 }) ?? true else { return }
             received += 1
             switch format {
@@ -143,7 +174,7 @@ struct Sub: ParsableCommand {
             case .line:
                 output.append("MSG \(message.subject) \(message.seq) ")
                 message.payload.withUnsafeBytes { output.append($0) }
-            case .json:
+            case .json, .event:
                 output.append(JSON.object([
                     ("subject", JSON.string(message.subject)), ("seq", String(message.seq)),
                     JSON.payload(message.payload),
@@ -159,13 +190,30 @@ struct Sub: ParsableCommand {
             let failed: (Result<Int, ClientError>) -> Void = { result in
                 if case .failure(let error) = result { session.fail(error) }
             }
-            if let group = self.group {
-                client.subscribe(subjects, group: group, completion: failed)
+            if typedPresence {
+                client.subscribePresence(subjects, last: last, handler: { result in
+                    guard limit.map({ received < $0 }) ?? true else { return }
+                    switch result {
+                    case .success(let update):
+                        received += 1
+                        output.append(format == .json ? PresenceJSON.update(update) : Self.presenceLine(update))
+                        output.append(UInt8(ascii: "\n"))
+                    case .failure(let unreadable):
+                        printError(unreadable.description)
+                    }
+                }, completion: failed)
+            } else if let group = self.group {
+                client.subscribe(patterns, group: group, completion: failed)
             } else {
-                client.subscribe(subjects, last: last, completion: failed)
+                client.subscribe(patterns, last: last, completion: failed)
             }
         }
         output.flush()
+    }
+
+    /// A join or leave as `--format event` prints it: the subject whose members changed, then the payload.
+    static func presenceLine(_ update: PresenceUpdate) -> String {
+        "\(update.subject) \(update.event.payload)"
     }
 
     /// What stderr says about a `RESET`: the messages lost, or that the numbering restarted.
