@@ -12,7 +12,7 @@ import Logging
 /// Create the server on that thread too.
 public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuardHost, LifecycleHost,
     HistoryUpkeepHost, DurableAcknowledgementsHost, ReplaysHost, ServerMetricsHost, QuestionHost, ClusterHost,
-    ReplyOrderHost, AuthHost, HTTPFrontHost, PresenceHost {
+    ReplyOrderHost, AuthHost, HTTPFrontHost, PresenceHost, DeparturesHost {
     public internal(set) var configuration: ServerConfiguration
     var logger: Logger
     let loop: EventLoop
@@ -63,6 +63,8 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
     var metrics: ServerMetrics?
     /// Output held until history records are synced (`history_fsync: always`).
     private(set) var durable: DurableAcknowledgements!
+    /// Peers that left by themselves, let go a slice per pass when many leave at once.
+    private(set) lazy var departures = Departures(host: self)
     /// RESUME and LAST, and their replays.
     private(set) var replays: Replays!
     /// History's expiry, its figures on disk, and its clean close.
@@ -208,6 +210,7 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
         replays.tearDown()
         subscriptions.tearDown()
         presence.tearDown()
+        departures.tearDown()
         admin.tearDown()
         auth.tearDown()
         durable.tearDown()

@@ -50,15 +50,16 @@ struct PresenceHostileTests {
 
         #expect(pings.failure == nil, "\(pings)")
         #expect(pings.count >= 20, "the bystander PINGed throughout the \(departure): \(pings)")
-        // Known: the loop takes the 10,000 EOFs in one pass, presence or not (presence: [] gives the same), and
-        // the PING read in that pass waits for all of them: 100-160 ms of loop time on a release build, 160-310
-        // ms on a debug one. Over the departure's 100-odd PINGs that pass is 1%, so the p99 is near it half
-        // the time. The slices of leaves after it are not what holds the loop: the bound stays, to hold once
-        // disconnects are sliced too.
-        withKnownIssue("10,000 EOFs are taken in one loop pass", isIntermittent: true) {
-            #expect(pings.loopP99 <= 50, "the bystander's PING, loop time, over the \(departure): \(pings)")
-            #expect(pings.wallP99 <= 50, "the bystander's PING, wall clock, over the \(departure): \(pings)")
-        }
+        // The 10,000 EOFs are read in three loop passes (libevent takes at most 4,096 ready sockets per poll),
+        // and the PING, ready after them, waits for them all: about 3 µs each (a read, an epoll change and the
+        // callback). Their departures, 10 µs each (the close itself most of it), wait past
+        // `Departures.perPass` and go a slice per pass, so they add a slice, not all of them: 36-48 ms of
+        // loop time on a release build (100-160 ms when the departures were made in the pass that read them),
+        // 60-80 ms on the debug build, whose Swift part of each EOF is slower. Loop time is the promise; the
+        // wall clock also counts the other builds sharing these two cores.
+        let bound = Daemon.isReleaseBuild ? 50.0 : 100.0
+        #expect(pings.loopP99 <= bound, "the bystander's PING, loop time, over the \(departure): \(pings)")
+        #expect(pings.wallP99 <= 250, "the bystander's PING, wall clock, over the \(departure): \(pings)")
         // What no build may exceed: the loop held for a second.
         #expect((pings.loops.max() ?? .infinity) <= 1000, "the bystander's longest PING, loop time: \(pings)")
         print("presence crowd: 10,000 leaves in \(departure); \(pings)")

@@ -239,9 +239,9 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         switch reason {
         case .eof:
             if server.replies.keepsForReplies(self) { return }
-            server.disconnect(self, reason: .eof)
+            server.departures.peerLeft(self, reason: .eof)
         case .error, .tls:
-            server.disconnect(self, reason: .socketError(reason.description))
+            server.departures.peerLeft(self, reason: .socketError(reason.description))
         case .readTimeout:
             let setting = server.idleSetting(subscribed: !subscriptions.isEmpty)
             server.disconnect(self, reason: .idleTimeout(setting: setting))

@@ -27,6 +27,11 @@ final class Daemon: @unchecked Sendable {
 
     static var executable: URL { binDirectory.appendingPathComponent("fanoutd") }
 
+    /// Whether the daemon under test is an optimised build (`FANOUT_BIN_DIR` pointing at `.build/release`):
+    /// a latency bound stated for the shipped build is held there, and scaled for the debug build the suite
+    /// normally runs.
+    static var isReleaseBuild: Bool { binDirectory.path.contains("/release") }
+
     /// Starts `fanoutd --listen 127.0.0.1:0 <arguments>` with `environment` added, and waits until it listens.
     init(
         arguments: [String] = [],
