@@ -34,30 +34,45 @@ extension Presence {
     }
 
     /// Publishes the `count` oldest queued events as the server's own publishes (no publisher: no `+OK` to
-    /// write), then ends the slice as a read ends, so the run goes out and the engine records it.
+    /// write), then ends the slice as a read ends, so the run goes out and the engine records it. Consecutive
+    /// events of one subject share a publish run, as a client's pipelined PUBs do: its receivers are gathered
+    /// once and each is written once, where a run per event cost 9 times a message per watcher. The runs point
+    /// at the events' bytes, so the slice's subjects and payloads sit in one buffer until the last run closes.
     private func publish(_ count: Int) {
         guard !queue.isEmpty, count > 0 else { return }
         let host = self.host
         let engine = host.engine
         // No client's publish run may take these as its own.
         host.fanout.finish()
+        var bytes: [UInt8] = []
+        var events: [(subject: Range<Int>, payload: Range<Int>)] = []
+        events.reserveCapacity(min(count, queue.count))
         for _ in 0..<min(count, queue.count) {
             let event = queue.removeFirst()
-            event.withBytes { subject, payload in
+            let subjectStart = bytes.count
+            bytes.append(contentsOf: event.subject.utf8)
+            let payloadStart = bytes.count
+            bytes.append(contentsOf: event.payload.utf8)
+            events.append((subjectStart..<payloadStart, payloadStart..<bytes.count))
+        }
+        bytes.withUnsafeBytes { all in
+            for event in events {
+                let subject = UnsafeRawBufferPointer(rebasing: all[event.subject])
+                let payload = UnsafeRawBufferPointer(rebasing: all[event.payload])
                 switch engine.publish(subject: subject, payload: payload, anyBytes: false, receipt: (self, 0)) {
                 case .numbered(let seq, let run, let recorded):
                     _ = host.fanout.deliver(NumberedMessage(subject: subject, seq: seq, payload: payload,
                                                             anyBytes: false, run: run, recorded: recorded))
-                    // The run copied the subject but points at the payload: it goes out before the bytes go.
-                    host.fanout.close()
                 case .pending:
                     break
                 case .refused(let reason):
                     host.logger.warning("presence event not published: \(reason)",
-                                        metadata: ["subject": "\(event.subject)"])
+                                        metadata: ["subject": "\(String(decoding: subject, as: UTF8.self))"])
                 }
+                eventsPublished += 1
             }
-            eventsPublished += 1
+            // The last run goes out while its bytes are still here.
+            host.fanout.close()
         }
         host.readEnded()
     }
@@ -66,19 +81,6 @@ extension Presence {
     func published(ticket: UInt64, _ result: Result<Int64, EngineFailure>) {
         if case .failure(let failure) = result {
             host.logger.warning("presence event not published: \(failure)")
-        }
-    }
-}
-
-extension Presence.QueuedEvent {
-    /// The subject and payload as the publish path takes them.
-    func withBytes(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) {
-        var subject = subject
-        var payload = payload
-        subject.withUTF8 { subjectBytes in
-            payload.withUTF8 { payloadBytes in
-                body(UnsafeRawBufferPointer(subjectBytes), UnsafeRawBufferPointer(payloadBytes))
-            }
         }
     }
 }
