@@ -54,10 +54,12 @@ struct PresenceHostileTests {
         // and the PING, ready after them, waits for them all: about 3 µs each (a read, an epoll change and the
         // callback). Their departures, 10 µs each (the close itself most of it), wait past
         // `Departures.perPass` and go a slice per pass, so they add a slice, not all of them: 36-48 ms of
-        // loop time on a release build (100-160 ms when the departures were made in the pass that read them),
-        // 60-80 ms on the debug build, whose Swift part of each EOF is slower. Loop time is the promise; the
-        // wall clock also counts the other builds sharing these two cores.
-        let bound = Daemon.isReleaseBuild ? 50.0 : 100.0
+        // loop time on a release build (100-160 ms when the departures were made in the pass that read them).
+        // The promise is the release build's, and `.ci/run` runs this suite again against the package's
+        // binaries; the debug build's Swift part of each EOF is slower (60-80 ms alone, up to 115 ms beside
+        // other suites), and it is held to three times the bound. The wall clock also counts the other
+        // builds sharing these two cores.
+        let bound = Daemon.isReleaseBuild ? 50.0 : 150.0
         #expect(pings.loopP99 <= bound, "the bystander's PING, loop time, over the \(departure): \(pings)")
         #expect(pings.wallP99 <= 250, "the bystander's PING, wall clock, over the \(departure): \(pings)")
         // What no build may exceed: the loop held for a second.
