@@ -53,8 +53,9 @@ public enum MQTTTopicMapping {
     }
 
     /// The topic name of a concrete subject; nil when it has none: a `~` that is not this mapping's canonical
-    /// escape, escapes that decode to bytes that are not UTF-8 (or U+0000), or `+` or `#` (which no topic name
-    /// may hold). A subject over `Subject.maxLength` bytes is no subject, and has none either.
+    /// escape, escapes that decode to bytes that are not UTF-8 (or U+0000), `+` or `#` (which no topic name
+    /// may hold), or `/` inside a token (MQTT would read two levels: `a/b.c` must not meet `a.b.c`). A subject
+    /// over `Subject.maxLength` bytes is no subject, and has none either.
     public static func topic(forSubject subject: String) -> String? {
         guard subject.utf8.count <= Subject.maxLength else { return nil }
         var out: [UInt8] = []
@@ -67,7 +68,7 @@ public enum MQTTTopicMapping {
             if !token.elementsEqual(CollectionOfOne(tilde)) {
                 var bytes = token.makeIterator()
                 while let byte = bytes.next() {
-                    if byte == UInt8(ascii: "+") || byte == UInt8(ascii: "#") { return nil }
+                    if byte == UInt8(ascii: "+") || byte == UInt8(ascii: "#") || byte == slash { return nil }
                     guard byte == tilde else {
                         level.append(byte)
                         continue

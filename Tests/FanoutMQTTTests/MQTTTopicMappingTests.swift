@@ -37,8 +37,9 @@ import Testing
 
     @Test func subjectsWithoutATopic() {
         // A `~` that is not the canonical escape, escapes of bytes that need none, bytes that are not UTF-8,
-        // U+0000, and `+`/`#`, which no topic name can hold.
-        for subject in ["a~", "a~4", "a~zz", "a~41", "~2a", "x~2Ax", "a.~FF", "a.~00", "c++", "a.#", "~7E~"] {
+        // U+0000, `+`/`#`, which no topic name can hold, and `/` inside a token (`a/b.c` is not `a.b.c`'s topic).
+        for subject in ["a~", "a~4", "a~zz", "a~41", "~2a", "x~2Ax", "a.~FF", "a.~00", "c++", "a.#", "~7E~", "a/b.c",
+                        "https://x"] {
             #expect(MQTTTopicMapping.topic(forSubject: subject) == nil, "\(subject)")
         }
         #expect(MQTTTopicMapping.topic(forSubject: "a.~7E") == "a/~")
