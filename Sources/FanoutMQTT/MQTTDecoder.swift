@@ -4,7 +4,7 @@
 /// Worst case held: `bufferedCount` never exceeds `maxPacketSize` - 2 (a packet's remaining length; the
 /// fixed header is kept in four integers). A packet whose fixed header announces more than `maxPacketSize`
 /// bytes in all is refused as soon as its remaining length is read, before any of its bytes is buffered. A
-/// whole packet already in the caller's buffer is parsed in place, without a copy.
+/// whole packet already in the caller's buffer is parsed from there, without a copy into the decoder's own.
 public struct MQTTDecoder: Sendable {
     /// What one call of `decode` came to.
     public enum Step: Equatable, Sendable {

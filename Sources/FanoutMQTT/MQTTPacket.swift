@@ -6,13 +6,19 @@
 /// `maxPacketSize` bounds it), plus, for SUBSCRIBE and UNSUBSCRIBE, one entry per filter, at most
 /// `MQTTLimits.maxFiltersPerPacket` entries.
 public enum MQTTPacket: Equatable, Sendable {
+    /// A client's first packet (section 3.1).
     case connect(MQTTConnect)
+    /// The server's answer to CONNECT (section 3.2).
     case connack(sessionPresent: Bool, returnCode: MQTTConnectReturnCode)
+    /// A message, either way (section 3.3).
     case publish(MQTTPublish)
+    /// Acknowledges a QoS 1 PUBLISH (section 3.4).
     case puback(packetID: UInt16)
+    /// The first answer to a QoS 2 PUBLISH (section 3.5).
     case pubrec(packetID: UInt16)
     /// Its fixed header's flags are 0010 (MQTT-3.6.1-1).
     case pubrel(packetID: UInt16)
+    /// The last packet of QoS 2's exchange (section 3.7).
     case pubcomp(packetID: UInt16)
     /// At least one and at most `MQTTLimits.maxFiltersPerPacket` filters; flags 0010 (MQTT-3.8.1-1).
     case subscribe(packetID: UInt16, subscriptions: [MQTTSubscription])
@@ -20,9 +26,12 @@ public enum MQTTPacket: Equatable, Sendable {
     case suback(packetID: UInt16, returnCodes: [MQTTSubackReturnCode])
     /// At least one and at most `MQTTLimits.maxFiltersPerPacket` filters; flags 0010 (MQTT-3.10.1-1).
     case unsubscribe(packetID: UInt16, filters: [String])
+    /// Acknowledges an UNSUBSCRIBE (section 3.11).
     case unsuback(packetID: UInt16)
+    /// A client's keep-alive probe (section 3.12), answered by PINGRESP (section 3.13).
     case pingreq
     case pingresp
+    /// A client's clean goodbye: no will is published (section 3.14).
     case disconnect
 
     /// The packet type, the fixed header's high four bits (section 2.2.1).
@@ -82,8 +91,10 @@ public enum MQTTQoS: UInt8, Sendable, Comparable, CaseIterable {
 public struct MQTTWill: Equatable, Sendable {
     /// A topic name: no wildcards, at least one byte.
     public var topic: String
+    /// The payload published (binary data).
     public var message: [UInt8]
     public var qos: MQTTQoS
+    /// Whether the will is published as a retained message.
     public var retain: Bool
 
     public init(topic: String, message: [UInt8], qos: MQTTQoS, retain: Bool) {
@@ -98,10 +109,13 @@ public struct MQTTWill: Equatable, Sendable {
 public struct MQTTConnect: Equatable, Sendable {
     /// May be empty (then `cleanSession` is true: MQTT-3.1.3-7/8 are checked by the decoder).
     public var clientID: String
+    /// 1: the session lasts as long as the connection; 0: it is kept while the client is away (section 3.1.2.4).
     public var cleanSession: Bool
     /// Seconds; 0 turns the keep-alive off (section 3.1.2.10).
     public var keepAlive: UInt16
+    /// Published if the connection ends without DISCONNECT.
     public var will: MQTTWill?
+    /// A UTF-8 string, when the user name flag is set.
     public var username: String?
     /// Binary data, not a string (section 3.1.3.5); only present with a user name (MQTT-3.1.2-22).
     public var password: [UInt8]?
@@ -131,11 +145,14 @@ public enum MQTTConnectReturnCode: UInt8, Sendable, CaseIterable {
 public struct MQTTPublish: Equatable, Sendable {
     /// A topic name: no wildcards, at least one byte (MQTT-3.3.2-1, -2, 4.7.3-1).
     public var topic: String
+    /// The application message's bytes, as they are (possibly empty).
     public var payload: [UInt8]
     public var qos: MQTTQoS
-    /// Only with QoS 1 or 2 (MQTT-3.3.1-2).
+    /// Only with QoS 1 or 2 (MQTT-3.3.1-2): this is a redelivery.
     public var dup: Bool
+    /// From a client: keep this as the topic's retained message; to a client: this is the retained message.
     public var retain: Bool
+    /// The packet identifier, with QoS 1 and 2 only.
     public var packetID: UInt16?
 
     public init(topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, dup: Bool = false,
