@@ -125,6 +125,9 @@ let package = Package(
         .target(name: "FanoutTokens", dependencies: ["FanoutProtocol", "FanoutCrypto"]),
         // The HTTP front's pure parts: request parser, responses, WebSocket handshake and framing. No I/O.
         .target(name: "FanoutHTTP", dependencies: ["FanoutProtocol"]),
+        // MQTT 3.1.1's pure layer: packets, the incremental decoder and the encoder, topic <-> subject mapping.
+        // No I/O, no Foundation.
+        .target(name: "FanoutMQTT", dependencies: ["FanoutProtocol"]),
         // The operator's console at GET /: console.html, .css, .js and the JavaScript client's browser build
         // (copied in by clients/js/scripts/embed-console.mjs) as real files, embedded at build time, and the page
         // put together from them on first use. No I/O.
@@ -213,6 +216,7 @@ let package = Package(
             dependencies: ["FanoutSubjects", "FanoutMulticast", "FanoutProtocol", "FanoutTestSupport"]
         ),
         .testTarget(name: "FanoutHTTPTests", dependencies: ["FanoutHTTP", "FanoutTestSupport"]),
+        .testTarget(name: "FanoutMQTTTests", dependencies: ["FanoutMQTT", "FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol", "FanoutHistoryDisk"]),
         .testTarget(name: "FanoutRedisTests", dependencies: ["FanoutRedis", "FanoutRedisEngine", "FanoutEngine", "FanoutEventLoop", "FanoutTestSupport"]),
         .testTarget(name: "FanoutConfigTests", dependencies: ["FanoutConfig"]),

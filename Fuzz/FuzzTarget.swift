@@ -14,6 +14,7 @@
 // 5. As a configuration file (ConfigFuzzCheck.swift).
 // 6. As a history segment file (HistoryRecordFuzzCheck.swift).
 // 7. As an application token, whole and as a signed payload (TokenFuzzCheck.swift).
+// 8. As MQTT 3.1.1 packets, topics and filters (MQTTFuzzCheck.swift).
 
 final class FuzzMember: Subscriber {
     let pattern: String
@@ -172,5 +173,6 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     checkConfigText(bytes)
     checkHistoryRecords(bytes)
     checkTokens(bytes)
+    checkMQTT(bytes)
     return 0
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the line framer, the command parser, the subject index, the WebSocket frame decoder, the HTTP
-# request-head parser, the configuration's YAML reader, the history record reader and the application token
-# verifier with libFuzzer (and AddressSanitizer).
+# request-head parser, the configuration's YAML reader, the history record reader, the application token
+# verifier and the MQTT packet decoder with its topic mapping with libFuzzer (and AddressSanitizer).
 #   scripts/fuzz.sh [seconds]        default 60; exits non-zero if the fuzzer finds a crash
 # The harness (Fuzz/*.swift) is compiled with the modules' sources into one binary: SwiftPM's
 # executable linking clashes with libFuzzer's own main, so swiftc is called directly.
@@ -19,9 +19,9 @@ for file in Sources/FanoutProtocol/*.swift Sources/FanoutMulticast/*.swift Sourc
             Sources/FanoutHTTP/*/*.swift Sources/FanoutConfig/*.swift \
             Sources/FanoutHistoryDisk/CRC32C.swift Sources/FanoutHistoryDisk/HistoryRecord.swift \
             Sources/FanoutHistoryDisk/RecordBytes.swift \
-            Sources/FanoutCrypto/*.swift Sources/FanoutTokens/*.swift \
+            Sources/FanoutCrypto/*.swift Sources/FanoutTokens/*.swift Sources/FanoutMQTT/*.swift \
             $index_files Fuzz/*.swift; do
-    sed -E '/^(public )?import (FanoutProtocol|FanoutMulticast|FanoutCollections|FanoutHTTP|FanoutConfig|FanoutSubjects|FanoutHistoryDisk|FanoutCrypto|FanoutTokens)$/d' "$file" > "$work/src/$(basename "$(dirname "$file")")-$(basename "$file")"
+    sed -E '/^(public )?import (FanoutProtocol|FanoutMulticast|FanoutCollections|FanoutHTTP|FanoutConfig|FanoutSubjects|FanoutHistoryDisk|FanoutCrypto|FanoutTokens|FanoutMQTT)$/d' "$file" > "$work/src/$(basename "$(dirname "$file")")-$(basename "$file")"
 done
 rm -f "$work/fuzz-parser"
 # The record reader's checksum uses the processor's CRC-32C instruction through this C module.
