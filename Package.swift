@@ -215,7 +215,7 @@ let package = Package(
             name: "FanoutSubjectsTests",
             dependencies: ["FanoutSubjects", "FanoutMulticast", "FanoutProtocol", "FanoutTestSupport"]
         ),
-        .testTarget(name: "FanoutHTTPTests", dependencies: ["FanoutHTTP", "FanoutTestSupport"]),
+        .testTarget(name: "FanoutHTTPTests", dependencies: ["FanoutHTTP", "FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(name: "FanoutMQTTTests", dependencies: ["FanoutMQTT", "FanoutProtocol", "FanoutTestSupport"]),
         .testTarget(name: "FanoutEngineTests", dependencies: ["FanoutEngine", "FanoutProtocol", "FanoutHistoryDisk"]),
         .testTarget(name: "FanoutRedisTests", dependencies: ["FanoutRedis", "FanoutRedisEngine", "FanoutEngine", "FanoutEventLoop", "FanoutTestSupport"]),

@@ -1,3 +1,5 @@
+import FanoutProtocol
+
 /// A cursor over one packet's variable header and payload: the standard's field encodings (two-byte
 /// integers, length-prefixed UTF-8 strings and binary data, section 1.5) with its string rules applied.
 struct MQTTBodyReader {
@@ -57,42 +59,11 @@ public enum MQTTText {
     /// Throws unless `bytes` is well-formed UTF-8 (no overlong forms, no surrogates: MQTT-1.5.3-1) without
     /// U+0000 (MQTT-1.5.3-2). The other control characters are allowed, as the standard allows them.
     public static func validate(_ bytes: UnsafeRawBufferPointer, field: String) throws(MQTTDecodeError) {
-        var index = 0
-        let count = bytes.count
-        while index < count {
-            let lead = bytes[index]
-            if lead < 0x80 {
-                guard lead != 0 else { throw .malformed("MQTT-1.5.3-2", "\(field) contains U+0000") }
-                index += 1
-                continue
-            }
-            // The second byte's allowed range depends on the lead byte (Unicode's table 3-7): this is what
-            // excludes overlong forms, surrogates (ED A0..BF) and code points over U+10FFFF.
-            let length: Int
-            var low: UInt8 = 0x80
-            var high: UInt8 = 0xBF
-            switch lead {
-            case 0xC2...0xDF: length = 2
-            case 0xE0: length = 3; low = 0xA0
-            case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED: length = 3; high = 0x9F
-            case 0xF0: length = 4; low = 0x90
-            case 0xF1...0xF3: length = 4
-            case 0xF4: length = 4; high = 0x8F
-            default: throw .malformed("MQTT-1.5.3-1", "\(field) is not well-formed UTF-8")
-            }
-            guard index + length <= count else {
-                throw .malformed("MQTT-1.5.3-1", "\(field) ends inside a UTF-8 sequence")
-            }
-            let second = bytes[index + 1]
-            guard second >= low && second <= high else {
-                throw .malformed("MQTT-1.5.3-1", "\(field) is not well-formed UTF-8")
-            }
-            for continuation in (index + 2)..<(index + length) where bytes[continuation] & 0xC0 != 0x80 {
-                throw .malformed("MQTT-1.5.3-1", "\(field) is not well-formed UTF-8")
-            }
-            index += length
+        guard UTF8Validation.isValid(bytes) else {
+            throw .malformed("MQTT-1.5.3-1", "\(field) is not well-formed UTF-8")
         }
+        // A zero byte is U+0000 and nothing else in well-formed UTF-8.
+        guard !bytes.contains(0) else { throw .malformed("MQTT-1.5.3-2", "\(field) contains U+0000") }
     }
 
     /// `validate` for a Swift string's bytes (a String is well-formed already; this checks U+0000).

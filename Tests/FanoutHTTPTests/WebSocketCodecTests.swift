@@ -1,4 +1,5 @@
 import FanoutHTTP
+import FanoutProtocol
 import FanoutTestSupport
 import Testing
 

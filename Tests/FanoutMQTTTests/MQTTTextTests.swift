@@ -1,4 +1,5 @@
 import FanoutMQTT
+import FanoutProtocol
 import FanoutTestSupport
 import Testing
 

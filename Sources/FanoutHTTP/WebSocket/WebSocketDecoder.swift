@@ -1,3 +1,5 @@
+import FanoutProtocol
+
 /// Reads a client's frames (RFC 6455 §5) from a byte stream and hands out whole text messages, pings, pongs
 /// and the close, or the first framing failure with the close code it calls for.
 ///

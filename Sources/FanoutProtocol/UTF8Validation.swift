@@ -1,4 +1,5 @@
-/// Strict UTF-8 validation (RFC 3629: no overlongs, no surrogates, nothing past U+10FFFF), for text frames.
+/// Strict UTF-8 validation (RFC 3629: no overlongs, no surrogates, nothing past U+10FFFF), for WebSocket text
+/// frames and MQTT strings.
 public enum UTF8Validation {
     /// Whether `bytes` is well-formed UTF-8. One pass, no allocation.
     public static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
