@@ -51,6 +51,10 @@ public protocol Engine: AnyObject {
 
     /// Lets go of the engine's connections: what waits on them is answered as failed.
     func stop()
+
+    /// Whether publishes or writes sent to a shared engine are still unanswered: a stopping server waits for
+    /// them (within its grace) so that its last joins and leaves are not lost with the connection.
+    var hasWorkInFlight: Bool { get }
 }
 
 /// Where an engine hands its numbered messages: the server's fan-out.
@@ -144,6 +148,7 @@ public struct EngineReplay {
 /// An engine of this process follows no subscriptions: every subscription is in effect at once.
 extension Engine {
     public var followsSubscriptions: Bool { false }
+    public var hasWorkInFlight: Bool { false }
     public func retain(pattern: String) {}
     public func release(pattern: String) {}
     public func whenInEffect(_ patterns: [String], done: @escaping () -> Void) -> Bool { true }

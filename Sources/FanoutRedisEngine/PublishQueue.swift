@@ -58,6 +58,11 @@ final class PublishQueue {
     }
 
     /// Fails what is gathered or refused, and takes no more PUBs.
+    /// Whether any PUB is being gathered or waits for its answer.
+    var isIdle: Bool {
+        gathering.allSatisfy(\.isEmpty) && inFlight.allSatisfy { $0 == 0 }
+    }
+
     func stop() {
         stopped = true
         timer = nil

@@ -108,16 +108,20 @@ extension RedisEngine {
         for membership in memberships {
             arguments += [membership.subject, String(membership.connection), String(membership.score), membership.info]
         }
-        // A write that fails is made again when the shard is back (`presenceShardUp`).
-        _ = shard.send(RedisCommand.encode(arguments)) { _ in }
+        // Not held to max_in_flight, which bounds clients' PUBs: a burst of joins would otherwise lose writes
+        // while the shard is up, and nothing makes them again until it goes down. Their number is the node's
+        // membership changes, each bounded by a client's command. A write that fails with the shard is made
+        // again when it is back (`presenceShardUp`).
+        _ = shard.sendBatch(RedisCommand.encode(arguments), weight: 1) { _ in }
     }
 
     private func removeMemberships(_ memberships: [(subject: String, id: String)], on shard: RedisShard) {
         guard !memberships.isEmpty, shard.isUp else { return }
         var arguments = ["EVAL", PresenceScripts.leave, "1", PresenceScripts.recordKey(nodeID), nodeID]
         for membership in memberships { arguments += [membership.subject, membership.id] }
-        // One that fails is swept when the shard is back.
-        _ = shard.send(RedisCommand.encode(arguments)) { _ in }
+        // Not held to max_in_flight either (see `writeMemberships`); one that fails is swept when the shard is
+        // back.
+        _ = shard.sendBatch(RedisCommand.encode(arguments), weight: 1) { _ in }
     }
 
     // MARK: Outages
@@ -142,7 +146,9 @@ extension RedisEngine {
         let command = RedisCommand.encode(["EVAL", PresenceScripts.renew, "2", PresenceScripts.leaseKey(nodeID),
                                            PresenceScripts.recordKey(nodeID),
                                            String(Self.milliseconds(presenceLease))])
-        _ = shard.send(command) { [weak self] result in
+        // Never refused for clients' PUBs in flight: a lease left unrenewed while the shard is busy would have the
+        // other nodes announce this node's live members as lost.
+        _ = shard.sendBatch(command, weight: 1) { [weak self] result in
             guard let self, let ledger = self.presence, case .success(let reply) = result,
                   let state = reply.integer else { return }
             let index = shard.index

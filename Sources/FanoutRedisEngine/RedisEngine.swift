@@ -145,6 +145,12 @@ public final class RedisEngine {
         for shard in shards { shard.start() }
     }
 
+    /// PUBs gathered or unanswered, or any command a shard that is up still owes an answer to (presence's
+    /// writes among them).
+    public var hasWorkInFlight: Bool {
+        !publishing.isIdle || shards.contains { $0.isUp && $0.inFlight > 0 }
+    }
+
     public func stop() {
         // First, so that nothing the failed PUBs' owners do next can start a batch that nobody would send.
         publishing.stop()

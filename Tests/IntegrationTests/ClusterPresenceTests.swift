@@ -1,3 +1,4 @@
+import FanoutProtocol
 import FanoutTestSupport
 import Foundation
 import Testing
@@ -204,12 +205,46 @@ struct ClusterPresenceTests {
         let first = try #require(ReceivedMessage(try watcher.readLine()))
         #expect(first.payload.hasPrefix("join id=\(newID)/") && first.payload.hasSuffix(",since_s=0"))
         let second = try #require(ReceivedMessage(try watcher.readLine()))
-        #expect(second.payload.hasPrefix("leave id=\(oldID)/") && second.payload.hasSuffix(",reason=node-lost"))
+        #expect(second.payload.hasPrefix("leave id=\(oldID)/") && second.payload.hasSuffix(",reason=node-lost"),
+                "\(second.payload)")
         let asker = try rig.nodes[1].client()
         try eventually(timeout: 10, "one member, under the new id") {
             let listed = try who(asker, "chat.room")
             return listed.count == 1 && listed.ids.first?.hasPrefix(newID + "/") == true
         }
+    }
+
+    /// A burst of joins larger than the shard's `max_in_flight` loses none: each join reaches the other node's
+    /// watcher and WHO, and each member's leave says `reason=shutdown` when its node stops cleanly (the node
+    /// waits for them within its grace), not `node-lost` after the lease.
+    @Test func aBurstOfJoinsPastMaxInFlightAndACleanStopLoseNoEvent() throws {
+        let settings = "  max_in_flight: 20\n" + Self.settings
+        let rig = try ClusterRig(shards: 1, nodes: 2, clusterExtra: settings)
+        let watcher = try rig.nodes[1].client(timeout: 30)
+        #expect(try watcher.command("SUB $presence.chat.burst") == "+OK 1")
+        let crowd = 300
+        let members = try (0..<crowd).map { _ in try rig.nodes[0].client(timeout: 30) }
+        for member in members { try member.send("SUB chat.burst\n") }
+        for member in members { #expect(try member.readLine() == "+OK 1") }
+        var joined: Set<String> = []
+        while joined.count < crowd {
+            let message = try #require(ReceivedMessage(try watcher.readLine()))
+            let event = try #require(PresenceEvent(parsing: Substring(message.payload)), "\(message.payload)")
+            #expect(event.kind == .join)
+            joined.insert(event.member.client)
+        }
+        let asker = try rig.nodes[1].client()
+        try eventually(timeout: 10, "node 1 counts every member") { try who(asker, "chat.burst").count == crowd }
+        rig.nodes[0].signal(SIGTERM)
+        var left: Set<String> = []
+        while left.count < crowd {
+            let message = try #require(ReceivedMessage(try watcher.readLine()))
+            let event = try #require(PresenceEvent(parsing: Substring(message.payload)), "\(message.payload)")
+            #expect(event.kind == .leave && event.reason == "shutdown", "\(message.payload)")
+            left.insert(event.member.client)
+        }
+        #expect(left == joined)
+        try eventually(timeout: 10, "no member left in WHO") { try who(asker, "chat.burst").count == 0 }
     }
 
     /// A reload that stops keeping a subject forgets its members on that node and in the engine too, so that

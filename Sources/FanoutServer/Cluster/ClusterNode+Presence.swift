@@ -54,17 +54,15 @@ extension ClusterNode: PresenceDirectory {
         engine.wantsPresence = { [unowned presence] in presence.isOn }
         engine.startPresence(loop: host.loop)
         // Members carried over from a previous engine (a reload that changed `cluster:`) join under this node's
-        // new id, announced: their old ids' leaves come as node-lost once the old lease runs out. O(members),
-        // once per such reload.
+        // new id: its first lease finds no record of it, so the engine writes them as fresh joins and announces
+        // each (`onPresenceRejoined`), once the shard takes them; their old ids' leaves come as node-lost once the
+        // old lease runs out. O(members), once per such reload.
         let now = presence.now
         for (subject, room) in presence.rooms {
             for member in room.oldestMembers(room.count) {
                 let user = host.connections[member.connectionID].flatMap { host.auth.userName(of: $0) }
                 engine.presenceJoined(subject, connection: member.connectionID, user: user, group: member.group,
                                       ago: .nanoseconds(max(0, now - member.joinedAt)))
-                presence.announce(PresenceEvent(join: PresenceMember(
-                    client: "\(nodeID)/\(member.connectionID)", user: user, sinceSeconds: 0, group: member.group)),
-                    on: subject)
             }
         }
     }

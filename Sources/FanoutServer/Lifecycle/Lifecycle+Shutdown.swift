@@ -25,7 +25,7 @@ extension Lifecycle {
         for connection in host.connections.values.sorted(by: { $0.id < $1.id }) {
             host.disconnect(connection, reason: .shutdown)
         }
-        loop.whenLingeringDone = { [unowned loop] in loop.stop() }
+        loop.whenLingeringDone = { [unowned self] in self.stopWhenDone() }
         let graceTimer = LoopTimer(loop: loop) { [unowned self, unowned loop] in
             self.host.logger.warning("shutdown grace passed with \(loop.lingeringCount) clients unflushed")
             loop.dropLingeringSockets()
@@ -33,7 +33,19 @@ extension Lifecycle {
         }
         graceTimer.schedule(after: host.configuration.timeouts.shutdownGrace)
         self.graceTimer = graceTimer
-        if loop.lingeringCount == 0 { loop.stop() }
+        if loop.lingeringCount == 0 { stopWhenDone() }
+    }
+
+    /// Stops the loop once the clients' last output is flushed and presence's leaves are published and, on
+    /// several nodes, answered by the engine: its PUBs are capped in flight, so a thousand members' leaves take
+    /// a few passes to go. The grace timer stops it regardless.
+    private func stopWhenDone() {
+        let host = host
+        guard host.loop.lingeringCount == 0 else { return }
+        guard host.presence.hasQueued || host.engine.hasWorkInFlight else { return host.loop.stop() }
+        let timer = quietTimer ?? LoopTimer(loop: host.loop) { [unowned self] in self.stopWhenDone() }
+        quietTimer = timer
+        timer.schedule(after: .milliseconds(2))
     }
 
     func signalReceived(_ number: Int32) {

@@ -47,6 +47,8 @@ final class Lifecycle {
     var statusTimer: LoopTimer?
     var watchdogTimer: LoopTimer?
     var graceTimer: LoopTimer?
+    /// Polls, while stopping, for presence's last leaves to be published and answered.
+    var quietTimer: LoopTimer?
     var publishedAtLastStatus: UInt64 = 0
     var isShuttingDown = false
 
@@ -102,5 +104,6 @@ final class Lifecycle {
         statusTimer = nil
         watchdogTimer = nil
         graceTimer = nil
+        quietTimer = nil
     }
 }

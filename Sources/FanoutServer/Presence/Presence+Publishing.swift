@@ -14,6 +14,13 @@ extension Presence {
     /// clients join and leave, at the cost of a longer pass (no longer than the commands that queued them).
     static let maxQueued = 65_536
 
+    /// How long the engine may refuse the oldest event (several nodes: a busy or absent shard) before refused
+    /// events are dropped rather than kept for the next try: a shard that is away for longer loses the joins
+    /// and leaves meanwhile, as a client's PUB would, and the rest go on.
+    static let refusalPatience: Duration = .seconds(2)
+    /// The wait before publishing again after a refusal.
+    static let retryDelay: Duration = .milliseconds(5)
+
     /// Queues `event` for publication on `$presence.<subject>`, after every event queued before it.
     func announce(_ event: PresenceEvent, on subject: String) {
         queue.append(QueuedEvent(subject: PresenceText.eventSubject(for: subject), payload: event.payload))
@@ -23,9 +30,14 @@ extension Presence {
     private func publishSlice() {
         publish(max(Self.slice, queue.count - Self.maxQueued))
         if !queue.isEmpty {
-            publishTimer.schedule(on: host.loop) { [unowned self] in self.publishSlice() }
+            publishTimer.schedule(on: host.loop, after: refusedSince == nil ? .zero : Self.retryDelay) {
+                [unowned self] in self.publishSlice()
+            }
         }
     }
+
+    /// Whether joins or leaves wait to be published: a stopping server publishes them before it stops.
+    var hasQueued: Bool { !queue.isEmpty }
 
     /// Publishes what is queued, all of it: the server is stopping, and the leaves of its shutdown must reach
     /// history (or the engine) before it closes.
@@ -44,9 +56,10 @@ extension Presence {
         let engine = host.engine
         // No client's publish run may take these as its own.
         host.fanout.finish()
+        var batch: [QueuedEvent] = []
         var bytes: [UInt8] = []
         var events: [(subject: Range<Int>, payload: Range<Int>)] = []
-        events.reserveCapacity(min(count, queue.count))
+        batch.reserveCapacity(min(count, queue.count))
         for _ in 0..<min(count, queue.count) {
             let event = queue.removeFirst()
             let subjectStart = bytes.count
@@ -54,9 +67,13 @@ extension Presence {
             let payloadStart = bytes.count
             bytes.append(contentsOf: event.payload.utf8)
             events.append((subjectStart..<payloadStart, payloadStart..<bytes.count))
+            batch.append(event)
         }
+        let dropping = refusedSince.map { ContinuousClock.now - $0 > Self.refusalPatience } ?? false
+        var dropped = 0
+        var lastRefusal = ""
         bytes.withUnsafeBytes { all in
-            for event in events {
+            events: for (position, event) in events.enumerated() {
                 let subject = UnsafeRawBufferPointer(rebasing: all[event.subject])
                 let payload = UnsafeRawBufferPointer(rebasing: all[event.payload])
                 switch engine.publish(subject: subject, payload: payload, anyBytes: false, receipt: (self, 0)) {
@@ -66,13 +83,25 @@ extension Presence {
                 case .pending:
                     break
                 case .refused(let reason):
-                    host.logger.warning("presence event not published: \(reason)",
-                                        metadata: ["subject": "\(String(decoding: subject, as: UTF8.self))"])
+                    lastRefusal = reason
+                    if dropping {
+                        dropped += 1
+                        continue events
+                    }
+                    // Kept, in order, for the next try: a busy shard (its PUBs in flight at max_in_flight)
+                    // answers within milliseconds.
+                    if refusedSince == nil { refusedSince = .now }
+                    queue.prepend(contentsOf: batch[position...])
+                    break events
                 }
                 eventsPublished += 1
+                refusedSince = nil
             }
             // The last run goes out while its bytes are still here.
             host.fanout.close()
+        }
+        if dropped > 0 {
+            host.logger.warning("presence events not published: \(lastRefusal)", metadata: ["dropped": "\(dropped)"])
         }
         host.readEnded()
     }

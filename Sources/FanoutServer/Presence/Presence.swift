@@ -43,6 +43,8 @@ final class Presence: PublishReceipts {
     /// Joins and leaves waiting for their slice (`Presence+Publishing.swift`).
     var queue = Deque<QueuedEvent>()
     var publishTimer = SliceTimer()
+    /// Since when the engine refuses the oldest queued event (several nodes), nil while it takes them.
+    var refusedSince: ContinuousClock.Instant?
     /// Joins and leaves published (INFO's presence_events).
     var eventsPublished: UInt64 = 0
     /// Since when `PresenceRoom.Member.joinedAt` counts.
