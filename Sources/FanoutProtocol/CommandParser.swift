@@ -139,8 +139,8 @@ public enum CommandParser {
         guard reason.count <= Command.kickReasonMaximum else {
             throw ProtocolError(.syntax, "KICK's reason is at most \(Command.kickReasonMaximum) bytes")
         }
-        guard !reason.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
-            throw ProtocolError(.syntax, "KICK's reason is text without control bytes")
+        guard !reason.contains(where: { $0 < 0x20 || $0 == 0x7F }), UTF8Validation.isValid(reason) else {
+            throw ProtocolError(.syntax, "KICK's reason is UTF-8 text without control bytes")
         }
         return .kick(target: target, reason: String(decoding: reason, as: UTF8.self))
     }

@@ -83,7 +83,8 @@ public struct PresenceMember: Equatable, Sendable {
         self.init(client: client, user: user == "-" ? nil : user, sinceSeconds: since, group: group)
     }
 
-    static func listable(_ name: String) -> String {
+    /// A user name as one word of a listing (`WHO`, `CLIENTS`): a space, comma, `=` or control byte becomes `_`.
+    public static func listable(_ name: String) -> String {
         String(decoding: name.utf8.map { byte in
             byte <= 0x20 || byte == 0x7F || byte == UInt8(ascii: ",") || byte == UInt8(ascii: "=")
                 ? UInt8(ascii: "_") : byte

@@ -91,6 +91,24 @@ struct KickTests {
         #expect(try unauthenticated.command("PING") == "+PONG", "not a connection of the user")
     }
 
+    /// A user whose name holds a space, comma or `=` is listed with `_` for each (WHO and CLIENTS alike), and
+    /// `KICK user=` with that listed name reaches its connections; a reason that is not UTF-8 is refused.
+    @Test func aUserIsKickedByTheNameTheListingsShow() throws {
+        let yaml = try String(contentsOfFile: try fixture("auth.yaml"), encoding: .utf8)
+            .replacingOccurrences(of: "  sensors:\n", with: "  \"eve x,y=z\":\n")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("kick-\(UUID().uuidString).yaml").path
+        try yaml.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let daemon = try Daemon(arguments: ["--config", path])
+        let eve = try login(daemon, "sensor-secret-token")
+        let reader = try login(daemon, "reader-secret-token")
+        #expect(try reader.command("CLIENTS").contains(",user=eve_x_y_z"))
+        try reader.send([UInt8]("KICK user=eve_x_y_z ".utf8) + [0xFF] + [0x0A])
+        #expect(try reader.readLine().hasPrefix("-ERR syntax KICK's reason is UTF-8 text"))
+        #expect(try reader.command("KICK user=eve_x_y_z bye") == "+OK 1")
+        #expect(try eve.readUntilClosed() == ["-ERR kicked bye"])
+    }
+
     /// Tokens: the claim `fanout.admin` true allows KICK, false (or absent) does not.
     @Test func tokenAdministratorClaim() throws {
         let directory = FileManager.default.temporaryDirectory

@@ -26,7 +26,11 @@ extension Admin {
             kicked = host.connections[id].map { [$0] } ?? []
         case .user(let name):
             let auth = host.auth
-            kicked = host.connections.values.filter { auth.userName(of: $0) == name }.sorted { $0.id < $1.id }
+            // The name as sent, or as WHO and CLIENTS list it (a space, comma, `=` or control byte written `_`).
+            kicked = host.connections.values.filter { connection in
+                guard let user = auth.userName(of: connection) else { return false }
+                return user == name || PresenceMember.listable(user) == name
+            }.sorted { $0.id < $1.id }
         }
         let told = reason ?? Self.defaultKickReason
         connection.send(Encoder.ok(String(kicked.count)))

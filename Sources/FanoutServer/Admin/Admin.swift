@@ -123,18 +123,11 @@ final class Admin {
             let age = (now - connection.connectedAt).components.seconds
             return "id=\(connection.id),addr=\(connection.peer),subs=\(connection.subscriptions.count)," +
                 "pending=\(connection.pendingBytes),age_s=\(age),transport=\(connection.transport)" +
-                (auth.userName(of: connection).map { ",user=\(Admin.listable($0))" } ?? "")
+                (auth.userName(of: connection).map { ",user=\(PresenceMember.listable($0))" } ?? "")
         }
         return ([String(connections.count)] + listed).joined(separator: " ")
     }
 
-    /// A user name as one CLIENTS word: a token's `sub` may hold any text, so a space, comma or control byte
-    /// becomes `_` (the listing is one line of comma-separated fields).
-    static func listable(_ name: String) -> String {
-        let unlisted: (UInt8) -> Bool = { $0 <= 0x20 || $0 == UInt8(ascii: ",") || $0 == 0x7F }
-        guard name.utf8.contains(where: unlisted) else { return name }
-        return String(decoding: name.utf8.map { unlisted($0) ? UInt8(ascii: "_") : $0 }, as: UTF8.self)
-    }
 
     func tearDown() {
         scanTimer.tearDown()
