@@ -45,6 +45,8 @@ final class Presence: PublishReceipts {
     var publishTimer = SliceTimer()
     /// Since when the engine refuses the oldest queued event (several nodes), nil while it takes them.
     var refusedSince: ContinuousClock.Instant?
+    /// The publication slice's buffers, reused (`Presence+Publishing.swift`).
+    var scratch = Scratch()
     /// Joins and leaves published (INFO's presence_events).
     var eventsPublished: UInt64 = 0
     /// Since when `PresenceRoom.Member.joinedAt` counts.
