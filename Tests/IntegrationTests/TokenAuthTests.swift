@@ -179,7 +179,9 @@ struct TokenAuthTests {
         let keys = try TokenKeys()
         let daemon = try keys.daemon(["FANOUTD_TOKEN_LEEWAY": "0", "FANOUTD_TOKEN_EXPIRY_GRACE": "1"])
         let port = try daemon.httpPort()
-        let token = try keys.mint("HS256", keys.secret, #"{"sub":"web","aud":"fanout","exp":"+2",\#(roomGrant)}"#)
+        // Five seconds, not two: on a loaded machine minting, starting curl and its request took over two, and
+        // the stream was refused as expired before it began.
+        let token = try keys.mint("HS256", keys.secret, #"{"sub":"web","aud":"fanout","exp":"+5",\#(roomGrant)}"#)
         let stream = try eventStream(port: port, query: "subject=chat.room42&token=\(token)")
         _ = try stream.stdout.waitForLine(containing: ": +OK 1", timeout: 10)
         let told = try stream.stdout.waitForLine(containing: #""auth-expired""#, timeout: 10)
