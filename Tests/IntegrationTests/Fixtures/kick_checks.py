@@ -7,26 +7,10 @@ Every wait is bounded (TIMEOUT seconds).
 import asyncio
 import sys
 
-from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-TIMEOUT = 10
-
-
-def expect(condition, what):
-    if not condition:
-        raise AssertionError(what)
-
-
-async def recv(ws):
-    return await asyncio.wait_for(ws.recv(), TIMEOUT)
-
-
-async def greeted(url):
-    ws = await asyncio.wait_for(connect(url, open_timeout=TIMEOUT), TIMEOUT)
-    hello = await recv(ws)
-    expect(hello.startswith("+HELLO fanout/1 "), f"greeting: {hello!r}")
-    return ws
+# The helpers every WebSocket fixture shares: one bounded wait, one greeting check.
+from websocket_checks import TIMEOUT, expect, greeted, recv
 
 
 async def tcp_command(reader, writer, line):
