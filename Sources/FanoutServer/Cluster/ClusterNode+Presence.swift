@@ -21,9 +21,7 @@ extension ClusterNode: PresenceDirectory {
     /// shard is away; commands the connection sends meanwhile wait behind it (`ReplyOrder`).
     func who(_ subject: String, limit: Int, for connection: ClientConnection) {
         let replies = host.replies
-        let pending = replies.pending(of: connection)
-        let ticket = pending.firstTicket + UInt64(pending.slots.count)
-        pending.slots.append(nil)
+        let (pending, ticket) = replies.reserveSlot(for: connection)
         engine.presenceWho(subject, limit: limit) { [weak replies, weak pending] result in
             guard let replies, let pending, let connection = pending.connection, connection.socket != nil else {
                 return

@@ -28,6 +28,14 @@ final class ReplyOrder {
     /// A slot for the reply of a publish an engine answers later, and its ticket. The slot exists before the
     /// engine is asked, so that no answer finds it missing.
     func reserveReply(for connection: ClientConnection) -> (receipts: any PublishReceipts, ticket: UInt64) {
+        let (pending, ticket) = reserveSlot(for: connection)
+        return (pending, ticket)
+    }
+
+    /// A slot for any reply that comes later (a publish's, an ASK's, a WHO's across nodes), and its ticket:
+    /// commands after it are answered after it (`fillReply`).
+    @inline(__always)
+    func reserveSlot(for connection: ClientConnection) -> (pending: PendingReplies, ticket: UInt64) {
         let pending = pending(of: connection)
         let ticket = pending.nextTicket
         pending.slots.append(nil)

@@ -25,9 +25,7 @@ extension QuestionDesk {
                                 maxAnswers: maxAnswers, isClustered: true)
         track(question, askedBy: asker)
         armDeadline(of: question, after: timeoutMilliseconds)
-        let pending = host.replies.pending(of: asker)
-        let ticket = pending.firstTicket + UInt64(pending.slots.count)
-        pending.slots.append(nil)
+        let (pending, ticket) = host.replies.reserveSlot(for: asker)
         node.engine.ask(id: id, askerConnection: asker.id, timeoutMilliseconds: timeoutMilliseconds,
                         subject: String(decoding: subject, as: UTF8.self),
                         payload: payload) { [weak self, weak pending] result in
