@@ -145,7 +145,7 @@ let package = Package(
             dependencies: [
                 "FanoutEventLoop", "FanoutMulticast", "FanoutProtocol", "FanoutEngine", "FanoutHTTP", "FanoutCollections",
                 "FanoutRedis", "FanoutRedisEngine", "FanoutSubjects", "FanoutHistoryDisk", "FanoutConsole",
-                "FanoutTokens",
+                "FanoutTokens", "FanoutMQTT",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -69,6 +69,12 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
     private(set) var replays: Replays!
     /// History's expiry, its figures on disk, and its clean close.
     private(set) var historyUpkeep: HistoryUpkeep!
+    /// MQTT sessions by client identifier (those of clients away included) and wills.
+    private(set) lazy var mqttSessions = MQTTSessions(host: self)
+    /// MQTT's retained messages.
+    private(set) lazy var mqttRetained = MQTTRetained(host: self)
+    /// The MQTT listener's counters.
+    var mqttStats = MQTTStats()
 
     /// Told about readiness, reloads, shutdown and status (systemd's sd_notify, in the daemon).
     public var notifier: ServiceNotifier? {
@@ -211,6 +217,8 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
         subscriptions.tearDown()
         presence.tearDown()
         departures.tearDown()
+        mqttSessions.tearDown()
+        mqttRetained.tearDown()
         admin.tearDown()
         auth.tearDown()
         durable.tearDown()

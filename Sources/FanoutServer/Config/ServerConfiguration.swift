@@ -21,6 +21,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var history = HistorySettings()
     /// Which subjects keep presence (WHO, joins and leaves).
     public var presence = PresenceSettings()
+    /// The MQTT 3.1.1 listener and what it keeps (sessions, retained messages); off by default.
+    public var mqtt = MQTTSettings()
     /// Redis shards shared with other nodes; nil (the default) for a standalone node.
     public var cluster: ClusterSettings?
     /// The name in the greeting line (default: this machine's host name).

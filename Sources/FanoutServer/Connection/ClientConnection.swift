@@ -100,6 +100,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
     var pendingBytes: Int {
         guard let extras else { return socket?.outputCount ?? 0 }
         return (socket?.outputCount ?? 0) + (extras.replayJob?.waiting.count ?? 0) + (extras.heldOutput?.bytes ?? 0)
+            + (extras.adapter?.heldBytes ?? 0)
     }
 
     func send(_ text: String) {

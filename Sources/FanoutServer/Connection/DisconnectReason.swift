@@ -32,6 +32,11 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
     case userLimit(String)
     /// An administrator's `KICK` named it, with this reason.
     case kicked(String)
+    /// Another MQTT connection connected with the same client identifier (MQTT-3.1.4-2).
+    case sessionTakenOver
+    /// An MQTT packet the standard says closes the connection (malformed, out of order, or one the server
+    /// cannot act on), with the rule or reason.
+    case mqttProtocol(String)
     /// A WebSocket's close handshake (the client's close, echoed) or a framing failure, with its close code.
     case webSocketClose(code: UInt16, reason: String)
 
@@ -52,6 +57,8 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .memoryBound(let detail): "memory-bound (\(detail))"
         case .userLimit(let detail): "user-limit (\(detail))"
         case .kicked(let reason): "kicked (\(reason))"
+        case .sessionTakenOver: "session-taken-over"
+        case .mqttProtocol(let detail): "mqtt-protocol (\(detail))"
         }
     }
 
@@ -67,7 +74,9 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
         case .memoryBound(let detail): ProtocolError(.limit, "disconnected: \(detail)")
         case .userLimit(let detail): ProtocolError(.limit, detail)
         case .kicked(let reason): ProtocolError(.kicked, reason)
-        case .quit, .eof, .socketError, .authFailures, .handshakeTimeout, .webSocketClose: nil
+        case .quit, .eof, .socketError, .authFailures, .handshakeTimeout, .webSocketClose, .sessionTakenOver,
+             .mqttProtocol:
+            nil
         }
     }
 
@@ -76,7 +85,7 @@ enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
     var logLevel: Logger.Level {
         switch self {
         case .slowConsumer, .idleTimeout, .socketError, .authTimeout, .authExpired, .handshakeTimeout, .framingLost,
-             .memoryBound, .userLimit, .kicked:
+             .memoryBound, .userLimit, .kicked, .sessionTakenOver, .mqttProtocol:
             .info
         // The failed AUTH was logged already, once per interval at most: a guesser must not fill the log here.
         case .quit, .eof, .shutdown, .authFailures, .webSocketClose: .debug

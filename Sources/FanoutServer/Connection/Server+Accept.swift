@@ -4,7 +4,7 @@ import FanoutProtocol
 /// The server's own work of letting a client in: the limits checked before a socket is made, the connection's
 /// socket options, read timeout and deadlines, and the greeting. Its departure is `Server+Disconnect.swift`.
 extension Server {
-    func accept(fd: Int32, peer: SocketAddress, tls: Bool = false) {
+    func accept(fd: Int32, peer: SocketAddress, tls: Bool = false, transport given: Transport? = nil) {
         // Sockets still closing hold descriptors too: counting them keeps the process's descriptors within
         // max_connections plus listeners, whatever the close rate.
         guard connections.count + loop.lingeringCount < configuration.limits.maxConnections else {
@@ -28,7 +28,7 @@ extension Server {
             RawSocket.refuse(fd, with: "")
             return
         }
-        admit(socket: socket, peer: peer, host: host, transport: tls ? .tls : (peer.isUnix ? .unix : .tcp))
+        admit(socket: socket, peer: peer, host: host, transport: given ?? (tls ? .tls : (peer.isUnix ? .unix : .tcp)))
     }
 
     /// A connection of this server for one request, outside the connection table (`POST /publish/...`).
@@ -42,7 +42,7 @@ extension Server {
     @discardableResult
     func admit(socket: BufferedSocket, peer: SocketAddress, host: String, transport: Transport,
                id givenID: UInt64? = nil, prepare: ((ClientConnection) -> Void)? = nil) -> ClientConnection {
-        let tls = transport == .tls
+        let tls = transport == .tls || transport == .mqttTLS
         let id = givenID ?? connections.takeID()
         let connection = ClientConnection(
             id: id, peer: peer, socket: socket, maxLine: configuration.limits.maxLine, server: self,
@@ -52,6 +52,8 @@ extension Server {
         if transport == .webSocket {
             connection.madeExtras.adapter = WebSocketTransport(maxLine: configuration.limits.maxLine,
                                                                maxPayload: configuration.limits.maxPayload)
+        } else if transport.isMQTT {
+            connection.madeExtras.adapter = MQTTTransport(limits: configuration.limits)
         }
         prepare?(connection)
         socket.delegate = connection

@@ -32,6 +32,7 @@ extension Server {
         // their dead entries' memory, amortised over enough departures to cost O(1) each.
         subscriptions.connectionLeft(connection, reason: reason)
         auth.connectionLeft(connection)
+        connection.extras?.adapter?.connectionClosed(connection, reason: reason)
         if fanout.run.isOpen || questions.isCheckingReceivers { fanout.retired.append(connection) }
         connections[connection.id] = nil
         if let count = connections.perHost[connection.peerHost] {

@@ -32,6 +32,14 @@ class TransportAdapter {
     /// Queues what the client is told when the server lets it go. False when nothing is worth flushing: a slow
     /// consumer's backlog cannot be cut at a frame or event boundary, so it is dropped unflushed.
     func farewell(_ reason: DisconnectReason, to connection: ClientConnection) -> Bool { false }
+
+    /// The connection has left the table (any reason): what the transport keeps beyond it (an MQTT session,
+    /// its will) is settled here. Called once, after its subscriptions are gone.
+    func connectionClosed(_ connection: ClientConnection, reason: DisconnectReason) {}
+
+    /// Bytes the transport holds for the connection beyond its socket's output (MQTT messages sent but not yet
+    /// acknowledged): counted in its pending bytes, so the slow-consumer limit and max_memory weigh them.
+    var heldBytes: Int { 0 }
 }
 
 /// A publish run's lines framed for one kind of transport, done once per flush and shared by its receivers.

@@ -101,7 +101,7 @@ final class Presence: PublishReceipts {
     func leaveReason(for reason: DisconnectReason) -> PresenceText.LeaveReason {
         switch reason {
         case .quit, .eof, .socketError, .webSocketClose, .framingLost, .authFailures, .authExpired, .memoryBound,
-             .userLimit:
+             .userLimit, .sessionTakenOver, .mqttProtocol:
             .closed
         case .idleTimeout, .authTimeout, .handshakeTimeout: .timeout
         case .slowConsumer: .slowConsumer

@@ -158,7 +158,7 @@ final class WebSocketTransport: TransportAdapter {
     /// The protocol's farewell line as a text frame, then a close frame with the code for the reason.
     override func farewell(_ reason: DisconnectReason, to connection: ClientConnection) -> Bool {
         switch reason {
-        case .slowConsumer, .eof, .socketError, .handshakeTimeout, .framingLost:
+        case .slowConsumer, .eof, .socketError, .handshakeTimeout, .framingLost, .sessionTakenOver, .mqttProtocol:
             return false
         case .webSocketClose(let code, let text):
             close(connection, code: code, reason: text)
