@@ -1,4 +1,5 @@
 import FanoutEventLoop
+import FanoutMQTT
 
 /// A transport that is not the line protocol itself (WebSocket frames, Server-Sent Events, an HTTP request),
 /// composed into the connection that uses it as a pipeline handler is: it decodes the connection's input into
@@ -40,6 +41,10 @@ class TransportAdapter {
     /// Bytes the transport holds for the connection beyond its socket's output (MQTT messages sent but not yet
     /// acknowledged): counted in its pending bytes, so the slow-consumer limit and max_memory weigh them.
     var heldBytes: Int { 0 }
+
+    /// The QoS of this connection's publishes, for MQTT receivers (`PublishRun.mqttQoS`): an MQTT client's
+    /// PUBLISH QoS; nil (QoS 2) for every other transport.
+    var publishQoS: MQTTQoS? { nil }
 }
 
 /// A publish run's lines framed for one kind of transport, done once per flush and shared by its receivers.

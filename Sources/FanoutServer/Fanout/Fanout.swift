@@ -1,5 +1,6 @@
 import FanoutEngine
 import FanoutEventLoop
+import FanoutMQTT
 import FanoutMulticast
 import FanoutProtocol
 #if canImport(Glibc)
@@ -84,6 +85,7 @@ final class Fanout<Host: FanoutHost> {
         if !run.isOpen || message.run != run.engineRun || (message.run == 0 && !run.isRun(of: message.subject)) {
             close()
             run.open(subject: message.subject, engineRun: message.run, retains: message.recorded)
+            run.mqttQoS = run.publisher?.extras?.adapter?.publishQoS ?? .exactlyOnce
             gatherReceivers()
             if announced != nil { noteEngineChange(for: message.subject) }
         }

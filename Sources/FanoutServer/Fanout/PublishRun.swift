@@ -1,5 +1,6 @@
 import FanoutEngine
 import FanoutEventLoop
+import FanoutMQTT
 import FanoutMulticast
 import FanoutProtocol
 import Glibc
@@ -65,6 +66,10 @@ struct PublishRun {
     /// The run's first message is the subject's first since the engine changed: a RESET goes before it.
     var announcesEngineChange = false
     private(set) var isOpen = false
+    /// The QoS the run's messages were published at, for MQTT receivers (they get the lower of it and their
+    /// subscription's): an MQTT publisher's PUBLISH QoS, set by its transport for its publishes; every other
+    /// message (a fanout client's, HTTP's, another node's, a will's) counts as QoS 2.
+    var mqttQoS = MQTTQoS.exactlyOnce
 
     /// Bytes after which a run's lines are written out early, bounding the run's memory.
     static let flushBytes = 64 * 1024

@@ -20,10 +20,13 @@ final class MQTTRetained {
 
     /// A retained PUBLISH to `subject`: its payload becomes the subject's retained message; an empty one
     /// clears it (MQTT-3.3.1-10).
-    func retain(subject: String, payload: [UInt8]) {}
+    /// `qos` is the PUBLISH's: a new subscription gets it at the lower of that and its own.
+    func retain(subject: String, payload: [UInt8], qos: MQTTQoS) {}
 
-    /// Calls `body` with each retained message a new subscription of `filter` receives (MQTT-3.3.1-6).
-    func forEach(matching filter: MQTTFilterPatterns, _ body: (_ subject: String, _ payload: [UInt8]) -> Void) {}
+    /// Calls `body` with each retained message a new subscription of `filter` receives (MQTT-3.3.1-6), in no
+    /// particular order.
+    func forEach(matching filter: MQTTFilterPatterns,
+                 _ body: (_ subject: String, _ payload: [UInt8], _ qos: MQTTQoS) -> Void) {}
 
     /// Retained messages kept.
     var count: Int { 0 }
