@@ -244,7 +244,7 @@ final class ClientConnection: Subscriber, BufferedSocketDelegate {
         case .error, .tls:
             server.departures.peerLeft(self, reason: .socketError(reason.description))
         case .readTimeout:
-            let setting = server.idleSetting(subscribed: !subscriptions.isEmpty)
+            let setting = extras?.adapter?.idleSetting ?? server.idleSetting(subscribed: !subscriptions.isEmpty)
             server.disconnect(self, reason: .idleTimeout(setting: setting))
         case .writeTimeout:
             server.disconnect(self, reason: .slowConsumer("no output drained for write_timeout"))

@@ -67,7 +67,10 @@ extension Server {
             let sendBuffer = configuration.limits.sendBufferBytes
             if sendBuffer > 0 { socket.setSendBuffer(bytes: sendBuffer) }
         }
-        socket.setTimeouts(read: transport == .eventStream ? nil : readTimeout(subscribed: false),
+        // An MQTT client has auth_timeout to send CONNECT, which sets its keep-alive (`MQTTTransport.accept`).
+        let read = transport == .eventStream ? nil
+            : transport.isMQTT ? configuration.auth.authTimeout : readTimeout(subscribed: false)
+        socket.setTimeouts(read: read,
                            write: configuration.timeouts.writeTimeout)
         connections[id] = connection
         connections.perHost[host, default: 0] += 1
@@ -123,8 +126,9 @@ extension Server {
     /// Moves a connection to the read timeout for its subscriptions, when it has just gained its first or
     /// lost its last.
     func updateReadTimeout(of connection: ClientConnection) {
-        // An event stream's client never sends anything after its request: idleness is not a sign of death.
-        guard connection.transport != .eventStream else { return }
+        // An event stream's client never sends anything after its request: idleness is not a sign of death. An
+        // MQTT client's keep-alive decides its own.
+        guard connection.transport != .eventStream, !connection.transport.isMQTT else { return }
         connection.socket?.setTimeouts(read: readTimeout(subscribed: !connection.subscriptions.isEmpty),
                                        write: configuration.timeouts.writeTimeout)
     }

@@ -45,6 +45,10 @@ class TransportAdapter {
     /// The QoS of this connection's publishes, for MQTT receivers (`PublishRun.mqttQoS`): an MQTT client's
     /// PUBLISH QoS; nil (QoS 2) for every other transport.
     var publishQoS: MQTTQoS? { nil }
+
+    /// The setting named when the connection is closed for saying nothing (MQTT's `keepalive`); nil for the
+    /// server's own (`idle_timeout`, `idle_unsubscribed_timeout`).
+    var idleSetting: String? { nil }
 }
 
 /// A publish run's lines framed for one kind of transport, done once per flush and shared by its receivers.
@@ -78,6 +82,17 @@ struct RunFraming {
     var sharedEvents: SharedBuffer?
     /// How many receivers over this kind of transport the run has: sharing pays only for several.
     var receivers = 0
+    /// The run as MQTT receivers take it (`MQTTTransport.writeRun`): done once per run.
+    var mqttEncoded = false
+    /// The run's subject as an MQTT topic; nil when it has none (its messages are not sent over MQTT).
+    var mqttTopic: String?
+    /// The run's payloads, shared by every QoS 1 and 2 receiver's unacknowledged copy.
+    var mqttPayloads: [[UInt8]] = []
+    /// The run's messages as QoS 0 PUBLISH packets, the same bytes for every QoS 0 receiver.
+    var mqttPackets: [UInt8] = []
+    var sharedMQTT: SharedBuffer?
+    /// The QoS the run was published at (`PublishRun.mqttQoS`).
+    var mqttQoS = MQTTQoS.exactlyOnce
 
     /// Queues `bytes`, text a run's `receivers` of one kind share, to `socket`: by reference to one buffer,
     /// made on first use and kept in `shared`, when several receivers take a large text; copied when small (a
@@ -96,6 +111,8 @@ struct RunFraming {
     mutating func reset(receivers: Int, subject: String) {
         webSocketFramed = false
         eventsEncoded = false
+        mqttEncoded = false
+        sharedMQTT = nil
         idEpoch = nil
         sharedFrames = nil
         sharedEvents = nil

@@ -9,6 +9,7 @@ extension Fanout {
         let marks = BacklogMarks(host.configuration.limits)
         let receivers = run.framedReceivers
         framing.reset(receivers: receivers.count, subject: run.subjectString)
+        framing.mqttQoS = run.mqttQoS
         let now = host.metrics != nil ? ContinuousClock.now : nil
         for receiver in receivers where receiver.isConnected {
             // Retained: its write and marks may drop it (`Unretained`'s rules).
@@ -23,7 +24,12 @@ extension Fanout {
                 adapter.writeRun($0, to: connection, socket: receiver.socket, framing: &framing)
             }
             host.stats.bytesOut += UInt64(receiver.socket.outputCount - before)
-            checkBacklog(of: receiver, marks: marks)
+            // An MQTT receiver's unacknowledged messages count in its backlog (`pendingBytes`).
+            if connection.transport.isMQTT {
+                checkBacklog(of: connection, marks: marks)
+            } else {
+                checkBacklog(of: receiver, marks: marks)
+            }
         }
     }
 
