@@ -207,7 +207,7 @@ let package = Package(
         .testTarget(
             name: "FanoutServerTests",
             dependencies: [
-                "FanoutEventLoop", "FanoutServer", "FanoutProtocol", "FanoutTestSupport",
+                "FanoutEventLoop", "FanoutServer", "FanoutProtocol", "FanoutTestSupport", "FanoutMQTT",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -24,12 +24,17 @@ struct MQTTFilterTable {
     /// patterns that are new to the connection.
     @discardableResult
     mutating func add(_ filter: MQTTFilter) -> [String] {
-        if filters[filter.filter] != nil { _ = remove(filter.filter) }
+        // The same text maps to the same patterns: a replaced filter's are held already.
+        var held: [String] = []
+        if let previous = filters[filter.filter] {
+            held = previous.patternList
+            _ = remove(filter.filter)
+        }
         filters[filter.filter] = filter
         var added: [String] = []
         for pattern in filter.patternList {
             patternUsers[pattern, default: 0] += 1
-            if patternUsers[pattern] == 1 { added.append(pattern) }
+            if patternUsers[pattern] == 1 && !held.contains(pattern) { added.append(pattern) }
         }
         recompute()
         return added

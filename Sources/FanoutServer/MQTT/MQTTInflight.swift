@@ -74,4 +74,7 @@ struct MQTTInflight {
     }
 
     var nextID: UInt16 { next }
+
+    /// Identifiers kept for the order, acknowledged ones among them (what `compactIfSparse` bounds).
+    var orderCount: Int { order.count }
 }
