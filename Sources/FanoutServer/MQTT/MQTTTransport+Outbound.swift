@@ -50,14 +50,14 @@ extension MQTTTransport {
     func writeRunPackets(_ lines: UnsafeRawBufferPointer, to connection: ClientConnection, socket: BufferedSocket,
                          framing: inout RunFraming) {
         if !framing.mqttEncoded { Self.encode(lines, into: &framing) }
-        let stats = connection.server
+        let server = connection.server
         guard let topic = framing.mqttTopic else {
-            stats.mqttStats.unmappable &+= UInt64(framing.mqttPayloads.count)
+            server.mqttStats.unmappable &+= UInt64(framing.mqttPayloads.count)
             return
         }
         guard let granted = filters.grantedQoS(for: framing.subject) else { return }
         let qos = min(granted, framing.mqttQoS)
-        stats.mqttStats.packetsOut[Int(MQTTPacketType.publish.rawValue)] &+= UInt64(framing.mqttPayloads.count)
+        server.mqttStats.packetsOut[Int(MQTTPacketType.publish.rawValue)] &+= UInt64(framing.mqttPayloads.count)
         guard qos != .atMostOnce else {
             return RunFraming.write(framing.mqttPackets, receivers: framing.receivers, sharedAs: &framing.sharedMQTT,
                                     to: socket)

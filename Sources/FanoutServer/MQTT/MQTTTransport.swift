@@ -224,14 +224,15 @@ final class MQTTTransport: TransportAdapter {
     }
 
     /// The connection is gone: its session is kept for its client's return (clean session 0) and its will
-    /// published unless it said DISCONNECT.
+    /// published unless it said DISCONNECT (MQTT-3.1.2-8, MQTT-3.1.2-10).
     override func connectionClosed(_ connection: ClientConnection, reason: DisconnectReason) {
         endTimer = nil
         guard phase == .connected else { return }
         let server = connection.server
         server.mqttSessions.close(clientID: clientID, connection: connection, keep: !cleanSession,
                                   state: sessionState(), grant: connection.grant)
-        if let will { server.mqttSessions.publishWill(will.will, subject: will.subject) }
+        // A stopping server publishes no wills: it could not deliver them, and its clients did nothing wrong.
+        if let will, reason != .shutdown { server.mqttSessions.publishWill(will.will, subject: will.subject) }
         will = nil
     }
 
