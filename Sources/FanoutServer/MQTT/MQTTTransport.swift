@@ -94,7 +94,8 @@ final class MQTTTransport: TransportAdapter {
     override var publishQoS: MQTTQoS? { lastPublishQoS }
 
     override var idleSetting: String? {
-        (connect?.keepAlive ?? 0) > 0 ? "keepalive" : nil
+        guard let connect else { return "auth_timeout" }
+        return connect.keepAlive > 0 ? "keepalive" : nil
     }
 
     override func write(_ lines: UnsafeRawBufferPointer, to connection: ClientConnection) {
