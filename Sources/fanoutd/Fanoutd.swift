@@ -202,6 +202,12 @@ struct Fanoutd: ParsableCommand {
             unix_socket_mode: 0\(String(server.listeners.unixSocketMode, radix: 8))
             tls_listen: \(server.tls.listen.isEmpty ? "off" : server.tls.listen.joined(separator: ", "))
             tls_client_ca: \(server.tls.clientCA ?? "off (no client certificates required)")
+            mqtt_listen: \(server.mqtt.listen.isEmpty ? "off" : server.mqtt.listen.joined(separator: ", "))
+            mqtt_tls_listen: \(server.mqtt.tlsListen.isEmpty ? "off" : server.mqtt.tlsListen.joined(separator: ", "))
+            mqtt_max_retained: \(server.mqtt.maxRetained)
+            mqtt_max_sessions: \(server.mqtt.maxSessions)
+            mqtt_session_max_messages: \(server.mqtt.sessionMaxMessages)
+            mqtt_session_expiry: \(server.mqtt.sessionExpiry.map { seconds($0) } ?? "0 (until mqtt_max_sessions)")
             \(TokenSection.describe(server.auth.tokens))
             \(ClusterSection.describe(server.cluster))
             """
