@@ -142,8 +142,9 @@ struct Fanoutd: ParsableCommand {
             server.metricsBackend = PrometheusBackend.start
             let inherited = SocketActivation.inheritedListeners()
             unsetenv("LISTEN_FDNAMES")
-            try server.start(inheritedFDs: inherited.protocol, inheritedHTTPFD: inherited.http,
-                             inheritedHTTPSFD: inherited.https)
+            try server.start(inheritedFDs: inherited.lines, inheritedHTTPFD: inherited.http,
+                             inheritedHTTPSFD: inherited.https, inheritedMQTTFDs: inherited.mqtt,
+                             inheritedMQTTTLSFDs: inherited.mqtts)
             try server.run()
         } catch let error as DiskError {
             // EX_CANTCREAT: the history directory cannot be made, read or written.
