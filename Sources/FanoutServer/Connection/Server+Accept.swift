@@ -49,6 +49,7 @@ extension Server {
             census: connections.census
         )
         connection.transport = transport
+        if transport.isMQTT { mqttStats.connections += 1 }
         if transport == .webSocket {
             connection.madeExtras.adapter = WebSocketTransport(maxLine: configuration.limits.maxLine,
                                                                maxPayload: configuration.limits.maxPayload)
