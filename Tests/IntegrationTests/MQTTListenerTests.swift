@@ -165,15 +165,8 @@ private let hasOpenSSL = FileManager.default.isExecutableFile(atPath: "/usr/bin/
 @Suite("MQTT over TLS", .threadPerTest, .enabled(if: hasOpenSSL, "the openssl command is not installed"),
        .timeLimit(.minutes(3)))
 struct MQTTTLSListenerTests {
-    /// `mqtt_tls_listen` takes tls_cert and tls_key: a client that trusts the test CA completes its handshake.
-    @Test func aTLSHandshakeSucceedsOnTheMQTTTLSListener() throws {
-        let pki = try TestPKI()
-        let daemon = try Daemon(environment: ["FANOUTD_MQTT_TLS_LISTEN": "127.0.0.1:0",
-                                              "FANOUTD_TLS_CERT": pki.path("server.pem"),
-                                              "FANOUTD_TLS_KEY": pki.path("server-key.pem")])
-        let line = try daemon.stderr.waitForLine(containing: "(mqtt, tls)", timeout: 10)
-        let address = try #require(line.components(separatedBy: "listening on ").last?.split(separator: " ").first)
-        let port = try #require(Int(address.split(separator: ":").last!))
+    /// `openssl s_client`'s lines for a handshake with `port`, trusting the test CA, closed at once.
+    private func handshake(port: Int, _ pki: TestPKI) throws -> (status: Int32, lines: [String]) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         process.arguments = ["s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", pki.path("ca.pem"),
@@ -189,8 +182,27 @@ struct MQTTTLSListenerTests {
         lines.waitForEnd(timeout: 20)
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
-        #expect(lines.all.contains { $0.contains("CONNECTION ESTABLISHED") }, "\(lines.all)")
-        #expect(lines.all.contains { $0.contains("Verification: OK") }, "\(lines.all)")
-        #expect(process.terminationStatus == 0)
+        return (process.terminationStatus, lines.all)
+    }
+
+    /// `mqtt_tls_listen` takes tls_cert and tls_key: a client that trusts the test CA completes its handshake,
+    /// before and after a reload (which makes the TLS context again from the files, for this listener alone).
+    @Test func aTLSHandshakeSucceedsOnTheMQTTTLSListener() throws {
+        let pki = try TestPKI()
+        let daemon = try Daemon(environment: ["FANOUTD_MQTT_TLS_LISTEN": "127.0.0.1:0",
+                                              "FANOUTD_TLS_CERT": pki.path("server.pem"),
+                                              "FANOUTD_TLS_KEY": pki.path("server-key.pem")])
+        let line = try daemon.stderr.waitForLine(containing: "(mqtt, tls)", timeout: 10)
+        let address = try #require(line.components(separatedBy: "listening on ").last?.split(separator: " ").first)
+        let port = try #require(Int(address.split(separator: ":").last!))
+        let first = try handshake(port: port, pki)
+        #expect(first.lines.contains { $0.contains("CONNECTION ESTABLISHED") }, "\(first.lines)")
+        #expect(first.lines.contains { $0.contains("Verification: OK") }, "\(first.lines)")
+        #expect(first.status == 0)
+        daemon.signal(SIGHUP)
+        _ = try daemon.stderr.waitForLine(containing: "configuration reloaded", timeout: 10)
+        let second = try handshake(port: port, pki)
+        #expect(second.lines.contains { $0.contains("Verification: OK") }, "\(second.lines)")
+        #expect(second.status == 0)
     }
 }
