@@ -22,7 +22,7 @@ extension Replays {
                 if case .success(let replay) = result { replay.answer.stream?.finish() }
                 return
             }
-            self.answerReplay(result, subject: subject, to: connection)
+            self.answerReplay(result, subject: subject, kind: kind, to: connection)
             // Answered later: the connection was held, and goes on now.
             if held, let pending = connection.extras?.pendingReplies {
                 pending.replaying = false
@@ -41,7 +41,7 @@ extension Replays {
     /// that came while an engine shared by several nodes read its stream follow the replay (`following`), so
     /// nothing is missed or sent twice; from here until the replay is sent, live messages wait behind it.
     private func answerReplay(_ result: Result<EngineReplay, EngineFailure>, subject: String,
-                              to connection: ClientConnection) {
+                              kind: ReplayRequest.Kind, to connection: ClientConnection) {
         let replay: EngineReplay
         switch result {
         case .success(let answered):
@@ -60,10 +60,24 @@ extension Replays {
         } else if host.subscriptions.group(of: subject, for: connection) != nil {
             host.subscriptions.changeMode(of: subject, to: nil, for: connection)  // RESUME and LAST subscribe plainly
         }
-        let answer = replay.answer
-        connection.send(resumeReply(answer, for: connection))
+        var answer = replay.answer
         var following: [UInt8] = []
         var subjectBytes = subject
+        // LAST of a subject whose history has nothing to give (none kept here) gives its MQTT retained message,
+        // the value an MQTT subscriber gets first: at the subject's last seq, which is its own when it was the
+        // last message published there.
+        if case .newest(let count) = kind, count > 0, answer.replayed == 0,
+           let retained = host.mqttRetained.message(of: subject) {
+            answer.replayed = 1
+            subjectBytes.withUTF8 { subjectBuffer in
+                retained.payload.withUnsafeBytes { payload in
+                    Encoder.appendPush(subject: UnsafeRawBufferPointer(subjectBuffer), seq: answer.lastSeq,
+                                       payload: payload, maxLine: host.configuration.limits.maxLine, to: &following)
+                }
+            }
+            host.stats.delivered += 1
+        }
+        connection.send(resumeReply(answer, for: connection))
         subjectBytes.withUTF8 { subjectBuffer in
             for message in replay.following {
                 message.payload.withUnsafeBytes { payload in

@@ -20,6 +20,8 @@ protocol ReplaysHost: AnyObject {
     func releaseCommands(of connection: ClientConnection)
     /// The replies an engine that answers later still owes.
     var replies: ReplyOrder { get }
+    /// MQTT's retained messages: what `LAST` gives when history has nothing.
+    var mqttRetained: MQTTRetained { get }
 }
 
 /// RESUME and LAST (`Replays+Resume.swift`) and the replays they start, which go out a slice per loop pass,
