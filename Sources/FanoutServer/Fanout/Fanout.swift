@@ -92,6 +92,9 @@ final class Fanout<Host: FanoutHost> {
             if announced != nil { noteEngineChange(for: message.subject) }
         }
         run.seq = message.seq
+        if !run.parked.isEmpty {
+            host.mqttSessions.queue(message.payload, topic: run.parkedTopic, qos: run.mqttQoS, to: run.parked)
+        }
         let plain = run.receivers.count &+ run.framedReceivers.count &+ run.waiting.count
         var receivers = plain
         if !run.groups.isEmpty {
@@ -147,6 +150,8 @@ final class Fanout<Host: FanoutHost> {
             }
         }
         if host.index.hasGroups { gatherGroups() }
+        // MQTT sessions of clients that are away keep what their filters match: one stored Bool while none is.
+        if host.mqttSessions.hasParked { run.parkedTopic = host.mqttSessions.gather(subject, into: &run.parked) }
     }
 
     /// Adds the publisher's `+OK <receivers>` to the run's replies, written ahead of the run's lines.

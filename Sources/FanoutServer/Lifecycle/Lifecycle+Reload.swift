@@ -80,6 +80,7 @@ extension Lifecycle {
         if fresh.tls.listen != old.tls.listen { rebind(\.tls, to: fresh.tls.listen, tls: true) }
         host.auth.apply(replacing: oldAuth)
         if fresh.presence != old.presence { host.presence.apply(fresh.presence) }
+        if fresh.mqtt != old.mqtt { host.mqttSessions.applyBounds() }
         host.http.apply(fresh, old: old)
         if fresh.limits.maxLine != old.limits.maxLine {
             for connection in host.connections.values {
