@@ -10,16 +10,19 @@ extension MQTTSessions {
         let subject: String
     }
 
-    /// Past this many wills waiting, the oldest is published at once from the queue's pass rather than
-    /// queued further: one will per connection that ended since the last pass, so only a mass departure of
-    /// more than this many connections in one pass reaches it. Bound: this many wills, each at most
-    /// max_payload bytes (its connection's CONNECT held it before).
+    /// Past this many wills waiting, the oldest is dropped (logged once per pass): one will per connection
+    /// that ended since the last pass, so only a mass departure of more than this many connections within one
+    /// pass reaches it. Bound: this many wills, each at most max_payload bytes (its connection's CONNECT held
+    /// it before).
     static let maxQueuedWills = 65_536
 
     /// Publishes a will on the next loop pass, as its client would have (retained when asked).
     func publishWill(_ will: MQTTWill, subject: String) {
         if wills.count >= Self.maxQueuedWills {
-            host.logger.warning("MQTT wills: \(wills.count) waiting; dropping the oldest")
+            if !willsOverflowed {
+                willsOverflowed = true
+                host.logger.warning("MQTT wills: \(wills.count) waiting for one pass; dropping the oldest")
+            }
             wills.removeFirst()
         }
         wills.append(QueuedWill(will: will, subject: subject))
@@ -32,6 +35,7 @@ extension MQTTSessions {
     /// Publishes every will queued, in the order they came. A will the engine refuses (several nodes: a shard
     /// that is away) is dropped and logged, as a client's PUB would be refused.
     func publishWills() {
+        willsOverflowed = false
         guard !wills.isEmpty else { return }
         let host = self.host
         let fanout = host.fanout

@@ -53,6 +53,8 @@ final class MQTTSessions: PublishReceipts {
     /// Wills waiting for the next loop pass (`MQTTSessions+Wills.swift`).
     var wills = Deque<QueuedWill>()
     var willTimer = SliceTimer()
+    /// Wills were dropped past `maxQueuedWills` since the last pass: logged once.
+    var willsOverflowed = false
 
     init(host: any MQTTSessionsHost) {
         self.host = host

@@ -156,6 +156,52 @@ extension InProcess {
             #expect(low.map(\.1) == ["q1", "q2"], "w/two is granted QoS 0: not kept")
         }
 
+        @Test func parkedBytesCountTowardMaxMemoryAndGoWithTheSession() throws {
+            let bound = 256 * 1024
+            let harness = try ServerHarness { $0.limits.maxMemory = bound }
+            let publisher = try harness.connect()
+            try park("c1", [try filter("big", .atLeastOnce)], in: harness)
+            let memory = harness.server.memory!
+            let payload = String(repeating: "x", count: 10_000)
+            for _ in 0..<40 { #expect(try harness.command("PUB big \(payload)", on: publisher) == "+OK 0") }
+            let session = try #require(harness.server.mqttSessions.parked["c1"])
+            #expect(harness.server.mqttStats.sessionMessagesDropped > 0, "past max_memory, messages are dropped")
+            #expect(session.countedBytes <= bound && session.queued.count < 40)
+            #expect(memory.payloadBytes == session.countedBytes, "what it holds is counted as held bytes")
+            let back = try harness.connect()
+            let connection = try #require(harness.server.connections[back.id])
+            _ = harness.server.mqttSessions.open(clientID: "c1", cleanSession: false, for: connection)
+            #expect(memory.payloadBytes == 0, "given back when the client returns")
+        }
+
+        /// `awayOrder` keeps an entry per park: a client that comes and goes many times behind a session away
+        /// longer must not grow it past twice the parked sessions (plus 16).
+        @Test func comingAndGoingOftenKeepsTheAwayOrderBounded() throws {
+            let harness = try ServerHarness()
+            try park("old", [try filter("o", .atLeastOnce)], in: harness)
+            let peer = try harness.connect()
+            let connection = try #require(harness.server.connections[peer.id])
+            let sessions = harness.server.mqttSessions
+            for _ in 0..<1_000 {
+                _ = sessions.open(clientID: "flapping", cleanSession: false, for: connection)
+                sessions.close(clientID: "flapping", connection: connection, keep: true,
+                               state: state([try filter("f", .atLeastOnce)]), grant: nil)
+            }
+            #expect(sessions.parkedCount == 2)
+            #expect(sessions.awayOrder.count <= 2 * sessions.parkedCount + 16)
+            #expect(sessions.oldestParked()?.clientID == "old")
+        }
+
+        @Test func willsWaitingPastTheirBoundDropTheOldest() throws {
+            let harness = try ServerHarness()
+            let sessions = harness.server.mqttSessions
+            let will = MQTTWill(topic: "many", message: [], qos: .atMostOnce, retain: false)
+            for _ in 0...MQTTSessions.maxQueuedWills { sessions.publishWill(will, subject: "many") }
+            #expect(sessions.wills.count == MQTTSessions.maxQueuedWills)
+            try harness.run(until: { !sessions.hasQueuedWills }, "the wills' pass")
+            #expect(harness.server.mqttStats.willsPublished == UInt64(MQTTSessions.maxQueuedWills))
+        }
+
         @Test func aWillIsPublishedOnTheNextPassNotWhereItWasGiven() throws {
             let harness = try ServerHarness()
             let watcher = try harness.connect()
