@@ -68,7 +68,8 @@ struct PublishRun {
     private(set) var isOpen = false
     /// The QoS the run's messages were published at, for MQTT receivers (they get the lower of it and their
     /// subscription's): an MQTT publisher's PUBLISH QoS, set by its transport for its publishes; every other
-    /// message (a fanout client's, HTTP's, another node's, a will's) counts as QoS 2.
+    /// message (a fanout client's, HTTP's, another node's) counts as QoS 2, and the server's own (a will) goes at
+    /// the QoS `Fanout.publishOwn` was given.
     var mqttQoS = MQTTQoS.exactlyOnce
     /// MQTT sessions of clients that are away whose filters match the run's subject (`MQTTSessions.gather`):
     /// each message is kept for each. Held strongly until the run closes.
