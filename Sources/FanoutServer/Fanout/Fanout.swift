@@ -56,6 +56,8 @@ final class Fanout<Host: FanoutHost> {
     /// `announcedSubjectsLimit` subjects, after which the announcing ends.
     var announced: Set<[UInt8]>?
     static var announcedSubjectsLimit: Int { 100_000 }
+    /// The QoS MQTT receivers take a run of the server's own publishes at (`publishOwn`); QoS 2 otherwise.
+    var ownQoS = MQTTQoS.exactlyOnce
 
     /// Called once, by the server that owns this fan-out, from its `init`.
     func attach(to host: Host) {
@@ -85,11 +87,14 @@ final class Fanout<Host: FanoutHost> {
         if !run.isOpen || message.run != run.engineRun || (message.run == 0 && !run.isRun(of: message.subject)) {
             close()
             run.open(subject: message.subject, engineRun: message.run, retains: message.recorded)
-            run.mqttQoS = run.publisher?.extras?.adapter?.publishQoS ?? .exactlyOnce
+            run.mqttQoS = run.publisher?.extras?.adapter?.publishQoS ?? ownQoS
             gatherReceivers()
             if announced != nil { noteEngineChange(for: message.subject) }
         }
         run.seq = message.seq
+        if !run.parked.isEmpty {
+            host.mqttSessions.queue(message.payload, topic: run.parkedTopic, qos: run.mqttQoS, to: run.parked)
+        }
         let plain = run.receivers.count &+ run.framedReceivers.count &+ run.waiting.count
         var receivers = plain
         if !run.groups.isEmpty {
@@ -145,6 +150,8 @@ final class Fanout<Host: FanoutHost> {
             }
         }
         if host.index.hasGroups { gatherGroups() }
+        // MQTT sessions of clients that are away keep what their filters match: one stored Bool while none is.
+        if host.mqttSessions.hasParked { run.parkedTopic = host.mqttSessions.gather(subject, into: &run.parked) }
     }
 
     /// Adds the publisher's `+OK <receivers>` to the run's replies, written ahead of the run's lines.

@@ -27,6 +27,8 @@ protocol FanoutHost: AnyObject {
     var cluster: ClusterNode? { get }
     /// Which groups a member that drained belongs to.
     var subscriptions: Subscriptions { get }
+    /// MQTT sessions of clients that are away, which receive what their filters match.
+    var mqttSessions: MQTTSessions { get }
 
     /// The memory bound, which watches a receiver whose backlog passed `BacklogWatch.mark`.
     var memory: MemoryGuard! { get }

@@ -68,8 +68,14 @@ struct PublishRun {
     private(set) var isOpen = false
     /// The QoS the run's messages were published at, for MQTT receivers (they get the lower of it and their
     /// subscription's): an MQTT publisher's PUBLISH QoS, set by its transport for its publishes; every other
-    /// message (a fanout client's, HTTP's, another node's, a will's) counts as QoS 2.
+    /// message (a fanout client's, HTTP's, another node's) counts as QoS 2, and the server's own (a will) goes at
+    /// the QoS `Fanout.publishOwn` was given.
     var mqttQoS = MQTTQoS.exactlyOnce
+    /// MQTT sessions of clients that are away whose filters match the run's subject (`MQTTSessions.gather`):
+    /// each message is kept for each. Held strongly until the run closes.
+    var parked: [ParkedDelivery] = []
+    /// The run's subject as an MQTT topic for them; nil when it has none.
+    var parkedTopic: String?
 
     /// Bytes after which a run's lines are written out early, bounding the run's memory.
     static let flushBytes = 64 * 1024
@@ -113,6 +119,7 @@ struct PublishRun {
         if !waiting.isEmpty { waiting.removeAll(keepingCapacity: true) }
         if !framedReceivers.isEmpty { framedReceivers.removeAll(keepingCapacity: true) }
         if !groupMessages.isEmpty { groupMessages.removeAll() }
+        if !parked.isEmpty { parked.removeAll(keepingCapacity: true) }
         bytes.removeAll(keepingCapacity: true)
         retains = false
         announcesEngineChange = false

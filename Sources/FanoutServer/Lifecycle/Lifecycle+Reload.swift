@@ -86,6 +86,7 @@ extension Lifecycle {
         }
         host.auth.apply(replacing: oldAuth)
         if fresh.presence != old.presence { host.presence.apply(fresh.presence) }
+        if fresh.mqtt != old.mqtt { host.mqttSessions.applyBounds() }
         host.http.apply(fresh, old: old)
         if fresh.limits.maxLine != old.limits.maxLine {
             for connection in host.connections.values {

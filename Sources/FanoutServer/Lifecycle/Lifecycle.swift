@@ -18,6 +18,7 @@ protocol LifecycleHost: AnyObject {
     var auth: Authenticator { get }
     var subscriptions: Subscriptions { get }
     var presence: Presence { get }
+    var mqttSessions: MQTTSessions { get }
     var engine: any Engine { get }
     var localHistory: any LocalHistory { get }
     var isStandalone: Bool { get }

@@ -53,7 +53,6 @@ extension Presence {
     private func publish(_ count: Int) {
         guard !queue.isEmpty, count > 0 else { return }
         let host = self.host
-        let engine = host.engine
         // No client's publish run may take these as its own.
         host.fanout.finish()
         // The slice's buffers are reused from slice to slice: made anew each time, their varying sizes left the
@@ -79,11 +78,8 @@ extension Presence {
             events: for (position, event) in events.enumerated() {
                 let subject = UnsafeRawBufferPointer(rebasing: all[event.subject])
                 let payload = UnsafeRawBufferPointer(rebasing: all[event.payload])
-                switch engine.publish(subject: subject, payload: payload, anyBytes: false, receipt: (self, 0)) {
-                case .numbered(let seq, let run, let recorded):
-                    _ = host.fanout.deliver(NumberedMessage(subject: subject, seq: seq, payload: payload,
-                                                            anyBytes: false, run: run, recorded: recorded))
-                case .pending:
+                switch host.fanout.publishOwn(subject: subject, payload: payload, anyBytes: false, receipt: (self, 0)) {
+                case .numbered, .pending:
                     break
                 case .refused(let reason):
                     lastRefusal = reason
