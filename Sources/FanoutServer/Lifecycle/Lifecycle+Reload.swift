@@ -86,7 +86,10 @@ extension Lifecycle {
         }
         host.auth.apply(replacing: oldAuth)
         if fresh.presence != old.presence { host.presence.apply(fresh.presence) }
-        if fresh.mqtt != old.mqtt { host.mqttSessions.applyBounds() }
+        if fresh.mqtt != old.mqtt {
+            host.mqttSessions.applyBounds()
+            host.mqttRetained.applyBound()
+        }
         host.http.apply(fresh, old: old)
         if fresh.limits.maxLine != old.limits.maxLine {
             for connection in host.connections.values {

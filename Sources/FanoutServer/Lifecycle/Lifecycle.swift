@@ -19,6 +19,7 @@ protocol LifecycleHost: AnyObject {
     var subscriptions: Subscriptions { get }
     var presence: Presence { get }
     var mqttSessions: MQTTSessions { get }
+    var mqttRetained: MQTTRetained { get }
     var engine: any Engine { get }
     var localHistory: any LocalHistory { get }
     var isStandalone: Bool { get }
