@@ -93,7 +93,7 @@ final class Fanout<Host: FanoutHost> {
         }
         run.seq = message.seq
         if !run.parked.isEmpty {
-            host.mqttSessions.queue(message.payload, topic: run.parkedTopic, qos: run.mqttQoS, to: run.parked)
+            host.mqttSessions.queue(message, epoch: epoch, topic: run.parkedTopic, qos: run.mqttQoS, to: run.parked)
         }
         let plain = run.receivers.count &+ run.framedReceivers.count &+ run.waiting.count
         var receivers = plain

@@ -23,6 +23,13 @@ struct MQTTMessage {
     var weight: Int { topic.utf8.count + payload.count + 48 }
 }
 
+/// Where a returning client's catching up from history starts: the subject's epoch and the seq before the first
+/// message it missed.
+struct MQTTResumePoint: Equatable {
+    let epoch: String
+    let after: UInt64
+}
+
 /// A QoS 1 or 2 message sent to the client and not yet acknowledged (PUBACK, or PUBREC then PUBCOMP).
 struct MQTTUnacknowledged {
     let packetID: UInt16
@@ -48,6 +55,10 @@ struct MQTTSessionState {
     var awaitingRelease: Set<UInt16> = []
     /// The next packet identifier to try for a message to the client.
     var nextPacketID: UInt16 = 1
+    /// Subjects of exact filters whose messages history kept while the client was away: on return the client
+    /// catches up from history (`RESUME <subject> <epoch> <after>`) instead of the session's own queue, so what
+    /// history keeps bounds what it gets back, not `mqtt_session_max_messages`.
+    var resumeFrom: [String: MQTTResumePoint] = [:]
 
     /// Bytes held for the client: what `mqtt_session_max_messages` and max_memory weigh.
     var heldBytes: Int {

@@ -1,4 +1,5 @@
 import DequeModule
+import FanoutEngine
 import FanoutMQTT
 import FanoutProtocol
 import FanoutSubjects
@@ -15,6 +16,9 @@ final class ParkedSession: Subscriber {
     let since: ContinuousClock.Instant
     /// Messages that arrived while away, oldest first. Bound: `mqtt_session_max_messages`.
     var queued = Deque<MQTTMessage>()
+    /// Subjects it catches up from history on return (`MQTTSessionState.resumeFrom`). Bound: one per exact
+    /// filter.
+    var resumeFrom: [String: MQTTResumePoint] = [:]
     /// Bytes counted toward max_memory for it (`MemoryGuard.reserveHeld`), given back when it goes.
     var countedBytes = 0
     /// False once it returned to a connection or was dropped.
@@ -40,6 +44,12 @@ final class ParkedSession: Subscriber {
             }
         }
         return best
+    }
+
+    /// Whether a plain filter of the session names `subject` exactly: its messages kept in history are caught
+    /// up from there on return. O(filters).
+    func resumes(_ subject: String) -> Bool {
+        state.filters.contains { $0.patterns.group == nil && $0.patterns.pattern == subject }
     }
 }
 
@@ -70,13 +80,21 @@ extension MQTTSessions {
     /// drops its oldest, and a message that would pass max_memory is dropped; both are counted. A subject
     /// without a topic is counted unmappable once per session. Cost: O(deliveries) per message, the payload
     /// copied once and shared.
-    func queue(_ payload: UnsafeRawBufferPointer, topic: String?, qos: MQTTQoS, to deliveries: [ParkedDelivery]) {
+    ///
+    /// A message history keeps, of a subject a session's filter names exactly, is not queued: the session notes
+    /// where its catching up from history starts (`resumeFrom`), and the client gets it and what follows from
+    /// history when it returns, as `RESUME` gives them.
+    func queue(_ numbered: NumberedMessage, epoch: String, topic: String?, qos: MQTTQoS,
+               to deliveries: [ParkedDelivery]) {
         guard qos != .atMostOnce else { return }
         guard let topic else {
             host.mqttStats.unmappable &+= UInt64(deliveries.count)
             return
         }
-        let bytes = Array(payload)
+        var deliveries = deliveries
+        if numbered.recorded { deliveries = resumeFromHistory(numbered, epoch: epoch, deliveries) }
+        guard !deliveries.isEmpty else { return }
+        let bytes = Array(numbered.payload)
         let limit = host.configuration.mqtt.sessionMaxMessages
         let memory = host.memory!
         for delivery in deliveries where delivery.session.isParked {
@@ -90,6 +108,26 @@ extension MQTTSessions {
             session.countedBytes += message.weight
             trim(session, to: limit)
         }
+    }
+
+    /// Notes where the sessions that name `numbered`'s subject exactly catch up from history, and returns the
+    /// others, which queue it.
+    private func resumeFromHistory(_ numbered: NumberedMessage, epoch: String,
+                                   _ deliveries: [ParkedDelivery]) -> [ParkedDelivery] {
+        let subject = String(decoding: numbered.subject, as: UTF8.self)
+        var rest: [ParkedDelivery] = []
+        for delivery in deliveries {
+            let session = delivery.session
+            guard session.isParked, session.resumes(subject) else {
+                rest.append(delivery)
+                continue
+            }
+            if session.resumeFrom[subject] == nil {
+                let subjectEpoch = epoch.isEmpty ? host.localHistory.epoch(ofSubject: subject) : epoch
+                session.resumeFrom[subject] = MQTTResumePoint(epoch: subjectEpoch, after: numbered.seq &- 1)
+            }
+        }
+        return rest
     }
 
     /// Drops `session`'s oldest queued messages past `limit`, counted. O(dropped).

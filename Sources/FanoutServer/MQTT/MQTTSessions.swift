@@ -17,6 +17,8 @@ protocol MQTTSessionsHost: AnyObject {
     var engine: any Engine { get }
     var fanout: Fanout<Server> { get }
     var mqttRetained: MQTTRetained { get }
+    /// A subject's epoch, for catching up from history on return.
+    var localHistory: any LocalHistory { get }
     func disconnect(_ connection: ClientConnection, reason: DisconnectReason)
     /// Ends a slice of the server's own publishes as a read ends: the run goes out and the engine records it.
     func readEnded()
@@ -74,6 +76,7 @@ final class MQTTSessions: PublishReceipts {
         guard let session = parked[clientID] else { return nil }
         var state = session.state
         state.queued = Array(session.queued)
+        state.resumeFrom = session.resumeFrom
         unpark(session)
         return cleanSession ? nil : state
     }

@@ -86,7 +86,13 @@ extension MQTTTransport {
         for filter in kept.filters {
             let added = filters.add(filter)
             guard !added.isEmpty else { continue }
-            subscribeLine(added, group: filter.patterns.group)
+            // A subject history kept messages of while the client was away: caught up from there, as RESUME does.
+            if filter.patterns.group == nil, added == [filter.patterns.pattern],
+               let point = kept.resumeFrom[filter.patterns.pattern] {
+                line = Array("RESUME \(filter.patterns.pattern) \(point.epoch) \(point.after)".utf8)
+            } else {
+                subscribeLine(added, group: filter.patterns.group)
+            }
             execute(line, owing: .ignore, of: connection)
         }
         for entry in kept.unacknowledged {
