@@ -18,10 +18,12 @@ struct MQTTSessionTests {
     /// CONNACK's session present; QoS 0 ones are not kept; clean session 1 then finds no session.
     @Test func messagesPublishedWhileAwayArriveOnReturn() throws { try check("persistent") }
 
-    /// A message sent and not acknowledged before the client went is sent again with DUP and its packet id.
+    /// Messages sent and not acknowledged before the client went are sent again on return, in the order first
+    /// sent: QoS 1 and 2 PUBLISHes with DUP and their packet ids, a QoS 2 one whose PUBREC came with PUBREL.
     @Test func unacknowledgedMessagesAreResentWithDup() throws { try check("resend") }
 
-    /// A CONNECT with a client identifier already connected closes the older connection (MQTT-3.1.4-2).
+    /// A CONNECT with a client identifier already connected closes the older connection (MQTT-3.1.4-2): its will
+    /// goes, and with clean session 0 its session (subscriptions included) is the newer connection's.
     @Test func aSecondConnectionTakesOverTheFirst() throws { try check("takeover") }
 
     /// The will is published when the connection ends without DISCONNECT, and not after DISCONNECT.

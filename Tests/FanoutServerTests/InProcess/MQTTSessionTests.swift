@@ -81,6 +81,23 @@ extension InProcess {
             #expect(sessions.parkedCount == 0)
         }
 
+        /// A shared subscription's messages go to the members present: a `$share` filter is not parked.
+        @Test func aSharedSubscriptionIsNotKeptReceivingWhileAway() throws {
+            let harness = try ServerHarness()
+            let publisher = try harness.connect()
+            try park("c1", [try filter("$share/g/shared", .atLeastOnce), try filter("plain", .atLeastOnce)],
+                     in: harness)
+            let sessions = harness.server.mqttSessions
+            #expect(!sessions.index.hasReceivers(for: "shared"))
+            #expect(try harness.command("PUB shared s", on: publisher) == "+OK 0")
+            #expect(try harness.command("PUB plain p", on: publisher) == "+OK 0")
+            #expect(queued("c1", in: harness) == ["p"])
+            let back = try harness.connect()
+            let connection = try #require(harness.server.connections[back.id])
+            let kept = try #require(sessions.open(clientID: "c1", cleanSession: false, for: connection))
+            #expect(kept.filters.map(\.filter) == ["$share/g/shared", "plain"], "the filter itself is kept")
+        }
+
         @Test func pastTheMessageBoundTheOldestGoAndAreCounted() throws {
             let harness = try ServerHarness { $0.mqtt.sessionMaxMessages = 3 }
             let publisher = try harness.connect()

@@ -192,19 +192,31 @@ def persistent(port):
 
 
 def resend(port):
-    """Messages sent and not acknowledged are sent again with DUP, same packet id, on return."""
+    """Messages sent and not acknowledged are sent again on return, in the order first sent: a QoS 1 or 2
+    PUBLISH with DUP and its packet id, a QoS 2 one whose PUBREC went with PUBREL (MQTT-4.4.0-1)."""
     raw = Raw(port, "resend-1", clean_session=False)
-    raw.subscribe("resend/x", 1)
+    raw.subscribe("resend/#", 2)
     publisher = Paho(port, "resend-publisher")
-    publisher.publish("resend/x", b"unacked", 1)
-    dup, qos, packet_id, topic, payload = raw.read_publish()
-    expect((dup, qos, topic, payload) == (False, 1, "resend/x", b"unacked"), "the first send")
+    publisher.publish("resend/one", b"unacked 1", 1)
+    publisher.publish("resend/two", b"unacked 2", 2)
+    publisher.publish("resend/three", b"received 2", 2)
+    first = [raw.read_publish() for _ in range(3)]
+    expect([(dup, qos, topic, payload) for dup, qos, _, topic, payload in first] == [
+        (False, 1, "resend/one", b"unacked 1"), (False, 2, "resend/two", b"unacked 2"),
+        (False, 2, "resend/three", b"received 2")], f"the first sends: {first!r}")
+    released_id = first[2][2]
+    raw.sock.sendall(packet(0x50, struct.pack(">H", released_id)))
+    read = raw.read()
+    expect(read == (6, 2, struct.pack(">H", released_id)), f"PUBREL after PUBREC: {read!r}")
     raw.drop()
     back = Raw(port, "resend-1", clean_session=False)
     expect(back.session_present, "session present")
-    again = back.read_publish()
-    expect(again == (True, 1, packet_id, "resend/x", b"unacked"), f"resent with DUP: {again!r}")
-    back.sock.sendall(packet(0x40, struct.pack(">H", packet_id)))
+    again = [back.read_publish(), back.read_publish()]
+    expect(again == [(True, 1, first[0][2], "resend/one", b"unacked 1"),
+                     (True, 2, first[1][2], "resend/two", b"unacked 2")], f"resent with DUP: {again!r}")
+    read = back.read()
+    expect(read == (6, 2, struct.pack(">H", released_id)), f"PUBREL sent again: {read!r}")
+    back.sock.sendall(packet(0x40, struct.pack(">H", first[0][2])))
     back.drop()
     publisher.stop()
 
