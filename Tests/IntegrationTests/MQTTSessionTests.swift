@@ -5,8 +5,8 @@ import Testing
 /// Tests/IntegrationTests/Fixtures/mqtt_session_checks.py.
 @Suite("MQTT sessions", .threadPerTest, .timeLimit(.minutes(2)))
 struct MQTTSessionTests {
-    private func check(_ name: String) throws {
-        let (daemon, mqttPort) = try Daemon.withMQTT()
+    private func check(_ name: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
+        let (daemon, mqttPort) = try Daemon.withMQTT(arguments: arguments, environment: environment)
         let run = try ExternalProgram("python3", [try fixture("mqtt_session_checks.py"), name, String(mqttPort)])
             .finish(timeout: 60)
         #expect(run.status == 0 && run.stdout.contains("ok \(name)"),
@@ -28,4 +28,11 @@ struct MQTTSessionTests {
 
     /// The will is published when the connection ends without DISCONNECT, and not after DISCONNECT.
     @Test func theWillGoesOnAnAbnormalCloseOnly() throws { try check("will") }
+
+    /// A subject whose history is kept, named exactly by a session's filter, is caught up from history on the
+    /// client's return, as RESUME does: what history keeps bounds it, not mqtt_session_max_messages.
+    @Test func aReturningSessionCatchesUpFromHistory() throws {
+        try check("history", arguments: ["--config", try fixture("history.yaml")],
+                  environment: ["FANOUTD_MQTT_SESSION_MAX_MESSAGES": "2"])
+    }
 }

@@ -266,7 +266,34 @@ def will(port):
     watcher.stop()
 
 
-CHECKS = {"persistent": persistent, "resend": resend, "takeover": takeover, "will": will}
+def history(port):
+    """With history kept for a subject a session's filter names exactly, a returning client catches up from
+    history (RESUME's way) rather than from its session's queue: all five orders arrive though the daemon keeps
+    two messages per session (FANOUTD_MQTT_SESSION_MAX_MESSAGES=2), while a subject without history gives the
+    newest two from the queue."""
+    away = Paho(port, "history-1", clean_session=False)
+    away.subscribe("orders/x", 1)
+    away.subscribe("plain/#", 1)
+    away.stop()
+    publisher = Paho(port, "history-publisher")
+    for index in range(5):
+        publisher.publish("orders/x", f"order {index}".encode(), 1)
+        publisher.publish("plain/y", f"plain {index}".encode(), 1)
+    back = Paho(port, "history-1", clean_session=False)
+    expect(back.session_present, "session present on return")
+    publisher.publish("plain/fence", b"fence", 1)
+    publisher.publish("orders/x", b"order live", 1)
+    seen = back.until(b"order live")
+    orders = [m.payload for m in seen if m.topic == "orders/x"]
+    plain = [m.payload for m in seen if m.topic == "plain/y"]
+    expect(orders == [f"order {index}".encode() for index in range(5)],
+           f"orders caught up from history, in order, before the live one: {orders}")
+    expect(plain == [b"plain 3", b"plain 4"], f"the session's queue kept the newest two: {plain}")
+    back.stop()
+    publisher.stop()
+
+
+CHECKS = {"history": history, "persistent": persistent, "resend": resend, "takeover": takeover, "will": will}
 
 if __name__ == "__main__":
     name, port = sys.argv[1], int(sys.argv[2])
