@@ -13,7 +13,12 @@ import sys
 import threading
 import time
 
-import paho.mqtt.client as mqtt
+try:
+    import paho.mqtt.client as mqtt
+except ImportError:
+    # A machine without the library fails every MQTT check, saying why, rather than passing any.
+    print("FAIL: the paho-mqtt Python module is not installed (./dev deps installs it)", flush=True)
+    sys.exit(1)
 
 from websocket_checks import TIMEOUT, expect
 

@@ -7,8 +7,7 @@ Prints "ok CHECK" and exits 0 when every expectation holds; otherwise prints wha
 """
 import time
 
-from mqtt_checks_common import (SUBACK_FAILURE, Peer, RawClient, drained, expect, parse_publish, publish_packet,
-                                run, subscribe_packet, packet)
+from mqtt_checks_common import Peer, RawClient, drained, expect, packet, parse_publish, run, subscribe_packet
 
 # Every byte value, and a payload with line feeds, must cross unchanged.
 ALL_BYTES = bytes(range(256))
