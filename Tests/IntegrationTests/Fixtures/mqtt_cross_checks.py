@@ -32,8 +32,9 @@ def line_of(peer, what):
 
 
 def subscribed(peer, patterns):
+    """SUB's reply counts the connection's subscriptions, these included."""
     reply = command(peer, "SUB " + " ".join(patterns))
-    expect(reply == f"+OK {len(patterns)}", f"SUB {patterns}: {reply}")
+    expect(re.fullmatch(r"\+OK \d+", reply) and int(reply[4:]) >= len(patterns), f"SUB {patterns}: {reply}")
 
 
 def expect_msg(peer, subject, payload, what=None):
@@ -109,7 +110,7 @@ async def websocket(http, tcp, port):
         expect(re.fullmatch(rf"MSG m2w\.text \d+ to the page at {qos}", frame), f"WebSocket frame {frame!r}")
         await asyncio.to_thread(pub.publish, "m2w/bytes", ALL_BYTES, qos)
         frame = await recv(ws)
-        expect(isinstance(frame, bytes) and re.fullmatch(rb"BMSG m2w\.bytes \d+ 256\n", frame[:-257] + b"\n")
+        expect(isinstance(frame, bytes) and re.fullmatch(rb"BMSG m2w\.bytes \d+ 256\n", frame[:-257])
                and frame[-257:] == ALL_BYTES + b"\n", f"WebSocket BMSG frame {frame[:40]!r}")
     sub = Peer(port)
     sub.subscribed(("w2m/in", 1), ("w2m/lines", 2))
@@ -188,13 +189,15 @@ def wildcards(http, tcp, port):
         expect_msg(line, subject, topic.encode(), f"MQTT {topic!r} as fanout {subject}")
     back = Peer(port)
     back.subscribed(*[(topic, 1) for topic, _ in escaped], ("esc/#", 1))
+    # Published from a second line client: `line` holds these subjects and would take the pushes among replies.
+    publisher = TCPPeer(tcp)
     for topic, subject in escaped:
-        reply = command(line, f"PUB {subject} back")
+        reply = command(publisher, f"PUB {subject} back")
         expect(reply.startswith("+OK "), f"PUB {subject}: {reply}")
         back.expect_message(topic, b"back", what=f"fanout {subject} as MQTT {topic!r}")
     # A subject whose `~` is not the mapping's own escape has no topic: nothing arrives before the marker.
-    command(line, "PUB esc.x~y unmappable")
-    command(line, "PUB esc.zz marker")
+    command(publisher, "PUB esc.x~y unmappable")
+    command(publisher, "PUB esc.zz marker")
     while True:
         got = back.message("the marker after an unmappable subject")
         expect(got.payload != b"unmappable", f"unmappable subject delivered as {got.topic!r}")
@@ -204,6 +207,7 @@ def wildcards(http, tcp, port):
     for peer in (sub, pub, back, system):
         peer.close()
     line.close()
+    publisher.close()
 
 
 SENSORS_TOKEN, READER_TOKEN = "sensor-secret-token", "reader-secret-token"
