@@ -106,6 +106,19 @@ extension Setting {
         Setting("presence", .texts, "[]",
                 reload: "joins from then on; members of subjects no longer kept are forgotten without leaves",
                 "subject patterns whose concrete subjects keep presence: WHO, joins and leaves on $presence.<subject>"),
+        Setting("mqtt_listen", .texts, "[]",
+                reload: "new addresses opened, removed ones closed (not with socket activation)",
+                "HOST:PORT addresses serving MQTT 3.1.1 (docs/mqtt.md); empty = no MQTT listener"),
+        Setting("mqtt_tls_listen", .texts, "[]", reload: "as mqtt_listen; certificate re-read on every reload",
+                "HOST:PORT addresses serving MQTT over TLS with tls_cert and tls_key (as tls_listen)"),
+        Setting("mqtt_max_retained", .wholeNumber, "10000",
+                "retained messages kept in all (one per topic); past it a new topic's is refused; 0 = none"),
+        Setting("mqtt_max_sessions", .wholeNumber, "10000",
+                "sessions (clean session 0) kept for MQTT clients that are away; past it the one away longest goes"),
+        Setting("mqtt_session_max_messages", .wholeNumber, "1000",
+                "QoS 1 and 2 messages kept per session while its client is away; past it the oldest go"),
+        Setting("mqtt_session_expiry", .seconds, "86400",
+                "seconds a session is kept once its client is gone; 0 = until mqtt_max_sessions pushes it out"),
     ]
 
     /// The keys of one `history:` rule.

@@ -127,11 +127,14 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
     /// Binds every listen address (or serves `inheritedFDs`, from socket activation, instead), installs
     /// the signal handlers and timers. Throws on the first failure.
     /// `inheritedHTTPFD` is a socket handed over for `http_listen` (named "http" in LISTEN_FDNAMES),
-    /// `inheritedHTTPSFD` one for `https_listen` (named "https").
+    /// `inheritedHTTPSFD` one for `https_listen` (named "https"); `inheritedMQTTFDs` serve MQTT instead of
+    /// `mqtt_listen` (named "mqtt"), `inheritedMQTTTLSFDs` MQTT over TLS instead of `mqtt_tls_listen` ("mqtts").
     public func start(inheritedFDs: [Int32] = [], inheritedHTTPFD: Int32? = nil,
-                      inheritedHTTPSFD: Int32? = nil) throws {
+                      inheritedHTTPSFD: Int32? = nil, inheritedMQTTFDs: [Int32] = [],
+                      inheritedMQTTTLSFDs: [Int32] = []) throws {
         // Every connection is a descriptor: make room for max_connections plus listeners and headroom.
-        let wanted = configuration.limits.maxConnections + configuration.listeners.listen.count + 64
+        let wanted = configuration.limits.maxConnections + configuration.listeners.listen.count
+            + configuration.mqtt.listen.count + configuration.mqtt.tlsListen.count + 64
         let openFiles = ResourceLimits.raiseOpenFiles(to: wanted)
         if openFiles < wanted {
             logger.warning("open-files limit is \(openFiles), below max_connections + headroom (\(wanted))")
@@ -152,6 +155,7 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
             listening.tlsContext = try makeTLSContext(configuration)
             for text in configuration.tls.listen { listening.tls[text] = try bind(text, tls: true) }
         }
+        try startMQTT(inheritedFDs: inheritedMQTTFDs, inheritedTLSFDs: inheritedMQTTTLSFDs)
         try http.start(inheritedFD: inheritedHTTPFD, inheritedTLSFD: inheritedHTTPSFD)
         try lifecycle.start()
         historyUpkeep.startExpiry()
@@ -164,18 +168,48 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
                        clientCA: configuration.tls.clientCA)
     }
 
-    /// Binds one configured listen address.
-    func bind(_ text: String, tls: Bool = false) throws -> Listener {
+    /// Serves the MQTT listeners: those socket activation handed over, else mqtt_listen's and
+    /// mqtt_tls_listen's addresses. TLS ones share the protocol's TLS context (made now if there is none).
+    private func startMQTT(inheritedFDs: [Int32], inheritedTLSFDs: [Int32]) throws {
+        for (fds, tls) in [(inheritedFDs, false), (inheritedTLSFDs, true)] where !fds.isEmpty {
+            if tls && listening.tlsContext == nil { listening.tlsContext = try makeTLSContext(configuration) }
+            for fd in fds {
+                let listener = try Listener(
+                    loop: loop, listeningFD: fd,
+                    onAccept: { [unowned self] fd, peer in self.acceptMQTT(fd: fd, peer: peer, tls: tls) },
+                    onError: { [unowned self] error in self.acceptFailed(error) }
+                )
+                if tls { listening.inheritedMQTTTLS.append(listener) } else { listening.inheritedMQTT.append(listener) }
+                logger.notice("listening on \(listener.address) (\(Self.mqttKind(tls: tls)), socket activation)")
+            }
+        }
+        if listening.inheritedMQTT.isEmpty {
+            for text in configuration.mqtt.listen { listening.mqtt[text] = try bind(text, mqtt: true) }
+        }
+        if listening.inheritedMQTTTLS.isEmpty && !configuration.mqtt.tlsListen.isEmpty {
+            if listening.tlsContext == nil { listening.tlsContext = try makeTLSContext(configuration) }
+            for text in configuration.mqtt.tlsListen { listening.mqttTLS[text] = try bind(text, tls: true, mqtt: true) }
+        }
+    }
+
+    /// Binds one configured listen address: the line protocol's, or with `mqtt` an MQTT listener's.
+    func bind(_ text: String, tls: Bool = false, mqtt: Bool = false) throws -> Listener {
         let listener = try Listener(
             loop: loop,
             address: try SocketAddress(parsing: text),
             unixMode: configuration.listeners.unixSocketMode,
-            onAccept: { [unowned self] fd, peer in self.accept(fd: fd, peer: peer, tls: tls) },
+            onAccept: { [unowned self] fd, peer in
+                if mqtt { self.acceptMQTT(fd: fd, peer: peer, tls: tls) } else { self.accept(fd: fd, peer: peer, tls: tls) }
+            },
             onError: { [unowned self] error in self.acceptFailed(error) }
         )
-        logger.notice("listening on \(listener.address)\(tls ? " (tls)" : "")")
+        let kind = mqtt ? " (\(Self.mqttKind(tls: tls)))" : tls ? " (tls)" : ""
+        logger.notice("listening on \(listener.address)\(kind)")
         return listener
     }
+
+    /// How a log line names an MQTT listener.
+    static func mqttKind(tls: Bool) -> String { tls ? "mqtt, tls" : "mqtt" }
 
     /// Serves until shutdown completes. Returns normally after a graceful stop.
     public func run() throws {

@@ -114,6 +114,7 @@ struct ConfigLoader {
         if let value = try reader.int("user_publish_burst") { server.userLimits.publishBurst = value }
         if let list = try reader.strings("tls_listen") { server.tls.listen = list }
         if let patterns = try reader.strings("presence") { server.presence.patterns = patterns }
+        try readMQTT(reader, into: &server.mqtt)
         if let text = try reader.string("tls_cert") { server.tls.certificate = text }
         if let text = try reader.string("tls_key") { server.tls.key = text }
         if let text = try reader.string("tls_client_ca") { server.tls.clientCA = text.isEmpty ? nil : text }
@@ -133,5 +134,15 @@ struct ConfigLoader {
             server.limits.maxAsks = min(server.limits.maxAsks, Limits.loneAskerShare(of: server.limits.maxOpenQuestions))
         }
         return server
+    }
+
+    /// The mqtt_ settings (docs/mqtt.md); a session expiry of 0 keeps sessions until mqtt_max_sessions.
+    static func readMQTT(_ reader: SettingsReader, into mqtt: inout MQTTSettings) throws {
+        if let list = try reader.strings("mqtt_listen") { mqtt.listen = list }
+        if let list = try reader.strings("mqtt_tls_listen") { mqtt.tlsListen = list }
+        if let value = try reader.int("mqtt_max_retained") { mqtt.maxRetained = value }
+        if let value = try reader.int("mqtt_max_sessions") { mqtt.maxSessions = value }
+        if let value = try reader.int("mqtt_session_max_messages") { mqtt.sessionMaxMessages = value }
+        if let value = try reader.seconds("mqtt_session_expiry") { mqtt.sessionExpiry = value == .zero ? nil : value }
     }
 }

@@ -142,8 +142,9 @@ struct Fanoutd: ParsableCommand {
             server.metricsBackend = PrometheusBackend.start
             let inherited = SocketActivation.inheritedListeners()
             unsetenv("LISTEN_FDNAMES")
-            try server.start(inheritedFDs: inherited.protocol, inheritedHTTPFD: inherited.http,
-                             inheritedHTTPSFD: inherited.https)
+            try server.start(inheritedFDs: inherited.lines, inheritedHTTPFD: inherited.http,
+                             inheritedHTTPSFD: inherited.https, inheritedMQTTFDs: inherited.mqtt,
+                             inheritedMQTTTLSFDs: inherited.mqtts)
             try server.run()
         } catch let error as DiskError {
             // EX_CANTCREAT: the history directory cannot be made, read or written.
@@ -202,6 +203,12 @@ struct Fanoutd: ParsableCommand {
             unix_socket_mode: 0\(String(server.listeners.unixSocketMode, radix: 8))
             tls_listen: \(server.tls.listen.isEmpty ? "off" : server.tls.listen.joined(separator: ", "))
             tls_client_ca: \(server.tls.clientCA ?? "off (no client certificates required)")
+            mqtt_listen: \(server.mqtt.listen.isEmpty ? "off" : server.mqtt.listen.joined(separator: ", "))
+            mqtt_tls_listen: \(server.mqtt.tlsListen.isEmpty ? "off" : server.mqtt.tlsListen.joined(separator: ", "))
+            mqtt_max_retained: \(server.mqtt.maxRetained)
+            mqtt_max_sessions: \(server.mqtt.maxSessions)
+            mqtt_session_max_messages: \(server.mqtt.sessionMaxMessages)
+            mqtt_session_expiry: \(server.mqtt.sessionExpiry.map { seconds($0) } ?? "0 (until mqtt_max_sessions)")
             \(TokenSection.describe(server.auth.tokens))
             \(ClusterSection.describe(server.cluster))
             """

@@ -16,6 +16,8 @@ struct InfoFieldOrderTests {
         "max_connections_per_user", "user_publish_rate", "user_publish_burst", "user_connection_refusals",
         "user_publish_refusals",
         "presence_subjects", "presence_members", "presence_events",
+        "mqtt_connections", "mqtt_sessions", "mqtt_retained", "mqtt_packets_in", "mqtt_packets_out",
+        "mqtt_unmappable", "mqtt_wills", "mqtt_session_messages_dropped",
     ]
 
     @Test func aStandaloneServerListsItsFieldsInOrder() throws {

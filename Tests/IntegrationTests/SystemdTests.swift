@@ -204,6 +204,25 @@ struct SystemdTests {
         #expect(try httpGet(port: httpPort, path: "/healthz").body == ["ok"])
     }
 
+    /// A socket named "mqtt" serves MQTT in place of mqtt_listen, which is not bound beside it.
+    @Test(.enabled(if: tool("systemd-socket-activate") != nil, "systemd-socket-activate is not installed"))
+    func servesMQTTOnTheSocketNamedMQTT() throws {
+        let port = try freePort()
+        let mqttPort = try freePort()
+        let activator = try SocketActivator(["-l", "127.0.0.1:\(port)", "-l", "127.0.0.1:\(mqttPort)",
+                                             "--fdname=protocol:mqtt", "-E", "FANOUTD_MQTT_LISTEN=127.0.0.1:0"])
+        defer { activator.stop() }
+        let log = activator.log
+        let mqtt = try LineClient(port: mqttPort)
+        try mqtt.send(MQTTListenerTests.connect())
+        #expect(try mqtt.readBytes(4) == MQTTListenerTests.accepted)
+        _ = try log.waitForLine(containing: "listening on 127.0.0.1:\(mqttPort) (mqtt, socket activation)", timeout: 10)
+        let tcp = try LineClient(port: port)
+        #expect(try tcp.readLine().hasPrefix("+HELLO fanout/1 "))
+        #expect(infoFields(try tcp.command("INFO"))["mqtt_connections"] == "1")
+        #expect(log.all.filter { $0.contains("(mqtt") }.count == 1, "mqtt_listen is not bound beside the handed-over socket")
+    }
+
     @Test func reloadAppliesNewLimitsWithoutDroppingAnyone() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -33,6 +33,9 @@ protocol AdminHost: AnyObject {
     var userLimits: UserLimits { get }
     /// Kept subjects, members and events (INFO).
     var presence: Presence { get }
+    var mqttStats: MQTTStats { get }
+    var mqttSessions: MQTTSessions { get }
+    var mqttRetained: MQTTRetained { get }
     func holdCommands(of connection: ClientConnection) -> Bool
     func releaseCommands(of connection: ClientConnection)
     /// KICK closes connections, and logs who kicked whom.
@@ -106,6 +109,7 @@ final class Admin {
             ("token_refreshes", stats.tokenRefreshes),
             ("token_failures", stats.tokenFailures),
         ] + host.userLimits.infoFields(host.configuration.userLimits) + host.presence.infoFields()
+            + host.mqttStats.infoFields(sessions: host.mqttSessions.parkedCount, retained: host.mqttRetained.count)
         return InfoFields.text(fields + InfoFields.fields((host.cluster?.infoFields() ?? []) + host.historyUpkeep.diskInfoFields()))
     }
 

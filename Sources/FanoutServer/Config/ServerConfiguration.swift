@@ -43,6 +43,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         found += listeners.httpsProblems(tls)
         found += userLimits.problems()
         found += presence.problems()
+        found += mqtt.problems() + mqtt.problems(listeners: listeners, tls: tls)
         if cluster != nil && history.directory != nil {
             found.append("history_dir: not with a cluster section: several nodes keep their history in Redis " +
                          "(remove history_dir, or set it to off)")

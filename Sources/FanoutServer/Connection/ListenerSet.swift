@@ -10,17 +10,40 @@ struct ListenerSet {
     var tlsContext: TLSContext?
     /// Handed over by socket activation; while there are any, `listen` is not bound.
     var inherited: [Listener] = []
+    /// Bound from `configuration.mqtt.listen` (MQTT in the clear), by address text.
+    var mqtt: [String: Listener] = [:]
+    /// Bound from `configuration.mqtt.tlsListen`; their connections get `tlsContext` too.
+    var mqttTLS: [String: Listener] = [:]
+    /// MQTT listeners handed over by socket activation (named `mqtt` or `mqtts`); while there are any of a
+    /// kind, its addresses are not bound.
+    var inheritedMQTT: [Listener] = []
+    var inheritedMQTTTLS: [Listener] = []
     /// Re-enables accepting after the process ran out of descriptors.
     var acceptRetryTimer: LoopTimer?
     /// Refused connections, logged once per interval at most.
     var refusalLog: LogThrottle?
 
-    var all: [Listener] { inherited + plain.values + tls.values }
+    /// Every listener: those that serve the line protocol, then the MQTT ones.
+    var all: [Listener] {
+        inherited + plain.values + tls.values + inheritedMQTT + inheritedMQTTTLS + mqtt.values + mqttTLS.values
+    }
 
-    mutating func tearDown() {
+    /// Whether any listener serves TLS, so needs `tlsContext`.
+    var needsTLSContext: Bool { !tls.isEmpty || !mqttTLS.isEmpty || !inheritedMQTTTLS.isEmpty }
+
+    /// Stops accepting on every listener (shutdown, tear-down).
+    mutating func stopAll() {
         plain.removeAll()
         tls.removeAll()
         inherited.removeAll()
+        mqtt.removeAll()
+        mqttTLS.removeAll()
+        inheritedMQTT.removeAll()
+        inheritedMQTTTLS.removeAll()
+    }
+
+    mutating func tearDown() {
+        stopAll()
         acceptRetryTimer = nil
         refusalLog = nil
     }

@@ -49,6 +49,7 @@ extension Server {
             census: connections.census
         )
         connection.transport = transport
+        if transport.isMQTT { mqttStats.connections += 1 }
         if transport == .webSocket {
             connection.madeExtras.adapter = WebSocketTransport(maxLine: configuration.limits.maxLine,
                                                                maxPayload: configuration.limits.maxPayload)
@@ -101,9 +102,9 @@ extension Server {
     func acceptFailed(_ error: SystemError) {
         // EMFILE/ENFILE leave the connection queued, so the listener would spin: pause accepting for a moment.
         logger.error("\(error); pausing accept for 1s")
-        (listening.inherited + listening.plain.values + listening.tls.values).forEach { $0.pause() }
+        listening.all.forEach { $0.pause() }
         let retry = LoopTimer(loop: loop) { [unowned self] in
-            (self.listening.inherited + self.listening.plain.values + self.listening.tls.values).forEach { $0.resume() }
+            self.listening.all.forEach { $0.resume() }
         }
         retry.schedule(after: .seconds(1))
         listening.acceptRetryTimer = retry

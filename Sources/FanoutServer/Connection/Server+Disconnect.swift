@@ -4,6 +4,7 @@ extension Server {
     func disconnect(_ connection: ClientConnection, reason: DisconnectReason) {
         if durable.defersDisconnect(of: connection, reason: reason) { return }
         guard connection.stopReading(.closed) else { return }
+        if connection.transport.isMQTT { mqttStats.connections -= 1 }
         if case .slowConsumer = reason {
             stats.slowConsumers += 1
             memory.noteFreed(connection.pendingBytes)

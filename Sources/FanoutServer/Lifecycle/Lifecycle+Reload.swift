@@ -26,7 +26,7 @@ extension Lifecycle {
         }
         // Certificates are read again on every reload (they may have been renewed in place).
         var freshTLS: TLSContext?
-        if !fresh.tls.listen.isEmpty {
+        if !fresh.tls.listen.isEmpty || !fresh.mqtt.tlsListen.isEmpty || !host.listening.inheritedMQTTTLS.isEmpty {
             do {
                 freshTLS = try host.makeTLSContext(fresh)
             } catch {
@@ -78,6 +78,12 @@ extension Lifecycle {
             rebind(\.plain, to: fresh.listeners.listen, tls: false)
         }
         if fresh.tls.listen != old.tls.listen { rebind(\.tls, to: fresh.tls.listen, tls: true) }
+        if host.listening.inheritedMQTT.isEmpty && fresh.mqtt.listen != old.mqtt.listen {
+            rebind(\.mqtt, to: fresh.mqtt.listen, tls: false, mqtt: true)
+        }
+        if host.listening.inheritedMQTTTLS.isEmpty && fresh.mqtt.tlsListen != old.mqtt.tlsListen {
+            rebind(\.mqttTLS, to: fresh.mqtt.tlsListen, tls: true, mqtt: true)
+        }
         host.auth.apply(replacing: oldAuth)
         if fresh.presence != old.presence { host.presence.apply(fresh.presence) }
         host.http.apply(fresh, old: old)
@@ -90,16 +96,17 @@ extension Lifecycle {
 
     /// Stops the listeners in `slot` whose address left `addresses` and binds the new ones; an address that
     /// cannot be bound is logged and left out, and the others serve on.
-    private func rebind(_ slot: WritableKeyPath<ListenerSet, [String: Listener]>, to addresses: [String], tls: Bool) {
+    private func rebind(_ slot: WritableKeyPath<ListenerSet, [String: Listener]>, to addresses: [String], tls: Bool,
+                        mqtt: Bool = false) {
         let host = host
-        let kind = tls ? " (tls)" : ""
+        let kind = mqtt ? " (\(Server.mqttKind(tls: tls)))" : tls ? " (tls)" : ""
         for (text, _) in host.listening[keyPath: slot] where !addresses.contains(text) {
             host.listening[keyPath: slot][text] = nil
             host.logger.notice("stopped listening on \(text)\(kind)")
         }
         for text in addresses where host.listening[keyPath: slot][text] == nil {
             do {
-                host.listening[keyPath: slot][text] = try host.bind(text, tls: tls)
+                host.listening[keyPath: slot][text] = try host.bind(text, tls: tls, mqtt: mqtt)
             } catch {
                 host.logger.error("cannot listen on \(text): \(error)")
             }

@@ -12,9 +12,7 @@ extension Lifecycle {
         host.logger.notice(
             "shutting down: \(host.connections.count) clients, grace \(host.configuration.timeouts.shutdownGrace)")
         notifier?.stopping()
-        host.listening.plain.removeAll()
-        host.listening.tls.removeAll()
-        host.listening.inherited.removeAll()
+        host.listening.stopAll()
         host.http.shutdown()
         statusTimer = nil
         host.subscriptions.stopSweep()

@@ -23,7 +23,7 @@ protocol LifecycleHost: AnyObject {
     var isStandalone: Bool { get }
     var historyUpkeep: HistoryUpkeep! { get }
     var durable: DurableAcknowledgements! { get }
-    func bind(_ text: String, tls: Bool) throws -> Listener
+    func bind(_ text: String, tls: Bool, mqtt: Bool) throws -> Listener
     func makeTLSContext(_ configuration: ServerConfiguration) throws -> TLSContext
     func restartCluster()
     func updateReadTimeout(of connection: ClientConnection)

@@ -2,6 +2,8 @@ import FanoutMQTT
 
 /// The MQTT listener's counters, for INFO and `/metrics`: packets by type each way, and what was dropped.
 struct MQTTStats {
+    /// Connections accepted on an MQTT listener and not yet gone (CONNECT or not).
+    var connections = 0
     /// Packets received, indexed by `MQTTPacketType.rawValue` (0 and 15 unused).
     var packetsIn = [UInt64](repeating: 0, count: 16)
     /// Packets sent, indexed by `MQTTPacketType.rawValue`.

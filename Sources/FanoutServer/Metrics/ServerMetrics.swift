@@ -11,6 +11,9 @@ protocol ServerMetricsHost: AnyObject {
     var localHistory: any LocalHistory { get }
     var questions: QuestionDesk { get }
     var userLimits: UserLimits { get }
+    var mqttStats: MQTTStats { get }
+    var mqttSessions: MQTTSessions { get }
+    var mqttRetained: MQTTRetained { get }
 }
 
 /// The server's metrics, published through swift-metrics (the daemon bootstraps a Prometheus backend).
@@ -54,6 +57,8 @@ final class ServerMetrics {
     private var reportedMemoryDrops: UInt64 = 0
     /// max_connections_per_user and user_publish_rate refusals; made on the first read of `/metrics`.
     private lazy var userLimitRefusals = UserLimits.Metrics()
+    /// The MQTT listener's series (present, at 0, on a server without one); made on the first read of `/metrics`.
+    private lazy var mqtt = MQTTStats.Metrics()
     private var reportedHistoryEvicted: UInt64 = 0
     /// From a message being queued to a connection until that connection's output has been written out.
     let publishToWrite = Metrics.Timer(label: "fanout_publish_to_write_seconds")
@@ -70,6 +75,7 @@ final class ServerMetrics {
         sync(memoryDrops: host.memory.backlogWatch.drops, history: history.historyFigures)
         sync(groups: host.index.groupSetCount, openQuestions: host.questions.byNumber.count)
         userLimitRefusals.sync(host.userLimits)
+        mqtt.sync(host.mqttStats, sessions: host.mqttSessions.parkedCount, retained: host.mqttRetained.count)
     }
 
     private func sync(_ stats: ServerStats, clients: Int, subscriptionCount: Int, subjectCount: Int, pendingBytes: Int) {
