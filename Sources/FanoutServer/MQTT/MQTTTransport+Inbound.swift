@@ -94,7 +94,12 @@ extension MQTTTransport {
         var codes: [MQTTSubackReturnCode] = []
         var asked: [MQTTFilter?] = []
         for subscription in subscriptions {
-            if let patterns = try? MQTTTopicMapping.patterns(forFilter: subscription.filter) {
+            if var patterns = try? MQTTTopicMapping.patterns(forFilter: subscription.filter) {
+                // `a/#` also matches `a` (its parent): a user who may subscribe to `a.>` but not to `a` gets the
+                // filter for what it may see, rather than a refusal of all of it.
+                if let parent = patterns.parent, connection.permissions?.maySubscribe(parent) == false {
+                    patterns.parent = nil
+                }
                 asked.append(MQTTFilter(filter: subscription.filter, qos: subscription.qos, patterns: patterns))
                 codes.append(.failure)
             } else {

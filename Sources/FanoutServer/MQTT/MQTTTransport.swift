@@ -220,6 +220,14 @@ final class MQTTTransport: TransportAdapter {
     /// MQTT has no goodbye from the server: what is queued (a refusing CONNACK) is flushed, except a slow
     /// consumer's backlog, which is dropped.
     override func farewell(_ reason: DisconnectReason, to connection: ClientConnection) -> Bool {
+        // CONNECT's AUTH ended the connection rather than answering it: CONNACK says why.
+        if phase == .authenticating {
+            switch reason {
+            case .userLimit: sendConnack(.serverUnavailable, to: connection)
+            case .authFailures: sendConnack(.badUsernameOrPassword, to: connection)
+            default: break
+            }
+        }
         if case .slowConsumer = reason { return false }
         return true
     }
