@@ -119,7 +119,8 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
         MemoryGuard.keepHeapTop()
     }
 
-    /// The addresses being listened on, with the kernel's port where port 0 was asked for.
+    /// The addresses being listened on (the protocol's, then MQTT's), with the kernel's port where port 0 was
+    /// asked for.
     public var boundAddresses: [String] {
         listening.all.map(\.address.description)
     }
