@@ -119,7 +119,8 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
         MemoryGuard.keepHeapTop()
     }
 
-    /// The addresses being listened on, with the kernel's port where port 0 was asked for.
+    /// The addresses being listened on (the protocol's, then MQTT's), with the kernel's port where port 0 was
+    /// asked for.
     public var boundAddresses: [String] {
         listening.all.map(\.address.description)
     }
@@ -168,30 +169,6 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
                        clientCA: configuration.tls.clientCA)
     }
 
-    /// Serves the MQTT listeners: those socket activation handed over, else mqtt_listen's and
-    /// mqtt_tls_listen's addresses. TLS ones share the protocol's TLS context (made now if there is none).
-    private func startMQTT(inheritedFDs: [Int32], inheritedTLSFDs: [Int32]) throws {
-        for (fds, tls) in [(inheritedFDs, false), (inheritedTLSFDs, true)] where !fds.isEmpty {
-            if tls && listening.tlsContext == nil { listening.tlsContext = try makeTLSContext(configuration) }
-            for fd in fds {
-                let listener = try Listener(
-                    loop: loop, listeningFD: fd,
-                    onAccept: { [unowned self] fd, peer in self.acceptMQTT(fd: fd, peer: peer, tls: tls) },
-                    onError: { [unowned self] error in self.acceptFailed(error) }
-                )
-                if tls { listening.inheritedMQTTTLS.append(listener) } else { listening.inheritedMQTT.append(listener) }
-                logger.notice("listening on \(listener.address) (\(Self.mqttKind(tls: tls)), socket activation)")
-            }
-        }
-        if listening.inheritedMQTT.isEmpty {
-            for text in configuration.mqtt.listen { listening.mqtt[text] = try bind(text, mqtt: true) }
-        }
-        if listening.inheritedMQTTTLS.isEmpty && !configuration.mqtt.tlsListen.isEmpty {
-            if listening.tlsContext == nil { listening.tlsContext = try makeTLSContext(configuration) }
-            for text in configuration.mqtt.tlsListen { listening.mqttTLS[text] = try bind(text, tls: true, mqtt: true) }
-        }
-    }
-
     /// Binds one configured listen address: the line protocol's, or with `mqtt` an MQTT listener's.
     func bind(_ text: String, tls: Bool = false, mqtt: Bool = false) throws -> Listener {
         let listener = try Listener(
@@ -199,7 +176,11 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
             address: try SocketAddress(parsing: text),
             unixMode: configuration.listeners.unixSocketMode,
             onAccept: { [unowned self] fd, peer in
-                if mqtt { self.acceptMQTT(fd: fd, peer: peer, tls: tls) } else { self.accept(fd: fd, peer: peer, tls: tls) }
+                if mqtt {
+                    self.acceptMQTT(fd: fd, peer: peer, tls: tls)
+                } else {
+                    self.accept(fd: fd, peer: peer, tls: tls)
+                }
             },
             onError: { [unowned self] error in self.acceptFailed(error) }
         )
@@ -207,9 +188,6 @@ public final class Server: FanoutHost, SubscriptionsHost, AdminHost, MemoryGuard
         logger.notice("listening on \(listener.address)\(kind)")
         return listener
     }
-
-    /// How a log line names an MQTT listener.
-    static func mqttKind(tls: Bool) -> String { tls ? "mqtt, tls" : "mqtt" }
 
     /// Serves until shutdown completes. Returns normally after a graceful stop.
     public func run() throws {

@@ -22,7 +22,8 @@ enum SocketActivation {
     /// The inherited listening descriptors, each marked close-on-exec, by what they serve. The variables are
     /// unset, so that child processes do not take the sockets for theirs.
     static func inheritedListeners() -> Inherited {
-        let names = (TextFile.environment("LISTEN_FDNAMES") ?? "").split(separator: ":", omittingEmptySubsequences: false)
+        let names = (TextFile.environment("LISTEN_FDNAMES") ?? "")
+            .split(separator: ":", omittingEmptySubsequences: false)
         var inherited = Inherited()
         for (index, fd) in inheritedDescriptors().enumerated() {
             switch index < names.count ? names[index] : "" {

@@ -15,7 +15,8 @@ struct MQTTListenerTests {
     static let accepted: [UInt8] = [0x20, 2, 0, 0]
 
     private func configFile(_ text: String) throws -> (path: String, directory: URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-mqtt-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("fanout-mqtt-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("fanoutd.yaml").path
         try text.write(toFile: path, atomically: true, encoding: .utf8)
@@ -138,8 +139,8 @@ struct MQTTListenerTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let fromFile = try runDaemon(["--config", path, "--check-config"])
         #expect(fromFile.status == 0, "\(fromFile.stderr)")
-        for line in ["mqtt_listen: 127.0.0.1:1883", "mqtt_tls_listen: off", "mqtt_max_retained: 5", "mqtt_max_sessions: 6",
-                     "mqtt_session_max_messages: 7", "mqtt_session_expiry: 60"] {
+        for line in ["mqtt_listen: 127.0.0.1:1883", "mqtt_tls_listen: off", "mqtt_max_retained: 5",
+                     "mqtt_max_sessions: 6", "mqtt_session_max_messages: 7", "mqtt_session_expiry: 60"] {
             #expect(fromFile.stdout.contains(line + "\n"), "\(line) in \(fromFile.stdout)")
         }
         let fromEnvironment = try runDaemon(["--config", path, "--check-config"], environment: [
@@ -204,5 +205,46 @@ struct MQTTTLSListenerTests {
         let second = try handshake(port: port, pki)
         #expect(second.lines.contains { $0.contains("Verification: OK") }, "\(second.lines)")
         #expect(second.status == 0)
+    }
+
+    /// A client that speaks MQTT over TLS gets its CONNACK through the TLS layer and is listed as `mqtts`.
+    @Test func anMQTTClientOverTLSIsListedAsMQTTS() throws {
+        let pki = try TestPKI()
+        let daemon = try Daemon(environment: ["FANOUTD_MQTT_TLS_LISTEN": "127.0.0.1:0",
+                                              "FANOUTD_TLS_CERT": pki.path("server.pem"),
+                                              "FANOUTD_TLS_KEY": pki.path("server-key.pem")])
+        let line = try daemon.stderr.waitForLine(containing: "(mqtt, tls)", timeout: 10)
+        let address = try #require(line.components(separatedBy: "listening on ").last?.split(separator: " ").first)
+        let port = try #require(Int(address.split(separator: ":").last!))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = ["s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", pki.path("ca.pem"),
+                             "-verify_return_error", "-quiet"]
+        let input = Pipe()
+        process.standardInput = input
+        let output = try CloexecPipe()
+        process.standardOutput = output.write
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try output.write.close()
+        defer {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        // s_client sends what it reads once the handshake is done; its output is the server's bytes alone.
+        try input.fileHandleForWriting.write(contentsOf: MQTTListenerTests.connect("over-tls"))
+        let fd = output.read.fileDescriptor
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var received: [UInt8] = []
+        while received.count < 4 {
+            var buffer = [UInt8](repeating: 0, count: 4 - received.count)
+            let count = read(fd, &buffer, buffer.count)
+            guard count > 0 else { break }
+            received += buffer[..<count]
+        }
+        #expect(received == MQTTListenerTests.accepted)
+        let clients = try daemon.client().command("CLIENTS")
+        #expect(clients.contains("transport=mqtts"), "\(clients)")
     }
 }

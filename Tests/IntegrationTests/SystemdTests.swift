@@ -220,7 +220,8 @@ struct SystemdTests {
         let tcp = try LineClient(port: port)
         #expect(try tcp.readLine().hasPrefix("+HELLO fanout/1 "))
         #expect(infoFields(try tcp.command("INFO"))["mqtt_connections"] == "1")
-        #expect(log.all.filter { $0.contains("(mqtt") }.count == 1, "mqtt_listen is not bound beside the handed-over socket")
+        #expect(log.all.filter { $0.contains("(mqtt") }.count == 1,
+                "mqtt_listen is not bound beside the handed-over socket")
     }
 
     @Test func reloadAppliesNewLimitsWithoutDroppingAnyone() throws {

@@ -1,7 +1,7 @@
 import FanoutEventLoop
 
 /// The protocol's listeners: plain and unix ones from `listen`, TLS ones with their context, or those that
-/// socket activation handed over; and what an accept failure leaves behind.
+/// socket activation handed over; the MQTT listeners beside them; and what an accept failure leaves behind.
 struct ListenerSet {
     /// Bound from `configuration.listeners.listen`, by the address text that asked for them.
     var plain: [String: Listener] = [:]
@@ -27,9 +27,6 @@ struct ListenerSet {
     var all: [Listener] {
         inherited + plain.values + tls.values + inheritedMQTT + inheritedMQTTTLS + mqtt.values + mqttTLS.values
     }
-
-    /// Whether any listener serves TLS, so needs `tlsContext`.
-    var needsTLSContext: Bool { !tls.isEmpty || !mqttTLS.isEmpty || !inheritedMQTTTLS.isEmpty }
 
     /// Stops accepting on every listener (shutdown, tear-down).
     mutating func stopAll() {
