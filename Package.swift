@@ -177,7 +177,7 @@ let package = Package(
         .target(
             name: "FanoutBench",
             dependencies: [
-                "FanoutClient", "FanoutEventLoop", "FanoutProtocol",
+                "FanoutClient", "FanoutEventLoop", "FanoutProtocol", "FanoutMQTT",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             // The load generator has one core and must outrun the servers it measures.
@@ -186,7 +186,7 @@ let package = Package(
         .executableTarget(
             name: "fanout",
             dependencies: [
-                "FanoutClient", "FanoutEventLoop", "FanoutBench", "FanoutProtocol",
+                "FanoutClient", "FanoutEventLoop", "FanoutBench", "FanoutProtocol", "FanoutMQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Without loop-invariant code motion: on this module's commands the optimizer's LICM ran for more than

@@ -50,6 +50,8 @@ final class DeliverySink {
     private let buffer: UnsafeMutableRawBufferPointer
     private var filled = 0
     private var untilSample: Int
+    /// MQTT acknowledgements of deliveries not yet taken by the kernel.
+    private var acknowledgements: [UInt8] = []
     var onFailure: ((String) -> Void)?
     var afterRead: (() -> Void)?
 
@@ -112,6 +114,7 @@ final class DeliverySink {
         case .webSocket: countWebSocket(bytes, now)
         case .eventStream: countEvents(bytes, now)
         case .nats: countNATS(bytes, now)
+        case .mqtt: countMQTT(bytes, now)
         }
         if count > 0 { tally.arrived(count, at: now) }
         if let problem {
@@ -212,6 +215,47 @@ final class DeliverySink {
             }
         }
         return Self.counted(count, walked)
+    }
+
+    /// MQTT: PUBLISH packets, each acknowledged as its QoS asks (PUBACK; PUBREC, then PUBCOMP for the server's
+    /// PUBREL), the acknowledgements written after the walk in one send; what the kernel does not take waits
+    /// for the next read.
+    private func countMQTT(_ bytes: UnsafeRawBufferPointer, _ now: UInt64) -> (Int, Int, String?) {
+        var count = 0
+        var position = 0
+        while let (first, body) = MQTTFrames.packet(in: bytes, at: position) {
+            position = body.upperBound
+            switch first >> 4 {
+            case 3:
+                let qos = (first >> 1) & 3
+                let topicLength = Int(bytes[body.lowerBound]) << 8 | Int(bytes[body.lowerBound + 1])
+                let idStart = body.lowerBound + 2 + topicLength
+                let payloadStart = idStart + (qos > 0 ? 2 : 0)
+                guard payloadStart <= body.upperBound else { return (count, position, "a malformed PUBLISH") }
+                count += 1
+                if qos > 0 {
+                    let id = MQTTFrames.packetID(bytes, idStart..<body.upperBound)
+                    MQTTFrames.appendAcknowledgement(qos == 1 ? 0x40 : 0x50, id, to: &acknowledgements)
+                }
+                if takesSample() {
+                    tally.sample(payload: UnsafeRawBufferPointer(rebasing: bytes[payloadStart..<body.upperBound]), at: now)
+                }
+            case 6:
+                MQTTFrames.appendAcknowledgement(0x70, MQTTFrames.packetID(bytes, body), to: &acknowledgements)
+            case 9, 13:
+                continue
+            default:
+                return (count, position, "unexpected MQTT packet type \(first >> 4)")
+            }
+        }
+        sendAcknowledgements()
+        return (count, position, nil)
+    }
+
+    private func sendAcknowledgements() {
+        guard !acknowledgements.isEmpty else { return }
+        let sent = acknowledgements.withUnsafeBytes { stream.send($0) }
+        if case .bytes(let count) = sent { acknowledgements.removeFirst(count) }
     }
 
     /// The decimal number that ends a header line (a trailing CR allowed): a `BMSG` or NATS `MSG` length.

@@ -33,6 +33,9 @@ final class PublishPump: TakenOverConnection {
     var onAcknowledged: ((_ count: Int, _ receivers: Int) -> Void)?
     var onFailure: ((String) -> Void)?
     var afterRead: (() -> Void)?
+    /// MQTT at QoS 1 and 2: the packet identifier of the next PUBLISH, written into its prefix's last two bytes.
+    private var nextPacketID: UInt16 = 1
+    private let rewritesPacketID: Bool
 
     static let inputCapacity = 64 * 1024
 
@@ -41,6 +44,7 @@ final class PublishPump: TakenOverConnection {
          window: Int, binary: Bool = false) {
         stream = RawStream(loop: loop, fd: fd)
         self.format = format
+        if case .mqtt(let qos) = format { rewritesPacketID = qos != .atMostOnce } else { rewritesPacketID = false }
         var bytes: [UInt8] = []
         var ranges: [Range<Int>] = []
         var suffix: [UInt8] = []
@@ -73,6 +77,11 @@ final class PublishPump: TakenOverConnection {
         var cursor = output.baseAddress! + unsentEnd
         prefixBytes.withUnsafeBytes { cursor.copyMemory(from: $0.baseAddress! + prefix.lowerBound, byteCount: prefix.count) }
         cursor += prefix.count
+        if rewritesPacketID {
+            // A window of at most 65,535 publishes in flight never gives one identifier twice.
+            cursor.storeBytes(of: nextPacketID.bigEndian, toByteOffset: -2, as: UInt16.self)
+            nextPacketID = nextPacketID == UInt16.max ? 1 : nextPacketID + 1
+        }
         cursor.copyMemory(from: payload.baseAddress!, byteCount: payload.count)
         cursor += payload.count
         suffix.withUnsafeBytes { cursor.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
@@ -147,6 +156,7 @@ final class PublishPump: TakenOverConnection {
 
     /// Counts the complete acknowledgements in the input and keeps an incomplete tail at its start.
     private func consume() {
+        if case .mqtt = format { return consumeMQTT() }
         let base = UnsafeRawPointer(input.baseAddress!)
         var position = 0
         var count = 0
@@ -181,6 +191,42 @@ final class PublishPump: TakenOverConnection {
         }
     }
 
+    /// MQTT's acknowledgements: PINGRESP (QoS 0's stand-in), PUBACK, and QoS 2's PUBREC (answered with PUBREL
+    /// at once) then PUBCOMP. None says how many received the message.
+    private func consumeMQTT() {
+        let bytes = UnsafeRawBufferPointer(rebasing: input[..<filled])
+        var position = 0
+        var count = 0
+        var releases: [UInt8] = []
+        while let (first, body) = MQTTFrames.packet(in: bytes, at: position) {
+            switch first {
+            case 0xD0, 0x40, 0x70:
+                count += 1
+            case 0x50:
+                MQTTFrames.appendAcknowledgement(0x62, MQTTFrames.packetID(bytes, body), to: &releases)
+            default:
+                return fail("unexpected MQTT packet \(first >> 4) in reply to a publish")
+            }
+            position = body.upperBound
+        }
+        if position > 0 && position < filled {
+            input.baseAddress!.copyMemory(from: input.baseAddress! + position, byteCount: filled - position)
+        }
+        filled -= position
+        if !releases.isEmpty {
+            makeRoom(for: releases.count)
+            releases.withUnsafeBytes {
+                (output.baseAddress! + unsentEnd).copyMemory(from: $0.baseAddress!, byteCount: $0.count)
+            }
+            unsentEnd += releases.count
+            flush()
+        }
+        if count > 0 {
+            inFlight -= count
+            onAcknowledged?(count, 0)
+        }
+    }
+
     /// The receivers count in `+OK <n>` (Fanout) or `:<n>\r` (Redis), 0 for NATS's `+OK`; nil for any other line.
     private func acknowledgement(_ line: UnsafeRawBufferPointer) -> Int? {
         var digits = line[...]
@@ -192,6 +238,8 @@ final class PublishPump: TakenOverConnection {
         case .redis:
             guard digits.first == UInt8(ascii: ":") else { return nil }
             digits = digits.dropFirst()
+        case .mqtt:
+            return nil
         case .nats:
             // `+OK` says nothing of receivers.
             return digits.elementsEqual("+OK".utf8) ? 0 : nil

@@ -1,5 +1,7 @@
+import FanoutMQTT
+
 /// The protocol a benchmark peer speaks, as far as the raw publish and delivery paths need it.
-public enum WireFormat {
+public enum WireFormat: Equatable {
     /// Fanout: `PUB <subject> <payload>\n` answered by `+OK <receivers>\n`; deliveries are
     /// `MSG <subject> <seq> <payload>\n`.
     case fanout
@@ -15,6 +17,11 @@ public enum WireFormat {
     /// window counts as Fanout's `+OK <receivers>`; deliveries are `MSG <subject> <sid> [reply] <n>`, CRLF, the
     /// payload, CRLF.
     case nats
+    /// MQTT 3.1.1 at a QoS: each PUBLISH (topic `bench/<i>` for subject `bench.<i>`) is acknowledged by PUBACK
+    /// (QoS 1) or PUBREC, PUBREL and PUBCOMP (QoS 2); at QoS 0, which MQTT never acknowledges, each PUBLISH is
+    /// followed by a PINGREQ whose PINGRESP the window counts, as NATS's verbose `+OK`. Deliveries are PUBLISH
+    /// packets, acknowledged as their QoS asks (`MQTTFrames`).
+    case mqtt(MQTTQoS)
 
     /// The bytes around a payload of `payloadSize` bytes that make it a publish to `subject`; `binary` makes a
     /// Fanout publish a `BPUB` (protocol 1.2), whose payload may hold any bytes.
@@ -25,6 +32,8 @@ public enum WireFormat {
             return (Array("PUB \(subject) ".utf8), [UInt8(ascii: "\n")])
         case .nats:
             return (Array("PUB \(subject) \(payloadSize)\r\n".utf8), [0x0D, 0x0A])
+        case .mqtt(let qos):
+            return MQTTFrames.publishFrame(topic: MQTTFrames.topic(of: subject), qos: qos, payloadSize: payloadSize)
         case .redis:
             var prefix: [UInt8] = []
             RESP.appendArrayHeader(3, to: &prefix)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutBench
 import FanoutEventLoop
+import FanoutMQTT
 #if canImport(Glibc)
 import Glibc
 #else
@@ -26,6 +27,7 @@ struct Bench: ParsableCommand {
                                                               TCP, then WebSocket subscribers, one table
               fanout bench --subscribers 10 --group workers   one QSUB group of 10 (1.2)
               fanout bench --protocol nats --server 127.0.0.1:4222 --subscribers 10 --group workers
+              fanout bench --protocol mqtt --server 127.0.0.1:1883 --mqtt-qos 1 --subscribers 100
               fanout bench --ask --subscribers 1 --max-answers 1 --messages 20000
                                                               request/reply: ASK to DONE (1.2)
               fanout bench --ask --subscribers 100 --window 1 gathering: 100 answers per question
@@ -39,7 +41,7 @@ struct Bench: ParsableCommand {
     )
 
     enum WireProtocol: String, ExpressibleByArgument, CaseIterable {
-        case fanout, redis, nats
+        case fanout, redis, nats, mqtt
     }
 
     enum SubscriberTransport: String, ExpressibleByArgument, CaseIterable {
@@ -56,8 +58,10 @@ struct Bench: ParsableCommand {
     @Option(name: .long, help: "Messages to publish in all.") var messages = 100_000
     @Option(name: .long, help: "Publishes per second in all; 0 means as fast as the window allows.") var rate = 0
     @Option(name: .long, help: "Unacknowledged publishes per publisher.") var window = 100
-    @Option(name: .long, help: "fanout, redis (SUBSCRIBE/PUBLISH over RESP) or nats (core NATS: SUB/PUB/MSG).")
+    @Option(name: .long, help: "fanout, redis (SUBSCRIBE/PUBLISH over RESP), nats (core NATS: SUB/PUB/MSG) or mqtt (MQTT 3.1.1: fanoutd's mqtt_listen, Mosquitto).")
     var `protocol`: WireProtocol = .fanout
+    @Option(name: .customLong("mqtt-qos"), help: ArgumentHelp("With --protocol mqtt: the QoS of publishes and subscriptions (0, 1 or 2).", valueName: "qos"))
+    var mqttQoS: Int = 0
     @Option(name: .long, help: ArgumentHelp("Subscribers join this group (QSUB; a NATS queue group): each message reaches one of them.", valueName: "name"))
     var group: String?
     @Flag(name: .long, help: "Publish with BPUB a payload holding an LF, so that it is pushed as BMSG (Redis and NATS publish the same bytes).")
@@ -88,6 +92,10 @@ struct Bench: ParsableCommand {
             throw ValidationError("--payload must be at least \(BenchPayload.timestampDigits) bytes")
         }
         if let compareRedis { _ = try SocketAddress.parsing(compareRedis, option: "--compare-redis") }
+        guard (0...2).contains(mqttQoS) else { throw ValidationError("--mqtt-qos must be 0, 1 or 2") }
+        if window > 65_535 && self.protocol == .mqtt {
+            throw ValidationError("--window: MQTT has 65,535 packet identifiers; at most 65535 with --protocol mqtt")
+        }
         if let group { try validateGroupName(group) }
         if group != nil, self.protocol == .redis || compareRedis != nil {
             throw ValidationError("--group: Redis has no groups; leave out --protocol redis and --compare-redis")
@@ -146,6 +154,7 @@ struct Bench: ParsableCommand {
                 case .fanout: FanoutPeer(loop: loop, address: address, timeout: scenario.timeout, token: token, group: group)
                 case .redis: RedisPeer(loop: loop, address: address)
                 case .nats: NATSPeer(loop: loop, address: address, group: group)
+                case .mqtt: MQTTPeer(loop: loop, address: address, qos: MQTTQoS(rawValue: UInt8(mqttQoS))!, group: group)
                 }
             }
             do {
