@@ -14,9 +14,9 @@ struct MQTTHostileTests {
         "FANOUTD_SEND_BUFFER_BYTES": "16384", "FANOUTD_MAX_CONNECTIONS": "2100",
     ]
 
-    private func underCrowd(_ check: String) throws {
+    private func underCrowd(_ check: String, environment extra: [String: String] = [:]) throws {
         let (daemon, mqttPort) = try Daemon.withMQTT(arguments: ["--http-listen", "127.0.0.1:0"],
-                                                     environment: Self.environment)
+                                                     environment: Self.environment.merging(extra) { $1 })
         let bystander = try PingingBystander(daemon: daemon)
         try bystander.start()
         try expectMQTTCheckPasses("mqtt_hostile_checks.py", check, daemon: daemon, mqttPort: mqttPort)
@@ -49,4 +49,11 @@ struct MQTTHostileTests {
 
     /// A QoS 1 subscriber that never acknowledges is dropped at max_pending_bytes of unacknowledged messages.
     @Test func aSubscriberThatNeverAcknowledgesIsDropped() throws { try underCrowd("unacknowledged") }
+
+    /// One SUBSCRIBE of 1,000 wildcard filters over 20,000 retained messages (20 million matches) is walked a
+    /// slice per loop pass: the bystander is served meanwhile, every retained message of `r/#` arrives once,
+    /// and the next packet is answered after them.
+    @Test func aSubscribeOfManyWildcardsOverManyRetainedMessagesIsWalkedInSlices() throws {
+        try underCrowd("retained-walk", environment: ["FANOUTD_MQTT_MAX_RETAINED": "20000"])
+    }
 }

@@ -86,22 +86,37 @@ final class MQTTRetained {
         entries[subject]
     }
 
+    /// Calls `body` with each retained message of an exact filter (no wildcard): O(1). Returns false, calling
+    /// nothing, for a wildcard filter, whose retained messages a `MQTTRetainedWalk` finds a slice at a time.
+    func forEachExact(_ filter: MQTTFilterPatterns,
+                      _ body: (_ subject: String, _ payload: [UInt8], _ qos: MQTTQoS) -> Void) -> Bool {
+        let patterns = [filter.pattern] + (filter.parent.map { [$0] } ?? [])
+        guard !patterns.contains(where: Subject.isWildcard) else { return false }
+        for subject in patterns {
+            if let entry = entries[subject] { body(subject, entry.payload, entry.qos) }
+        }
+        return true
+    }
+
+    /// The subjects held now, for a walk: a copy of their references, O(retained).
+    var subjects: [String] { Array(entries.keys) }
+
     /// Calls `body` with each retained message a new subscription of `filter` receives (MQTT-3.3.1-6), in no
-    /// particular order: its subject's patterns matching, and the `$` rule (MQTT-4.7.2-1) holding.
+    /// particular order: its subject's patterns matching, and the `$` rule (MQTT-4.7.2-1) holding. O(retained)
+    /// for a wildcard filter, all at once: the listener walks a slice at a time instead (`MQTTRetainedWalk`).
     func forEach(matching filter: MQTTFilterPatterns,
                  _ body: (_ subject: String, _ payload: [UInt8], _ qos: MQTTQoS) -> Void) {
-        guard !entries.isEmpty else { return }
-        let patterns = [filter.pattern] + (filter.parent.map { [$0] } ?? [])
-        if !patterns.contains(where: Subject.isWildcard) {
-            for subject in patterns {
-                if let entry = entries[subject] { body(subject, entry.payload, entry.qos) }
-            }
-            return
-        }
-        for (subject, entry) in entries where filter.admits(subject: subject) {
-            guard patterns.contains(where: { Subject.matches(pattern: $0, subject: subject) }) else { continue }
-            body(subject, entry.payload, entry.qos)
-        }
+        guard !entries.isEmpty, !forEachExact(filter, body) else { return }
+        for subject in entries.keys { visit(subject, for: filter, body) }
+    }
+
+    /// Calls `body` when `subject` is still retained and `filter` receives it.
+    func visit(_ subject: String, for filter: MQTTFilterPatterns,
+               _ body: (_ subject: String, _ payload: [UInt8], _ qos: MQTTQoS) -> Void) {
+        guard let entry = entries[subject], filter.admits(subject: subject),
+              Subject.matches(pattern: filter.pattern, subject: subject)
+                || filter.parent.map({ Subject.matches(pattern: $0, subject: subject) }) == true else { return }
+        body(subject, entry.payload, entry.qos)
     }
 
     /// A reload lowered `mqtt_max_retained`: the oldest set go, counted as refused.

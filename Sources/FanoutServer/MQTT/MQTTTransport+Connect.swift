@@ -11,6 +11,7 @@ extension MQTTTransport {
     func accept(_ connect: MQTTConnect, of connection: ClientConnection) {
         let server = connection.server
         self.connect = connect
+        keepAliveSeconds = connect.keepAlive
         cleanSession = connect.cleanSession
         // An empty identifier comes with clean session 1 (the decoder refused it otherwise, MQTT-3.1.3-8): the
         // server names it, as MQTT-3.1.3-6 allows.
@@ -33,10 +34,7 @@ extension MQTTTransport {
             return refuseConnect(.badUsernameOrPassword, "the password is not a token", of: connection)
         }
         phase = .authenticating
-        line.removeAll(keepingCapacity: true)
-        line += Array("AUTH ".utf8)
-        line += password
-        execute(line, owing: .auth, of: connection)
+        execute(Array("AUTH ".utf8) + password, owing: .auth, of: connection)
     }
 
     /// Keep-alive k > 0: the connection closes after 1.5 k without a packet (MQTT-3.1.2-24); 0 leaves
@@ -78,8 +76,7 @@ extension MQTTTransport {
         phase = .connected
         let kept = server.mqttSessions.open(clientID: clientID, cleanSession: cleanSession, for: connection)
         sendConnack(.accepted, sessionPresent: kept != nil, to: connection)
-        connect?.password = nil
-        connect?.will = nil
+        connect = nil
         guard let kept else { return }
         awaitingRelease = kept.awaitingRelease
         inflight = MQTTInflight(next: kept.nextPacketID)
@@ -89,11 +86,11 @@ extension MQTTTransport {
             // A subject history kept messages of while the client was away: caught up from there, as RESUME does.
             if filter.patterns.group == nil, added == [filter.patterns.pattern],
                let point = kept.resumeFrom[filter.patterns.pattern] {
-                line = Array("RESUME \(filter.patterns.pattern) \(point.epoch) \(point.after)".utf8)
+                execute(Array("RESUME \(filter.patterns.pattern) \(point.epoch) \(point.after)".utf8), owing: .ignore,
+                        of: connection)
             } else {
-                subscribeLine(added, group: filter.patterns.group)
+                execute(subscribeLine(added, group: filter.patterns.group), owing: .ignore, of: connection)
             }
-            execute(line, owing: .ignore, of: connection)
         }
         for entry in kept.unacknowledged {
             if entry.released {
@@ -106,17 +103,13 @@ extension MQTTTransport {
         for message in kept.queued { deliver(message, retain: false, to: connection) }
     }
 
-    /// `SUB <patterns>` or `QSUB <group> <patterns>` into `line`.
-    func subscribeLine(_ patterns: [String], group: String?) {
-        line.removeAll(keepingCapacity: true)
-        if let group {
-            line += Array("QSUB \(group)".utf8)
-        } else {
-            line += Array("SUB".utf8)
-        }
+    /// `SUB <patterns>` or `QSUB <group> <patterns>`.
+    func subscribeLine(_ patterns: [String], group: String?) -> [UInt8] {
+        var line = Array((group.map { "QSUB \($0)" } ?? "SUB").utf8)
         for pattern in patterns {
             line.append(UInt8(ascii: " "))
             line += Array(pattern.utf8)
         }
+        return line
     }
 }

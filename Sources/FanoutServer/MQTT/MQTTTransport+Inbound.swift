@@ -110,8 +110,8 @@ extension MQTTTransport {
         let job = SubscribeJob(packetID: packetID, codes: codes, filters: asked)
         for (slot, filter) in asked.enumerated() {
             guard let filter else { continue }
-            subscribeLine(filter.patternList, group: filter.patterns.group)
-            execute(line, owing: .subscribe(job, slot: slot), of: connection)
+            execute(subscribeLine(filter.patternList, group: filter.patterns.group), owing: .subscribe(job, slot: slot),
+                    of: connection)
         }
         // Behind the filters' replies: the SUBACK.
         execute(Array("PING".utf8), owing: .sequence(.suback(job)), of: connection)
@@ -125,17 +125,44 @@ extension MQTTTransport {
     }
 
     /// Every filter of the SUBSCRIBE is answered: SUBACK, then the retained messages of the granted filters
-    /// (MQTT-3.3.1-6), with the retain flag, at the lower of their QoS and the filter's.
+    /// (MQTT-3.3.1-6), with the retain flag, at the lower of their QoS and the filter's: an exact filter's at
+    /// once, wildcard filters' by a walk of the retained messages a slice per loop pass (`MQTTRetainedWalk`).
     func finishSubscribe(_ job: SubscribeJob, of connection: ClientConnection) {
         send(.suback(packetID: job.packetID, returnCodes: job.codes), to: connection)
         let retained = connection.server.mqttRetained
+        guard retained.count > 0 else { return }
+        var wildcards: [MQTTFilter] = []
         for (slot, filter) in job.filters.enumerated() {
             guard let filter, case .granted = job.codes[slot] else { continue }
-            retained.forEach(matching: filter.patterns) { subject, payload, qos in
+            let exact = retained.forEachExact(filter.patterns) { subject, payload, qos in
                 guard let topic = MQTTTopicMapping.topic(forSubject: subject) else { return }
                 deliver(MQTTMessage(topic: topic, payload: payload, qos: min(qos, filter.qos)), retain: true,
                         to: connection)
             }
+            if !exact { wildcards.append(filter) }
+        }
+        guard !wildcards.isEmpty else { return }
+        walk = MQTTRetainedWalk(subjects: retained.subjects, filters: wildcards)
+        walkRetained(of: connection)
+    }
+
+    /// A slice of the walk; the connection's later packets wait until it is done.
+    func walkRetained(of connection: ClientConnection) {
+        guard let walk, connection.socket != nil else { return }
+        let server = connection.server
+        let done = walk.step(server.mqttRetained) { deliver($0, retain: true, to: connection) }
+        if done {
+            self.walk = nil
+            if walkHoldsCommands {
+                walkHoldsCommands = false
+                server.releaseCommands(of: connection)
+            }
+            return
+        }
+        if !walkHoldsCommands { walkHoldsCommands = server.holdCommands(of: connection) }
+        walk.continueLater(on: server.loop) { [weak self, weak connection] in
+            guard let self, let connection else { return }
+            self.walkRetained(of: connection)
         }
     }
 
@@ -145,8 +172,7 @@ extension MQTTTransport {
         var dropped: [String] = []
         for text in texts { dropped += filters.remove(text) }
         if !dropped.isEmpty {
-            line.removeAll(keepingCapacity: true)
-            line += Array("UNSUB".utf8)
+            var line = Array("UNSUB".utf8)
             for pattern in dropped {
                 line.append(UInt8(ascii: " "))
                 line += Array(pattern.utf8)

@@ -34,6 +34,8 @@ extension MQTTTransport {
     /// A reply: what it answers decides what the client is sent.
     private func reply(_ line: UnsafeRawBufferPointer, to connection: ClientConnection) {
         guard let first = owed.popFirst() else { return }
+        // An idle connection keeps no storage for replies it no longer waits for.
+        if owed.isEmpty { owed = [] }
         switch first {
         case .greeting, .ignore:
             break

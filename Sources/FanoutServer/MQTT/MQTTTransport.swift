@@ -57,8 +57,10 @@ final class MQTTTransport: TransportAdapter {
     var decoder: MQTTDecoder
     var phase = Phase.awaitingConnect
     var owed: Deque<Owed> = [.greeting]
-    /// The CONNECT being answered (until CONNACK), then its fields that last.
+    /// The CONNECT being answered, until CONNACK: an idle connection keeps none of its strings.
     var connect: MQTTConnect?
+    /// CONNECT's keep-alive in seconds (0: none), once it came.
+    var keepAliveSeconds: UInt16?
     var clientID = ""
     var cleanSession = true
     /// The will and its subject, published unless the client sends DISCONNECT (MQTT-3.1.2-8).
@@ -76,6 +78,10 @@ final class MQTTTransport: TransportAdapter {
     /// Ends the connection on the next loop pass when the end is decided outside its read (a reply that an
     /// engine gave later).
     var endTimer: LoopTimer?
+    /// The retained messages a SUBSCRIBE's wildcard filters receive, being found a slice per loop pass.
+    var walk: MQTTRetainedWalk?
+    /// The walk holds the connection's later packets (`Server.holdCommands`), and lets go when done.
+    var walkHoldsCommands = false
     /// Reused for packets written one at a time.
     var scratch: [UInt8] = []
     /// Reused for the lines a packet becomes.
@@ -94,8 +100,8 @@ final class MQTTTransport: TransportAdapter {
     override var publishQoS: MQTTQoS? { lastPublishQoS }
 
     override var idleSetting: String? {
-        guard let connect else { return "auth_timeout" }
-        return connect.keepAlive > 0 ? "keepalive" : nil
+        guard let keepAliveSeconds else { return "auth_timeout" }
+        return keepAliveSeconds > 0 ? "keepalive" : nil
     }
 
     override func write(_ lines: UnsafeRawBufferPointer, to connection: ClientConnection) {
@@ -253,11 +259,13 @@ final class MQTTTransport: TransportAdapter {
 
     // MARK: Writing packets
 
+    /// A control packet, encoded in a buffer of its own: `scratch` keeps its capacity for the PUBLISHes of
+    /// connections that receive them, and an idle connection keeps none.
     func send(_ packet: MQTTPacket, to connection: ClientConnection) {
         guard let socket = connection.socket else { return }
-        scratch.removeAll(keepingCapacity: scratch.capacity <= 4096)
-        MQTTEncoder.encode(packet, into: &scratch)
-        socket.write(scratch)
+        var bytes: [UInt8] = []
+        MQTTEncoder.encode(packet, into: &bytes)
+        socket.write(bytes)
         connection.server.mqttStats.packetsOut[Int(packet.type.rawValue)] &+= 1
     }
 

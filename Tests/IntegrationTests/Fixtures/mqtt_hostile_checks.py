@@ -149,5 +149,42 @@ def unacknowledged(http, tcp, port):
     publisher.close()
 
 
+def retained_walk(http, tcp, port):
+    """20,000 retained messages and one SUBSCRIBE of 1,000 wildcard filters (20 million matches): the walk goes
+    a slice per loop pass (the bystander is served meanwhile), `r/#`'s 20,000 retained messages all arrive, once
+    each, with the retain flag, and a PINGREQ sent after the SUBSCRIBE is answered after them."""
+    publisher = RawClient(port)
+    publisher.connected(client_id="retainer")
+    count = 20_000
+    batch = b"".join(publish_packet(f"r/{index}", b"kept %d" % index, retain=True) for index in range(count))
+    publisher.send(batch + packet(0xC0, b""))
+    expect(publisher.packet() == (0xD0, b""), "the retainer's PINGRESP")
+    expect(int(info(tcp)["mqtt_retained"]) == count, "all retained")
+    subscriber = RawClient(port)
+    subscriber.connected(client_id="walker")
+    filters = [(f"+/nothing-{index}", 0) for index in range(999)] + [("r/#", 0)]
+    subscriber.send(subscribe_packet(5, *filters) + packet(0xC0, b""))
+    first, body = subscriber.packet()
+    expect(first == 0x90 and len(body) == 2 + 1000, "SUBACK of 1,000 filters")
+    started = time.monotonic()
+    seen = set()
+    while True:
+        got = subscriber.packet()
+        expect(got is not None, "the walker stays connected")
+        if got == (0xD0, b""):
+            break
+        first, body = got
+        expect(first == 0x31, f"a retained QoS 0 PUBLISH, got {first:#x}")
+        topic_length = struct.unpack("!H", body[:2])[0]
+        topic = body[2:2 + topic_length].decode()
+        expect(topic not in seen, f"{topic} twice")
+        seen.add(topic)
+    expect(len(seen) == count, f"{len(seen)} of {count} retained messages before the PINGRESP")
+    print(f"retained-walk: {count} retained messages through 1,000 filters in {time.monotonic() - started:.1f} s",
+          flush=True)
+    subscriber.disconnect()
+    publisher.disconnect()
+
+
 if __name__ == "__main__":
-    run([silent, unread, unacknowledged])
+    run([silent, unread, unacknowledged, retained_walk])
