@@ -188,7 +188,10 @@ struct TokenAuthTests {
         #expect(told.contains("send AUTH with a fresh token within 1s"), "\(told)")
         let closing = try stream.stdout.waitForLine(containing: #""auth-expired""#, after: 1, timeout: 10)
         #expect(closing.contains("closing"), "\(closing)")
-        let ended = stream.finish(timeout: 10)
+        // Bounded by 30 s, not 10: the server closes right after the last event, and a run of the whole suite on
+        // a shared machine once stalled every test process for over 10 s here (every suite's tests finished in
+        // the same second after it), which a 10 s wait took for a stream never closed.
+        let ended = stream.finish(timeout: 30)
         #expect(ended.status == 0, "curl saw the stream end: \(ended.stdout)")
         _ = try daemon.stderr.waitForLine(containing: "reason=auth-expired", timeout: 10)
     }
