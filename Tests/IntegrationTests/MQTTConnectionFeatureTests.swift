@@ -46,4 +46,9 @@ struct MQTTConnectionFeatureTests {
     @Test func kickClosesAnMQTTConnectionAndItsWillGoes() throws {
         try expectPasses("kick")
     }
+
+    /// A message whose subject has no MQTT topic is not sent to MQTT clients, and is counted.
+    @Test func aSubjectWithoutATopicIsCounted() throws {
+        try expectPasses("unmappable")
+    }
 }

@@ -91,6 +91,8 @@ struct RunFraming {
     /// The run's messages as QoS 0 PUBLISH packets, the same bytes for every QoS 0 receiver.
     var mqttPackets: [UInt8] = []
     var sharedMQTT: SharedBuffer?
+    /// The run's messages, when its subject has no topic: what each MQTT receiver counts as unmappable.
+    var mqttUnmappable = 0
     /// The QoS the run was published at (`PublishRun.mqttQoS`).
     var mqttQoS = MQTTQoS.exactlyOnce
 

@@ -21,6 +21,16 @@ extension MQTTTransport {
         scratch += message.payload
         socket.write(scratch)
         connection.server.mqttStats.packetsOut[Int(MQTTPacketType.publish.rawValue)] &+= 1
+        checkBacklog(of: connection)
+    }
+
+    /// What a message sent outside a run (a retained one, one kept while the client was away) adds to the
+    /// connection's backlog meets the marks a run's does: the memory bound's watch and max_pending_bytes, past
+    /// which the connection is dropped as a slow consumer, so that retained messages or a returning session's
+    /// queue never grow the server past max_memory for a client that does not read.
+    private func checkBacklog(of connection: ClientConnection) {
+        let server = connection.server
+        server.fanout.checkBacklog(of: connection, marks: BacklogMarks(server.configuration.limits))
     }
 
     /// An unacknowledged message of a returning session, sent again with DUP (MQTT-4.4.0-1, MQTT-3.3.1-1).
@@ -34,6 +44,7 @@ extension MQTTTransport {
         scratch += entry.message.payload
         socket.write(scratch)
         connection.server.mqttStats.packetsOut[Int(MQTTPacketType.publish.rawValue)] &+= 1
+        checkBacklog(of: connection)
     }
 
     /// A free packet identifier; with all 65,535 waiting for acknowledgements the client is a slow consumer.
@@ -52,7 +63,7 @@ extension MQTTTransport {
         if !framing.mqttEncoded { Self.encode(lines, into: &framing) }
         let server = connection.server
         guard let topic = framing.mqttTopic else {
-            server.mqttStats.unmappable &+= UInt64(framing.mqttPayloads.count)
+            server.mqttStats.unmappable &+= UInt64(framing.mqttUnmappable)
             return
         }
         guard let granted = filters.grantedQoS(for: framing.subject) else { return }
@@ -79,7 +90,15 @@ extension MQTTTransport {
         framing.mqttPayloads.removeAll(keepingCapacity: true)
         framing.mqttPackets.removeAll(keepingCapacity: true)
         framing.mqttTopic = MQTTTopicMapping.topic(forSubject: framing.subject)
-        guard let topic = framing.mqttTopic else { return }
+        framing.mqttUnmappable = 0
+        guard let topic = framing.mqttTopic else {
+            // Counted per receiver that does not get them (`mqtt_unmappable`): the run's messages, not its resets.
+            ServerOutput.forEachUnit(in: lines) { unit in
+                if case .line(let line) = unit, MessageLine(line) == nil { return }
+                framing.mqttUnmappable += 1
+            }
+            return
+        }
         ServerOutput.forEachUnit(in: lines) { unit in
             let payload: UnsafeRawBufferPointer
             switch unit {

@@ -92,5 +92,20 @@ def kick(http, tcp, port, *_):
     watcher.close()
 
 
+def unmappable(http, tcp, port, *_):
+    """A subject with no MQTT topic (`a~b`: not this mapping's escape) reaches no MQTT subscriber and is counted
+    in INFO's mqtt_unmappable, once per message per MQTT receiver."""
+    watcher = Peer(port, client_id="unmappable-watcher")
+    watcher.subscribed(("#", 0))
+    publisher = Lines(tcp)
+    expect(publisher.command("PUB a~b one") == "+OK 1", "the unmappable message is queued to the MQTT client")
+    expect(publisher.command("PUB a~b two") == "+OK 1", "and the second")
+    expect(publisher.command("PUB fence x") == "+OK 1", "the fence")
+    watcher.expect_message("fence", b"x", what="the fence, first")
+    info = dict(word.split("=", 1) for word in publisher.command("INFO").split()[1:] if "=" in word)
+    expect(info["mqtt_unmappable"] == "2", f"mqtt_unmappable={info['mqtt_unmappable']}")
+    watcher.close()
+
+
 if __name__ == "__main__":
-    run([jwt, user_limit, presence, kick])
+    run([jwt, user_limit, presence, kick, unmappable])
